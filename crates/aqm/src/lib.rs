@@ -1,0 +1,162 @@
+//! Active Queue Management algorithms for aqmlab: pure per-packet logic with no I/O and no simulator
+//! types, so that the simulator, the real-packet forwarder and any outside Rust program can use them.
+//!
+//! Every algorithm implements [`Aqm`]. Its configuration is a plain struct with documented defaults
+//! and a `validate()`; its evolving state and its counters are kept in separate structs (the habit of
+//! Linux's `codel_params` / `codel_vars` / `codel_stats`). Algorithms are found by name in
+//! [`registry`]; adding one is one new file and one registry line.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod droptail;
+pub mod params;
+pub mod red;
+pub mod registry;
+pub mod testing;
+
+pub use params::{LinkContext, ParamError, ParamMap, ParamValue};
+pub use registry::{build, find, AqmInfo, REGISTRY};
+
+/// Simulated or wall-clock time in integer nanoseconds.
+pub type Time = u64;
+
+/// Nanoseconds in one second.
+pub const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// The random number generator every algorithm draws from. It is passed in by the caller, so a run
+/// is reproducible from its seed. PCG (64-bit state, multiplicative) is small, fast and portable.
+pub type AqmRng = rand_pcg::Pcg64Mcg;
+
+/// Builds an [`AqmRng`] from a 64-bit seed.
+pub fn rng_from_seed(seed: u64) -> AqmRng {
+    use rand::SeedableRng;
+    AqmRng::seed_from_u64(seed)
+}
+
+/// Drop precedence of a packet, set by an edge marker (RIO / ModRED): `In` is inside its profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Precedence {
+    /// Inside the flow's profile (low drop precedence).
+    In,
+    /// Outside the profile, or unmarked (high drop precedence).
+    #[default]
+    Out,
+}
+
+/// What an algorithm may know about a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketMeta {
+    /// Flow identifier (index of the flow in the run).
+    pub flow: u32,
+    /// Size on the wire, bytes.
+    pub size_bytes: u32,
+    /// ECN-capable transport (ECT(0) or ECT(1), RFC 3168 section 5).
+    pub ecn_capable: bool,
+    /// Drop precedence set by an edge marker.
+    pub precedence: Precedence,
+}
+
+impl PacketMeta {
+    /// A plain packet of `size_bytes`, flow 0, not ECN-capable, precedence Out.
+    pub fn of_size(size_bytes: u32) -> Self {
+        PacketMeta { flow: 0, size_bytes, ecn_capable: false, precedence: Precedence::Out }
+    }
+}
+
+/// The state of the queue an algorithm guards, as seen at the moment of a decision.
+///
+/// Lengths count packets waiting for transmission, not the one being transmitted (as ns-2's and
+/// Linux's qdisc backlogs do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct QueueView {
+    /// Packets waiting.
+    pub len_pkts: u32,
+    /// Bytes waiting.
+    pub len_bytes: u64,
+    /// `Some(t)` when the queue is empty and the link has been idle since `t`; `None` while busy.
+    pub idle_since: Option<Time>,
+}
+
+/// An algorithm's decision on one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Let the packet in (or, at dequeue, send it).
+    Admit,
+    /// Drop the packet.
+    Drop,
+    /// Admit (or send) it with the ECN Congestion Experienced codepoint set (RFC 3168).
+    Mark,
+    /// Admit it and ask the router to clamp the flow's advertised window (ModRED).
+    Throttle,
+}
+
+/// The congestion signal for a packet chosen for early notification: an ECN mark when the packet is
+/// ECN-capable and the algorithm's marking is on, otherwise a drop (RFC 3168 section 5).
+#[inline]
+pub fn congestion_signal(ecn_enabled: bool, pkt: &PacketMeta) -> Verdict {
+    if ecn_enabled && pkt.ecn_capable {
+        Verdict::Mark
+    } else {
+        Verdict::Drop
+    }
+}
+
+/// One AQM algorithm instance guarding one queue.
+///
+/// The caller (simulator or forwarder) owns the queue; the algorithm sees it through [`QueueView`].
+/// Call order per packet: `enqueue` on arrival (with the queue before the packet joins); if the
+/// verdict admits it but the buffer is full, `on_overflow`; `dequeue` when the packet reaches the
+/// head and is about to be sent (only when [`Aqm::wants_dequeue`] is true); `update` at the times
+/// [`Aqm::next_update`] asks for.
+pub trait Aqm: Send + std::fmt::Debug {
+    /// The registry name of the algorithm.
+    fn name(&self) -> &'static str;
+
+    /// Decides on an arriving packet. `q` is the queue before the packet joins.
+    fn enqueue(&mut self, pkt: &PacketMeta, q: &QueueView, now: Time, rng: &mut AqmRng) -> Verdict;
+
+    /// The buffer refused a packet that `enqueue` admitted (tail drop on overflow).
+    fn on_overflow(&mut self, _pkt: &PacketMeta, _q: &QueueView, _now: Time) {}
+
+    /// True when [`Aqm::dequeue`] must be called for every packet leaving the queue. The caller may
+    /// skip all per-dequeue work otherwise.
+    fn wants_dequeue(&self) -> bool {
+        false
+    }
+
+    /// The packet at the head is about to be sent after waiting `sojourn`; `q` is the queue after
+    /// its removal. `Drop` drops it at the head (CoDel); `Mark` marks it.
+    fn dequeue(
+        &mut self,
+        _pkt: &PacketMeta,
+        _sojourn: Time,
+        _q: &QueueView,
+        _now: Time,
+        _rng: &mut AqmRng,
+    ) -> Verdict {
+        Verdict::Admit
+    }
+
+    /// The next time the algorithm wants [`Aqm::update`] called, or `None` for never.
+    fn next_update(&self) -> Option<Time> {
+        None
+    }
+
+    /// Periodic update (PI, REM, PIE, LaQ sample every interval).
+    fn update(&mut self, _q: &QueueView, _now: Time) {}
+
+    /// The current drop (or mark) probability, for time series; `None` when the algorithm has none.
+    fn drop_prob(&self) -> Option<f64> {
+        None
+    }
+
+    /// The current averaged queue estimate in packets (RED's `avg`), for time series.
+    fn avg_queue(&self) -> Option<f64> {
+        None
+    }
+
+    /// The algorithm's own counters, by name.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}

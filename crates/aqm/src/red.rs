@@ -1,0 +1,393 @@
+//! RED: Random Early Detection (S. Floyd, V. Jacobson, "Random Early Detection Gateways for
+//! Congestion Avoidance", IEEE/ACM ToN 1(4), 1993, section 4 and Fig. 2), with the gentle variant
+//! (S. Floyd, "Recommendation on using the gentle variant of RED", 2000) and ECN (RFC 3168 s. 5).
+
+use crate::params::{
+    check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
+    Params,
+};
+use crate::registry::AqmInfo;
+use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use rand::Rng;
+
+/// RED's parameters.
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "min_th", kind: K::Real, default: D::Num(5.0), help: "lower threshold of avg, packets (Floyd-Jacobson 1993 s. 4)" },
+    ParamSpec { name: "max_th", kind: K::Real, default: D::Num(15.0), help: "upper threshold of avg, packets; must not exceed the buffer" },
+    ParamSpec { name: "w_q", kind: K::Real, default: D::Num(0.002), help: "EWMA weight of the average queue, in (0, 1]" },
+    ParamSpec { name: "max_p", kind: K::Real, default: D::Num(0.1), help: "drop probability at avg = max_th, in (0, 1]" },
+    ParamSpec { name: "gentle", kind: K::Bool, default: D::Bool(false), help: "gentle variant: p rises from max_p to 1 between max_th and 2 max_th (Floyd 2000)" },
+    ParamSpec { name: "mode", kind: K::Choice(&["packet", "byte"]), default: D::Str("packet"), help: "packet: avg in packets; byte: avg in bytes / mean_pkt_size and pb scaled by size / max_pkt_size (1993 s. 4)" },
+    ParamSpec { name: "mean_pkt_size", kind: K::Size, default: D::Auto, help: "typical packet size s for idle decay and byte mode; default: the link's mean packet size" },
+    ParamSpec { name: "max_pkt_size", kind: K::Size, default: D::Num(1500.0), help: "MaximumPacketSize of byte mode, bytes" },
+    ParamSpec { name: "ecn", kind: K::Bool, default: D::Bool(false), help: "mark ECN-capable packets instead of early drops (RFC 3168); forced drops stay drops" },
+];
+
+/// Registry entry.
+pub const INFO: AqmInfo = AqmInfo {
+    name: "red",
+    summary: "Random Early Detection: EWMA average queue, linear early-drop probability, count spacing",
+    source: "Floyd & Jacobson, IEEE/ACM ToN 1993, s. 4 and Fig. 2; gentle: Floyd 2000",
+    params: PARAMS,
+    build: |m: &ParamMap, l: &LinkContext| -> Result<Box<dyn Aqm>, ParamError> {
+        Ok(Box::new(Red::new(RedParams::from_map(m, l)?, l)))
+    },
+};
+
+/// Whether the average queue is measured in packets or bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Queue in packets.
+    Packet,
+    /// Queue in bytes, expressed in packets of `mean_pkt_size`; pb scaled by packet size.
+    Byte,
+}
+
+/// Configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedParams {
+    /// Lower threshold, packets.
+    pub min_th: f64,
+    /// Upper threshold, packets.
+    pub max_th: f64,
+    /// EWMA weight.
+    pub w_q: f64,
+    /// Probability at max_th.
+    pub max_p: f64,
+    /// Gentle variant.
+    pub gentle: bool,
+    /// Packet or byte mode.
+    pub mode: Mode,
+    /// Typical packet size, bytes.
+    pub mean_pkt_size: f64,
+    /// Maximum packet size of byte mode, bytes.
+    pub max_pkt_size: f64,
+    /// ECN marking.
+    pub ecn: bool,
+}
+
+impl RedParams {
+    /// Reads and validates parameters for a link.
+    pub fn from_map(m: &ParamMap, l: &LinkContext) -> Result<Self, ParamError> {
+        let p = Params::new(PARAMS, m)?;
+        let r = RedParams {
+            min_th: p.num("min_th")?,
+            max_th: p.num("max_th")?,
+            w_q: p.num("w_q")?,
+            max_p: p.num("max_p")?,
+            gentle: p.bool("gentle"),
+            mode: if p.choice("mode") == "byte" { Mode::Byte } else { Mode::Packet },
+            mean_pkt_size: p.opt_num("mean_pkt_size")?.unwrap_or(l.mean_pkt_bytes as f64),
+            max_pkt_size: p.num("max_pkt_size")?,
+            ecn: p.bool("ecn"),
+        };
+        r.validate(l)?;
+        Ok(r)
+    }
+
+    /// Checks every parameter against its allowed range and the link's buffer.
+    pub fn validate(&self, l: &LinkContext) -> Result<(), ParamError> {
+        check_range("w_q", self.w_q, 0.0, true, 1.0, false)?;
+        check_range("max_p", self.max_p, 0.0, true, 1.0, false)?;
+        check_range("min_th", self.min_th, 0.0, false, f64::INFINITY, true)?;
+        if self.min_th >= self.max_th {
+            return Err(ParamError::new(
+                "min_th",
+                format!("must be < max_th (got min_th {} >= max_th {})", self.min_th, self.max_th),
+            ));
+        }
+        let buf = l.buffer_pkts();
+        if self.max_th > buf {
+            return Err(ParamError::new(
+                "max_th",
+                format!("must not exceed the link buffer of {buf} packets (got {})", self.max_th),
+            ));
+        }
+        check_range("mean_pkt_size", self.mean_pkt_size, 0.0, true, f64::INFINITY, true)?;
+        check_range("max_pkt_size", self.max_pkt_size, 0.0, true, f64::INFINITY, true)?;
+        Ok(())
+    }
+}
+
+/// State that changes per packet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedState {
+    /// Average queue, packets.
+    pub avg: f64,
+    /// Packets since the last early drop/mark while avg was in the early region (-1 outside).
+    pub count: i64,
+    /// The base probability pb at the last arrival.
+    pub last_pb: f64,
+}
+
+/// Counters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RedStats {
+    /// Early (probabilistic) drops.
+    pub early_drops: u64,
+    /// Early marks (ECN).
+    pub marks: u64,
+    /// Forced drops (avg above max_th, or 2 max_th in gentle mode).
+    pub forced_drops: u64,
+}
+
+/// The RED algorithm.
+#[derive(Debug, Clone)]
+pub struct Red {
+    /// Configuration.
+    pub params: RedParams,
+    /// Evolving state.
+    pub state: RedState,
+    /// Counters.
+    pub stats: RedStats,
+    /// Transmission time of a typical packet, ns (s of the 1993 paper, s. 4).
+    pkt_time_ns: f64,
+}
+
+/// EWMA of the queue on an arrival to a non-empty queue: avg <- (1 - w_q) avg + w_q q (Fig. 2).
+#[inline]
+pub fn ewma(avg: f64, q: f64, w_q: f64) -> f64 {
+    (1.0 - w_q) * avg + w_q * q
+}
+
+/// Decay over an idle period of `m` typical packet times: avg <- (1 - w_q)^m avg (Fig. 2).
+#[inline]
+pub fn idle_decay(avg: f64, w_q: f64, m: f64) -> f64 {
+    avg * (1.0 - w_q).powf(m)
+}
+
+/// Base probability pb for an average queue, or `None` when the packet must be dropped by force.
+/// Below min_th: 0. [min_th, max_th): max_p (avg - min_th) / (max_th - min_th) (Fig. 2).
+/// Gentle, [max_th, 2 max_th): max_p + (1 - max_p)(avg - max_th) / max_th (Floyd 2000).
+#[inline]
+pub fn base_prob(avg: f64, min_th: f64, max_th: f64, max_p: f64, gentle: bool) -> Option<f64> {
+    if avg < min_th {
+        Some(0.0)
+    } else if avg < max_th {
+        Some(max_p * (avg - min_th) / (max_th - min_th))
+    } else if gentle && avg < 2.0 * max_th {
+        Some(max_p + (1.0 - max_p) * (avg - max_th) / max_th)
+    } else {
+        None
+    }
+}
+
+/// Spacing of drops by the count since the last one: pa = pb / (1 - count pb), 1 once
+/// count pb >= 1 (Fig. 2; makes the inter-drop gap uniform on [1, 1/pb]).
+#[inline]
+pub fn uniformize(pb: f64, count: i64) -> f64 {
+    let d = 1.0 - count as f64 * pb;
+    if d <= pb {
+        1.0
+    } else {
+        (pb / d).min(1.0)
+    }
+}
+
+impl Red {
+    /// A RED instance with validated parameters for a link.
+    pub fn new(params: RedParams, l: &LinkContext) -> Self {
+        let pkt_time_ns = params.mean_pkt_size * 8.0 * NS_PER_SEC as f64 / l.rate_bps.max(1) as f64;
+        Red {
+            params,
+            state: RedState { avg: 0.0, count: -1, last_pb: 0.0 },
+            stats: RedStats::default(),
+            pkt_time_ns,
+        }
+    }
+
+    fn queue_in_pkts(&self, q: &QueueView) -> f64 {
+        match self.params.mode {
+            Mode::Packet => q.len_pkts as f64,
+            Mode::Byte => q.len_bytes as f64 / self.params.mean_pkt_size,
+        }
+    }
+
+    /// Updates the average for an arrival seeing queue `q` at `now` (Fig. 2, first step).
+    pub fn update_avg(&mut self, q: &QueueView, now: Time) {
+        let w = self.params.w_q;
+        self.state.avg = match q.idle_since {
+            Some(t0) if q.len_pkts == 0 => {
+                let m = now.saturating_sub(t0) as f64 / self.pkt_time_ns;
+                idle_decay(self.state.avg, w, m)
+            }
+            _ => ewma(self.state.avg, self.queue_in_pkts(q), w),
+        };
+    }
+}
+
+impl Aqm for Red {
+    fn name(&self) -> &'static str {
+        "red"
+    }
+
+    fn enqueue(&mut self, pkt: &PacketMeta, q: &QueueView, now: Time, rng: &mut AqmRng) -> Verdict {
+        self.update_avg(q, now);
+        let p = &self.params;
+        match base_prob(self.state.avg, p.min_th, p.max_th, p.max_p, p.gentle) {
+            Some(0.0) => {
+                self.state.count = -1;
+                self.state.last_pb = 0.0;
+                Verdict::Admit
+            }
+            Some(mut pb) => {
+                if p.mode == Mode::Byte {
+                    pb = (pb * pkt.size_bytes as f64 / p.max_pkt_size).min(1.0);
+                }
+                self.state.last_pb = pb;
+                self.state.count += 1;
+                let pa = uniformize(pb, self.state.count);
+                if rng.random::<f64>() < pa {
+                    self.state.count = 0;
+                    let v = congestion_signal(p.ecn, pkt);
+                    if v == Verdict::Mark {
+                        self.stats.marks += 1;
+                    } else {
+                        self.stats.early_drops += 1;
+                    }
+                    v
+                } else {
+                    Verdict::Admit
+                }
+            }
+            None => {
+                self.state.last_pb = 1.0;
+                self.state.count = 0;
+                self.stats.forced_drops += 1;
+                Verdict::Drop
+            }
+        }
+    }
+
+    fn drop_prob(&self) -> Option<f64> {
+        Some(self.state.last_pb)
+    }
+
+    fn avg_queue(&self) -> Option<f64> {
+        Some(self.state.avg)
+    }
+
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("early_drops", self.stats.early_drops as f64),
+            ("marks", self.stats.marks as f64),
+            ("forced_drops", self.stats.forced_drops as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{Buffer, ParamValue};
+    use crate::testing::Script;
+
+    fn red(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<Red, ParamError> {
+        let m: ParamMap = pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let l = LinkContext { rate_bps: 10_000_000, buffer: Buffer::Packets(buffer), mean_pkt_bytes: 1000 };
+        Ok(Red::new(RedParams::from_map(&m, &l)?, &l))
+    }
+
+    #[test]
+    fn base_probability_follows_the_linear_law_over_a_swept_average() {
+        // Hand-worked: min_th 5, max_th 15, max_p 0.1 -> pb = 0.01 (avg - 5).
+        for i in 0..=300 {
+            let avg = i as f64 * 0.1;
+            let expect = if avg < 5.0 { Some(0.0) } else if avg < 15.0 { Some(0.01 * (avg - 5.0)) } else { None };
+            let got = base_prob(avg, 5.0, 15.0, 0.1, false);
+            match (got, expect) {
+                (Some(g), Some(e)) => assert!((g - e).abs() < 1e-12, "avg {avg}: {g} vs {e}"),
+                (None, None) => {}
+                _ => panic!("avg {avg}: {got:?} vs {expect:?}"),
+            }
+        }
+        // Gentle: at 1.5 max_th = 22.5, pb = 0.1 + 0.9 * 7.5 / 15 = 0.55; from 30 on, forced.
+        assert!((base_prob(22.5, 5.0, 15.0, 0.1, true).unwrap() - 0.55).abs() < 1e-12);
+        assert_eq!(base_prob(30.0, 5.0, 15.0, 0.1, true), None);
+    }
+
+    #[test]
+    fn count_uniformisation_matches_fig2() {
+        // pb = 0.1: pa after 0, 5, 9 packets = 0.1, 0.1/0.5 = 0.2, 0.1/0.1 -> 1.
+        assert!((uniformize(0.1, 0) - 0.1).abs() < 1e-12);
+        assert!((uniformize(0.1, 5) - 0.2).abs() < 1e-12);
+        assert_eq!(uniformize(0.1, 9), 1.0);
+        assert_eq!(uniformize(0.1, 20), 1.0);
+    }
+
+    #[test]
+    fn ewma_and_idle_decay_by_hand() {
+        // w_q = 0.5, avg 0 -> arrivals seeing q = 4, 4: avg 2, 3.
+        let mut s = Script::new(Box::new(red(&[("w_q", ParamValue::Num(0.5))], 100).unwrap()));
+        s.set_queue(4);
+        s.arrive(1000);
+        assert!((s.aqm.avg_queue().unwrap() - 2.0).abs() < 1e-12);
+        s.set_queue(4);
+        s.arrive(1000);
+        assert!((s.aqm.avg_queue().unwrap() - 3.0).abs() < 1e-12);
+        // Link idle for 3 packet times (1000 B at 10 Mb/s = 800 us each): avg 3 * 0.5^3 = 0.375.
+        s.set_idle(2_400_000);
+        s.arrive(1000);
+        assert!((s.aqm.avg_queue().unwrap() - 0.375).abs() < 1e-9, "{:?}", s.aqm.avg_queue());
+    }
+
+    #[test]
+    fn above_max_th_every_packet_is_dropped_and_below_min_th_none() {
+        let mut s = Script::new(Box::new(red(&[("w_q", ParamValue::Num(1.0))], 100).unwrap()));
+        s.set_queue(20);
+        for _ in 0..50 {
+            assert_eq!(s.arrive(1000), Verdict::Drop);
+        }
+        s.set_queue(3);
+        for _ in 0..50 {
+            assert_eq!(s.arrive(1000), Verdict::Admit);
+        }
+    }
+
+    #[test]
+    fn early_drop_frequency_matches_uniformised_gaps() {
+        // avg fixed at 10 (w_q = 1, q = 10): pb = 0.05. The k-th packet after a drop has count k and
+        // pa_k = pb / (1 - k pb); the product of (1 - pa_k) telescopes, so P(gap = n) = pb / (1 - pb)
+        // for n = 1..=19: uniform, mean 10 packets (vs 20 for independent drops at pb).
+        let mut s = Script::new(Box::new(red(&[("w_q", ParamValue::Num(1.0))], 100).unwrap()));
+        let n = 200_000;
+        let mut drops = 0;
+        for _ in 0..n {
+            s.set_queue(10);
+            if s.arrive(1000) == Verdict::Drop {
+                drops += 1;
+            }
+        }
+        let gap = n as f64 / drops as f64;
+        assert!((gap - 10.0).abs() < 0.15, "mean gap {gap}");
+    }
+
+    #[test]
+    fn ecn_marks_capable_packets_but_forced_drops_stay_drops() {
+        let mut s = Script::new(Box::new(
+            red(&[("w_q", ParamValue::Num(1.0)), ("ecn", ParamValue::Bool(true)), ("max_p", ParamValue::Num(1.0))], 100).unwrap(),
+        ));
+        s.ecn_capable = true;
+        s.set_queue(14);
+        let v: Vec<Verdict> = (0..20).map(|_| { s.set_queue(14); s.arrive(1000) }).collect();
+        assert!(v.contains(&Verdict::Mark) && !v.contains(&Verdict::Drop));
+        s.set_queue(16);
+        assert_eq!(s.arrive(1000), Verdict::Drop);
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let e = red(&[("min_th", ParamValue::Num(20.0)), ("max_th", ParamValue::Num(10.0))], 100).unwrap_err();
+        assert_eq!(e.param, "min_th");
+        let e = red(&[("w_q", ParamValue::Num(0.0))], 100).unwrap_err();
+        assert_eq!(e.param, "w_q");
+        assert!(e.msg.contains("(0, 1]"), "{e}");
+        let e = red(&[("w_q", ParamValue::Num(1.5))], 100).unwrap_err();
+        assert_eq!(e.param, "w_q");
+        let e = red(&[("max_th", ParamValue::Num(150.0))], 100).unwrap_err();
+        assert_eq!(e.param, "max_th");
+        assert!(e.msg.contains("buffer"), "{e}");
+        let e = red(&[("mode", ParamValue::Str("bits".into()))], 100).unwrap_err();
+        assert_eq!(e.param, "mode");
+    }
+}
