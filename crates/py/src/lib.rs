@@ -1,1 +1,157 @@
+//! `aqmlab._core`: the Python face of the Rust crates. Thin: the simulator takes a JSON network
+//! description and returns a JSON summary plus time series as little-endian f64 / u64 bytes.
+//! Panics never cross into Python: they are caught and raised as `RuntimeError`.
 
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+fn panic_msg(e: Box<dyn std::any::Any + Send>) -> PyErr {
+    let m = e
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into());
+    PyRuntimeError::new_err(format!("internal error (please report): {m}"))
+}
+
+/// Error raised when an end-of-run invariant fails.
+mod errors {
+    pyo3::create_exception!(_core, InvariantError, pyo3::exceptions::PyRuntimeError);
+}
+use errors::InvariantError;
+
+fn sim_err(e: sim::SimError) -> PyErr {
+    match e {
+        sim::SimError::Config(m) => PyValueError::new_err(m),
+        e @ sim::SimError::Invariant(_) => InvariantError::new_err(e.to_string()),
+    }
+}
+
+/// Runs a simulation described by `config_json`.
+///
+/// `progress(now_s, end_s, events)` is called between chunks of `chunk_s` simulated seconds
+/// (the GIL is released while Rust runs). Returns `(summary_json, series)` where `series` maps a
+/// name to `(t_ns_bytes, {column: f64_bytes})`.
+#[pyfunction]
+#[pyo3(signature = (config_json, progress=None, chunk_s=1.0))]
+fn simulate<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<PyObject>,
+    chunk_s: f64,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let cfg: sim::Config = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("configuration: {e}")))?;
+    let mut s = catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
+        .map_err(panic_msg)?
+        .map_err(sim_err)?;
+    let chunk = ((chunk_s.max(1e-3)) * 1e9) as u64;
+    let mut until = 0u64;
+    loop {
+        until = until.saturating_add(chunk);
+        let done = py
+            .allow_threads(|| catch_unwind(AssertUnwindSafe(|| s.run_until(until))))
+            .map_err(panic_msg)?;
+        if let Some(cb) = &progress {
+            cb.call1(py, (s.now as f64 / 1e9, s.end as f64 / 1e9, s.events))?;
+        }
+        py.check_signals()?;
+        if done {
+            break;
+        }
+    }
+    let res = catch_unwind(AssertUnwindSafe(|| s.finish()))
+        .map_err(panic_msg)?
+        .map_err(sim_err)?;
+    let summary = serde_json::to_string(&res.summary)
+        .map_err(|e| PyRuntimeError::new_err(format!("summary: {e}")))?;
+    let out = PyDict::new(py);
+    for ns in &res.series {
+        let t: Vec<u8> = ns.t.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let cols = PyDict::new(py);
+        for (name, v) in &ns.cols {
+            let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            cols.set_item(name, PyBytes::new(py, &b))?;
+        }
+        out.set_item(&ns.name, (PyBytes::new(py, &t), cols))?;
+    }
+    Ok((summary, out))
+}
+
+/// The algorithms: a list of dicts with name, summary, source and params (name, kind, default,
+/// help, choices).
+#[pyfunction]
+fn list_aqms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    use aqm::params::{DefaultValue, ParamKind};
+    let out = PyList::empty(py);
+    for info in aqm::REGISTRY {
+        let d = PyDict::new(py);
+        d.set_item("name", info.name)?;
+        d.set_item("summary", info.summary)?;
+        d.set_item("source", info.source)?;
+        let ps = PyList::empty(py);
+        for p in info.params {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("kind", p.kind.label())?;
+            if let ParamKind::Choice(opts) = p.kind {
+                pd.set_item("choices", opts.to_vec())?;
+            }
+            match p.default {
+                DefaultValue::Num(x) => pd.set_item("default", x)?,
+                DefaultValue::Bool(b) => pd.set_item("default", b)?,
+                DefaultValue::Str(s) => pd.set_item("default", s)?,
+                DefaultValue::Auto => pd.set_item("default", "auto")?,
+                DefaultValue::Required => pd.set_item("default", py.None())?,
+            }
+            pd.set_item("help", p.help)?;
+            ps.append(pd)?;
+        }
+        d.set_item("params", ps)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Builds AQM `name` with `params_json` (base units) for a link, raising `ValueError("param: msg")`
+/// when a parameter is unknown, of the wrong kind or out of range.
+#[pyfunction]
+#[pyo3(signature = (name, params_json, rate_bps, buffer_pkts, buffer_bytes, mean_pkt_bytes))]
+fn check_aqm(
+    name: &str,
+    params_json: &str,
+    rate_bps: u64,
+    buffer_pkts: Option<u32>,
+    buffer_bytes: Option<u64>,
+    mean_pkt_bytes: u32,
+) -> PyResult<()> {
+    use aqm::params::Buffer;
+    let cfg = sim::config::AqmConfig {
+        name: name.to_string(),
+        params: serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!(": {e}")))?,
+    };
+    let m = cfg.param_map().map_err(PyValueError::new_err)?;
+    let buffer = match (buffer_pkts, buffer_bytes) {
+        (Some(p), _) => Buffer::Packets(p),
+        (None, Some(b)) => Buffer::Bytes(b),
+        _ => Buffer::Packets(u32::MAX),
+    };
+    let ctx = aqm::LinkContext { rate_bps: rate_bps.max(1), buffer, mean_pkt_bytes: mean_pkt_bytes.max(1) };
+    catch_unwind(AssertUnwindSafe(|| aqm::build(name, &m, &ctx)))
+        .map_err(panic_msg)?
+        .map(|_| ())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The compiled-in module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(list_aqms, m)?)?;
+    m.add_function(wrap_pyfunction!(check_aqm, m)?)?;
+    m.add("InvariantError", m.py().get_type::<InvariantError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! The network description a run is built from: nodes, links, flows with their static paths, all in
+//! base units (ns, bit/s, bytes). The Python layer writes it from a scenario file; Rust programs can
+//! build it directly.
+
+use aqm::{ParamMap, ParamValue};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A whole run.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Seed of every random stream of the run.
+    pub seed: u64,
+    /// Simulated time, ns.
+    pub duration_ns: u64,
+    /// Metrics count from here, ns.
+    pub warmup_ns: u64,
+    /// Interval of the time series, ns.
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval_ns: u64,
+    /// At most this many points per series; past it the series is halved and its interval doubled.
+    #[serde(default = "default_max_samples")]
+    pub max_samples: usize,
+    /// Nodes (hosts and routers).
+    pub nodes: Vec<NodeConfig>,
+    /// Unidirectional links.
+    pub links: Vec<LinkConfig>,
+    /// Flows.
+    pub flows: Vec<FlowConfig>,
+}
+
+fn default_sample_interval() -> u64 {
+    10_000_000
+}
+fn default_max_samples() -> usize {
+    200_000
+}
+
+/// Host or router.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// An end system: the source or sink of flows.
+    Host,
+    /// A forwarding node.
+    Router,
+}
+
+/// A node.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// Name, for reports.
+    pub name: String,
+    /// Kind.
+    pub kind: NodeKind,
+}
+
+/// An AQM by name with its parameters (numbers in base units).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AqmConfig {
+    /// Registry name.
+    pub name: String,
+    /// Parameters.
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+}
+
+impl AqmConfig {
+    /// The parameters as the AQM crate reads them.
+    pub fn param_map(&self) -> Result<ParamMap, String> {
+        let mut m = ParamMap::new();
+        for (k, v) in &self.params {
+            let pv = match v {
+                serde_json::Value::Bool(b) => ParamValue::Bool(*b),
+                serde_json::Value::Number(n) => ParamValue::Num(n.as_f64().unwrap_or(f64::NAN)),
+                serde_json::Value::String(s) => ParamValue::Str(s.clone()),
+                serde_json::Value::Array(a) => {
+                    let mut out = Vec::with_capacity(a.len());
+                    for (i, x) in a.iter().enumerate() {
+                        out.push(x.as_f64().ok_or_else(|| format!("{k}: entry {i} is not a number"))?);
+                    }
+                    ParamValue::List(out)
+                }
+                _ => return Err(format!("{k}: must be a number, a boolean, a string or a list")),
+            };
+            m.insert(k.clone(), pv);
+        }
+        Ok(m)
+    }
+}
+
+/// A unidirectional link with its output queue.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Name, for reports.
+    pub name: String,
+    /// Upstream node index.
+    pub from: usize,
+    /// Downstream node index.
+    pub to: usize,
+    /// Rate, bit/s.
+    pub rate_bps: u64,
+    /// Propagation delay, ns.
+    pub delay_ns: u64,
+    /// Buffer in packets (exactly one of the two buffer fields).
+    #[serde(default)]
+    pub buffer_pkts: Option<u32>,
+    /// Buffer in bytes.
+    #[serde(default)]
+    pub buffer_bytes: Option<u64>,
+    /// The AQM guarding the queue; `None` is DropTail.
+    #[serde(default)]
+    pub aqm: Option<AqmConfig>,
+    /// Typical packet size on the link, bytes (for the AQM's conversions).
+    #[serde(default = "default_mean_pkt")]
+    pub mean_pkt_bytes: u32,
+    /// Record time series and report this link in the summary.
+    #[serde(default)]
+    pub monitor: bool,
+}
+
+fn default_mean_pkt() -> u32 {
+    1500
+}
+
+/// TCP variant.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TcpVariant {
+    /// Reno (RFC 5681): fast recovery ends on the first new ACK.
+    Reno,
+    /// NewReno (RFC 6582): fast recovery ends when `recover` is acknowledged.
+    NewReno,
+}
+
+/// TCP settings of one flow.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Variant.
+    pub variant: TcpVariant,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Header bytes added to each data segment on the wire.
+    #[serde(default = "default_hdr")]
+    pub header_bytes: u32,
+    /// Size of an ACK on the wire.
+    #[serde(default = "default_hdr")]
+    pub ack_bytes: u32,
+    /// Initial congestion window, segments.
+    #[serde(default = "default_iw")]
+    pub init_cwnd: f64,
+    /// Initial slow-start threshold, segments (`None`: unlimited, RFC 5681 s. 3.1).
+    #[serde(default)]
+    pub init_ssthresh: Option<f64>,
+    /// Receiver's advertised window, segments.
+    pub rwnd_segments: u32,
+    /// RTO lower bound, ns (RFC 6298 s. 2.4; ns-2 used 1 s, Linux 200 ms).
+    pub min_rto_ns: u64,
+    /// RTO upper bound, ns.
+    #[serde(default = "default_max_rto")]
+    pub max_rto_ns: u64,
+    /// RTO before the first RTT sample, ns (RFC 6298 s. 2.1: 1 s).
+    #[serde(default = "default_init_rto")]
+    pub init_rto_ns: u64,
+    /// Clock granularity G of RFC 6298 s. 2, ns.
+    #[serde(default = "default_granularity")]
+    pub granularity_ns: u64,
+    /// Delayed ACKs (RFC 5681 s. 4.2: an ACK for at least every second segment).
+    #[serde(default)]
+    pub delack: bool,
+    /// Delayed-ACK timeout, ns.
+    #[serde(default = "default_delack")]
+    pub delack_ns: u64,
+    /// ECN-capable transport (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
+    /// Record the congestion window as a time series.
+    #[serde(default)]
+    pub trace_cwnd: bool,
+}
+
+fn default_hdr() -> u32 {
+    40
+}
+fn default_iw() -> f64 {
+    10.0
+}
+fn default_max_rto() -> u64 {
+    60_000_000_000
+}
+fn default_init_rto() -> u64 {
+    1_000_000_000
+}
+fn default_granularity() -> u64 {
+    1_000_000
+}
+fn default_delack() -> u64 {
+    40_000_000
+}
+
+/// An edge marker's token-bucket profile (RIO / ModRED): packets within it are `In`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileConfig {
+    /// Committed rate, bit/s.
+    pub rate_bps: u64,
+    /// Bucket depth, bytes.
+    pub burst_bytes: u64,
+}
+
+/// One TCP flow.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Name, for reports.
+    pub name: String,
+    /// Sending host (node index).
+    pub src: usize,
+    /// Receiving host (node index).
+    pub dst: usize,
+    /// Links from src to dst, in order.
+    pub path: Vec<usize>,
+    /// Links from dst back to src, in order (the ACKs' path).
+    pub rev_path: Vec<usize>,
+    /// TCP settings.
+    pub tcp: TcpConfig,
+    /// Start time, ns.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Bytes to send (`None`: a bulk flow that never ends).
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+    /// Edge marker profile.
+    #[serde(default)]
+    pub profile: Option<ProfileConfig>,
+}

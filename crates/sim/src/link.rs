@@ -1,0 +1,490 @@
+//! A unidirectional link: an output queue guarded by an AQM, a transmitter at a fixed rate, and a
+//! propagation delay.
+//!
+//! Two queue models, chosen per link:
+//! - *lazy FIFO*, for every AQM that decides only on arrival: the departure time of a FIFO packet is
+//!   known when it arrives (`max(now, busy_until) + size / rate`), so no departure event is needed.
+//!   The queue keeps only the start times of waiting packets and retires them as time passes.
+//! - *real queue*, for AQMs with a dequeue hook (CoDel, PIE with timestamps): packets are stored
+//!   and a transmission-done event starts the next one, so the head decision sees the true sojourn.
+//!
+//! Metrics are counted over the measurement window [warmup, end] by the time each thing happens.
+
+use crate::packet::{Packet, CE};
+use crate::series::Series;
+use aqm::params::Buffer;
+use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
+use std::collections::VecDeque;
+
+/// Counters and integrals of one link over the measurement window.
+#[derive(Clone, Debug, Default)]
+pub struct LinkStats {
+    /// Packets that arrived in the window.
+    pub arrived: u64,
+    /// Their bytes.
+    pub arrived_bytes: u64,
+    /// Dropped by the AQM (on arrival or at the head).
+    pub dropped_aqm: u64,
+    /// Dropped because the buffer was full.
+    pub dropped_overflow: u64,
+    /// Marked ECN CE.
+    pub marked: u64,
+    /// Admitted with a throttle request (ModRED).
+    pub throttled: u64,
+    /// Maximal runs of consecutive drops, in arrival order (for the burst ratio).
+    pub loss_runs: u64,
+    /// Bytes transmitted within the window: a packet whose transmission straddles a window
+    /// boundary counts for the part inside, so throughput never exceeds the rate.
+    pub tx_bytes: f64,
+    /// Sum of queueing delays (arrival to start of transmission), ns, of packets that started
+    /// transmission in the window.
+    pub delay_sum_ns: f64,
+    /// Sum of squared queueing delays, ns^2.
+    pub delay_sq_sum: f64,
+    /// Sum of |d_i - d_(i-1)| over consecutive such packets, ns (jitter).
+    pub delay_absdiff_sum: f64,
+    /// Number of queueing delays summed.
+    pub delay_n: u64,
+    /// Sum of the queue lengths (packets) seen by arrivals in the window.
+    pub seen_sum: f64,
+    /// Sum of their squares.
+    pub seen_sq_sum: f64,
+    /// Integral of the queue length over the window, packet-ns.
+    pub q_int: f64,
+    /// Integral of its square.
+    pub q2_int: f64,
+    /// Integral of the queue in bytes, byte-ns.
+    pub qb_int: f64,
+    /// Largest queue seen, packets and bytes (whole run).
+    pub max_pkts: u32,
+    /// Largest queue seen, bytes.
+    pub max_bytes: u64,
+    /// Whole-run counts for the conservation check.
+    pub total_arrived: u64,
+    /// Whole-run drops.
+    pub total_dropped: u64,
+    /// Whole-run packets that started transmission.
+    pub total_started: u64,
+    /// Buffer violations seen (must stay 0).
+    pub buffer_violations: u64,
+    last_dropped: bool,
+    last_delay: Option<f64>,
+}
+
+/// What happened to an arriving packet.
+pub enum Outcome {
+    /// It leaves the link and reaches the next node at this time.
+    Forward(Time),
+    /// It waits in a real queue; a later event sends it.
+    Queued,
+    /// It was dropped.
+    Dropped,
+}
+
+/// One link.
+pub struct Link {
+    /// Name for reports.
+    pub name: String,
+    /// Upstream node.
+    pub from: usize,
+    /// Downstream node.
+    pub to: usize,
+    /// Rate, bit/s.
+    pub rate_bps: u64,
+    /// Propagation delay, ns.
+    pub delay_ns: Time,
+    /// Buffer.
+    pub buffer: Buffer,
+    /// The AQM (`None`: DropTail).
+    pub aqm: Option<Box<dyn Aqm>>,
+    rng: AqmRng,
+    /// Stored packets and transmission events (the AQM has a dequeue hook).
+    pub real: bool,
+    /// Processed as soon as its single upstream delivers, possibly ahead of the clock.
+    pub chained: bool,
+    /// Reported in the summary with its time series.
+    pub monitor: bool,
+    // Lazy FIFO: start times and sizes of waiting packets.
+    waiting: VecDeque<(Time, u32)>,
+    // Real queue.
+    queue: VecDeque<Packet>,
+    busy: bool,
+    len_pkts: u32,
+    len_bytes: u64,
+    busy_until: Time,
+    last_change: Time,
+    /// Counters.
+    pub stats: LinkStats,
+    /// Time series (monitored links).
+    pub series: Option<Series>,
+    warmup: Time,
+    end: Time,
+}
+
+impl Link {
+    /// A link; `aqm` `None` means DropTail.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        from: usize,
+        to: usize,
+        rate_bps: u64,
+        delay_ns: Time,
+        buffer: Buffer,
+        aqm: Option<Box<dyn Aqm>>,
+        rng: AqmRng,
+        monitor: bool,
+        warmup: Time,
+        end: Time,
+        sample_interval: Time,
+        max_samples: usize,
+    ) -> Self {
+        let real = aqm.as_ref().is_some_and(|a| a.wants_dequeue());
+        let series = monitor.then(|| {
+            let mut names = vec!["queue_pkts", "queue_bytes"];
+            if let Some(a) = &aqm {
+                if a.avg_queue().is_some() {
+                    names.push("avg_queue");
+                }
+                if a.drop_prob().is_some() {
+                    names.push("drop_prob");
+                }
+            }
+            Series::new(names, sample_interval, max_samples)
+        });
+        Link {
+            name,
+            from,
+            to,
+            rate_bps,
+            delay_ns,
+            buffer,
+            aqm,
+            rng,
+            real,
+            chained: false,
+            monitor,
+            waiting: VecDeque::new(),
+            queue: VecDeque::new(),
+            busy: false,
+            len_pkts: 0,
+            len_bytes: 0,
+            busy_until: 0,
+            last_change: 0,
+            stats: LinkStats::default(),
+            series,
+            warmup,
+            end,
+        }
+    }
+
+    /// Transmission time of `size` bytes, ns (rounded to the nearest ns).
+    #[inline]
+    pub fn tx_ns(&self, size: u32) -> Time {
+        (size as u64 * 8 * NS_PER_SEC + self.rate_bps / 2) / self.rate_bps
+    }
+
+    /// Packets waiting now.
+    pub fn len_pkts(&self) -> u32 {
+        self.len_pkts
+    }
+
+    /// The queue as an AQM sees it at `t` (after `sync(t)`).
+    #[inline]
+    pub fn view(&self, t: Time) -> QueueView {
+        let idle = self.len_pkts == 0 && !self.busy && self.busy_until <= t;
+        QueueView {
+            len_pkts: self.len_pkts,
+            len_bytes: self.len_bytes,
+            idle_since: if idle { Some(self.busy_until) } else { None },
+        }
+    }
+
+    #[inline]
+    fn sample_values(&self, buf: &mut [f64; 4]) -> usize {
+        buf[0] = self.len_pkts as f64;
+        buf[1] = self.len_bytes as f64;
+        let mut n = 2;
+        if let Some(a) = &self.aqm {
+            if let Some(v) = a.avg_queue() {
+                buf[n] = v;
+                n += 1;
+            }
+            if let Some(p) = a.drop_prob() {
+                buf[n] = p;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Records every sample instant strictly before `t` with the state held until now.
+    #[inline]
+    pub fn touch(&mut self, t: Time) {
+        if let Some(s) = &self.series {
+            if s.due_before(t) {
+                let mut buf = [0.0; 4];
+                let n = self.sample_values(&mut buf);
+                self.series.as_mut().unwrap().fill_before(t, &buf[..n]);
+            }
+        }
+    }
+
+    /// The queue length changes at `at` by `dpkts` packets and `dbytes` bytes.
+    #[inline]
+    fn change(&mut self, at: Time, dpkts: i32, dbytes: i64) {
+        self.touch(at);
+        let lo = self.last_change.max(self.warmup);
+        let hi = at.min(self.end);
+        if hi > lo {
+            let dt = (hi - lo) as f64;
+            let q = self.len_pkts as f64;
+            self.stats.q_int += q * dt;
+            self.stats.q2_int += q * q * dt;
+            self.stats.qb_int += self.len_bytes as f64 * dt;
+        }
+        self.last_change = at;
+        self.len_pkts = (self.len_pkts as i64 + dpkts as i64) as u32;
+        self.len_bytes = (self.len_bytes as i64 + dbytes) as u64;
+        if self.len_pkts > self.stats.max_pkts {
+            self.stats.max_pkts = self.len_pkts;
+        }
+        if self.len_bytes > self.stats.max_bytes {
+            self.stats.max_bytes = self.len_bytes;
+        }
+    }
+
+    /// Lazy FIFO: retires the waiting packets whose transmission starts at or before `t`.
+    #[inline]
+    pub fn sync(&mut self, t: Time) {
+        while let Some(&(start, size)) = self.waiting.front() {
+            if start > t {
+                break;
+            }
+            self.waiting.pop_front();
+            self.stats.total_started += 1;
+            self.change(start, -1, -(size as i64));
+        }
+    }
+
+    #[inline]
+    fn in_window(&self, t: Time) -> bool {
+        t >= self.warmup && t <= self.end
+    }
+
+    fn record_drop(&mut self, t: Time, aqm_drop: bool) {
+        self.stats.total_dropped += 1;
+        if self.in_window(t) {
+            if aqm_drop {
+                self.stats.dropped_aqm += 1;
+            } else {
+                self.stats.dropped_overflow += 1;
+            }
+            if !self.stats.last_dropped {
+                self.stats.loss_runs += 1;
+            }
+        }
+        self.stats.last_dropped = true;
+    }
+
+    fn record_delay(&mut self, start: Time, arrival: Time) {
+        if self.in_window(start) {
+            let d = (start - arrival) as f64;
+            self.stats.delay_sum_ns += d;
+            self.stats.delay_sq_sum += d * d;
+            if let Some(prev) = self.stats.last_delay {
+                self.stats.delay_absdiff_sum += (d - prev).abs();
+            }
+            self.stats.last_delay = Some(d);
+            self.stats.delay_n += 1;
+        }
+    }
+
+    fn record_tx(&mut self, start: Time, end_tx: Time, size: u32) {
+        let lo = start.max(self.warmup);
+        let hi = end_tx.min(self.end);
+        if hi > lo {
+            self.stats.tx_bytes += size as f64 * (hi - lo) as f64 / (end_tx - start) as f64;
+        }
+    }
+
+    fn fits(&self, size: u32) -> bool {
+        match self.buffer {
+            Buffer::Packets(n) => self.len_pkts < n,
+            Buffer::Bytes(b) => self.len_bytes + size as u64 <= b,
+        }
+    }
+
+    fn check_buffer(&mut self) {
+        let over = match self.buffer {
+            Buffer::Packets(n) => self.len_pkts > n,
+            Buffer::Bytes(b) => self.len_bytes > b,
+        };
+        if over {
+            self.stats.buffer_violations += 1;
+        }
+    }
+
+    /// The admission part common to both queue models: counts the arrival, asks the AQM, checks
+    /// the buffer. Returns the verdict that let the packet in, or `None` when it was dropped.
+    #[inline]
+    fn admit(&mut self, pkt: &mut Packet, t: Time) -> Option<Verdict> {
+        self.touch(t);
+        let view = self.view(t);
+        self.stats.total_arrived += 1;
+        if self.in_window(t) {
+            self.stats.arrived += 1;
+            self.stats.arrived_bytes += pkt.size as u64;
+            let q = view.len_pkts as f64;
+            self.stats.seen_sum += q;
+            self.stats.seen_sq_sum += q * q;
+        }
+        let meta = pkt.meta();
+        let verdict = match &mut self.aqm {
+            Some(a) => a.enqueue(&meta, &view, t, &mut self.rng),
+            None => Verdict::Admit,
+        };
+        match verdict {
+            Verdict::Drop => {
+                self.record_drop(t, true);
+                return None;
+            }
+            Verdict::Mark => {
+                pkt.flags |= CE;
+                if self.in_window(t) {
+                    self.stats.marked += 1;
+                }
+            }
+            Verdict::Throttle => {
+                if self.in_window(t) {
+                    self.stats.throttled += 1;
+                }
+            }
+            Verdict::Admit => {}
+        }
+        if !self.fits(pkt.size) {
+            if let Some(a) = &mut self.aqm {
+                a.on_overflow(&meta, &view, t);
+            }
+            self.record_drop(t, false);
+            return None;
+        }
+        self.stats.last_dropped = false;
+        Some(verdict)
+    }
+
+    /// A packet arrives at `t`. Lazy FIFO links forward it at once (its departure is known);
+    /// real queues hold it until `start_next` sends it. `verdict_out` receives the admitting
+    /// verdict (Throttle matters to the caller).
+    #[inline]
+    pub fn arrive(&mut self, pkt: &mut Packet, t: Time, verdict_out: &mut Verdict) -> Outcome {
+        if !self.real {
+            self.sync(t);
+        }
+        let Some(v) = self.admit(pkt, t) else {
+            return Outcome::Dropped;
+        };
+        *verdict_out = v;
+        if self.real {
+            pkt.enq_time = t;
+            self.queue.push_back(*pkt);
+            self.change(t, 1, pkt.size as i64);
+            self.check_buffer();
+            return Outcome::Queued;
+        }
+        let start = t.max(self.busy_until);
+        let end_tx = start + self.tx_ns(pkt.size);
+        self.busy_until = end_tx;
+        if start > t {
+            self.waiting.push_back((start, pkt.size));
+            self.change(t, 1, pkt.size as i64);
+            self.check_buffer();
+        } else {
+            self.stats.total_started += 1;
+        }
+        self.record_delay(start, t);
+        self.record_tx(start, end_tx, pkt.size);
+        Outcome::Forward(end_tx + self.delay_ns)
+    }
+
+    /// Real queue: whether the transmitter is idle with packets waiting.
+    pub fn can_start(&self) -> bool {
+        self.real && !self.busy && !self.queue.is_empty()
+    }
+
+    /// Real queue: the transmitter finished at `t`.
+    pub fn tx_done(&mut self, t: Time) {
+        self.busy = false;
+        self.busy_until = t;
+    }
+
+    /// Real queue: takes head packets, letting the AQM drop at the head, until one is sent.
+    /// Returns it with its arrival time at the next node and the time its transmission ends.
+    pub fn start_next(&mut self, t: Time) -> Option<(Packet, Time, Time)> {
+        while let Some(mut pkt) = self.queue.pop_front() {
+            self.stats.total_started += 1;
+            self.change(t, -1, -(pkt.size as i64));
+            let view = self.view(t);
+            let sojourn = t - pkt.enq_time;
+            let verdict = match &mut self.aqm {
+                Some(a) => a.dequeue(&pkt.meta(), sojourn, &view, t, &mut self.rng),
+                None => Verdict::Admit,
+            };
+            match verdict {
+                Verdict::Drop => {
+                    // A head drop: counted where the packet stood in arrival order only roughly
+                    // (consecutive head drops form one run).
+                    self.stats.total_started -= 1;
+                    self.record_drop(t, true);
+                    continue;
+                }
+                Verdict::Mark => {
+                    pkt.flags |= CE;
+                    if self.in_window(t) {
+                        self.stats.marked += 1;
+                    }
+                }
+                _ => {}
+            }
+            self.stats.last_dropped = false;
+            self.busy = true;
+            let end_tx = t + self.tx_ns(pkt.size);
+            self.busy_until = end_tx;
+            self.record_delay(t, pkt.enq_time);
+            self.record_tx(t, end_tx, pkt.size);
+            return Some((pkt, end_tx + self.delay_ns, end_tx));
+        }
+        None
+    }
+
+    /// Runs the AQM's periodic update at `t`; returns when it wants the next one.
+    pub fn aqm_update(&mut self, t: Time) -> Option<Time> {
+        if !self.real {
+            self.sync(t);
+        }
+        self.touch(t);
+        let view = self.view(t);
+        let a = self.aqm.as_mut()?;
+        a.update(&view, t);
+        a.next_update()
+    }
+
+    /// Packets stored now (conservation: lazy FIFOs store none, their packets travel as events).
+    pub fn stored(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Brings counters and series up to the end of the run.
+    pub fn finish(&mut self, end: Time) {
+        if !self.real {
+            self.sync(end);
+        }
+        self.change(end, 0, 0);
+        self.touch(end + 1);
+    }
+
+    /// Packets waiting at the end (lazy FIFO bookkeeping).
+    pub fn waiting_at_end(&self) -> usize {
+        self.waiting.len() + self.queue.len()
+    }
+}

@@ -1,0 +1,551 @@
+//! The run: builds links and flows from a [`Config`], moves packets through them in event order,
+//! and checks the invariants at the end.
+//!
+//! Events are needed only where order matters. A link whose packets all come from one upstream
+//! (one host, or one link) and whose AQM needs no timer is *chained*: it is processed the moment
+//! the upstream delivers, even ahead of the clock, because its arrivals are in time order anyway.
+//! In a dumbbell this leaves four events per data packet (bottleneck arrival, receiver, reverse
+//! bottleneck, sender) however many access links there are.
+
+use crate::config::{Config, NodeKind};
+use crate::event::{Event, EventQueue};
+use crate::link::{Link, Outcome};
+use crate::packet::{Kind, Packet};
+use crate::results::{self, Results};
+use crate::series::Series;
+use crate::tcp::{Marker, Receiver, Sender};
+use aqm::params::{Buffer, LinkContext};
+use aqm::{Time, Verdict};
+use std::fmt;
+
+/// Why a run could not be built or did not end cleanly.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// The configuration is invalid; the message names the field.
+    Config(String),
+    /// An end-of-run invariant failed; the run's results are not to be trusted.
+    Invariant(Vec<String>),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Config(m) => write!(f, "{m}"),
+            SimError::Invariant(v) => write!(f, "invariant violated: {}", v.join("; ")),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// One flow: its path, its sender and its receiver.
+pub struct Flow {
+    /// Name.
+    pub name: String,
+    /// Source host.
+    pub src: usize,
+    /// Destination host.
+    pub dst: usize,
+    /// Data path (link indices).
+    pub path: Vec<u32>,
+    /// ACK path.
+    pub rev: Vec<u32>,
+    /// Sender.
+    pub sender: Sender,
+    /// Receiver.
+    pub receiver: Receiver,
+    /// Start time.
+    pub start: Time,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Congestion window series, when asked for.
+    pub cwnd_series: Option<Series>,
+    /// Router whose AQM asked to throttle this flow (ModRED), while it does.
+    pub throttle_node: Option<usize>,
+}
+
+/// A simulation run.
+pub struct Sim {
+    /// Node names.
+    pub node_names: Vec<String>,
+    /// Links.
+    pub links: Vec<Link>,
+    /// Flows.
+    pub flows: Vec<Flow>,
+    ev: EventQueue,
+    /// Current time.
+    pub now: Time,
+    /// End of the run.
+    pub end: Time,
+    /// Start of the measurement window.
+    pub warmup: Time,
+    /// Seed.
+    pub seed: u64,
+    out: Vec<Packet>,
+    /// Packets handed to the first link by hosts.
+    pub injected: u64,
+    /// Packets handed to their destination host.
+    pub delivered: u64,
+    /// Packets dropped on any link.
+    pub dropped: u64,
+    /// Packets whose next arrival would fall after the end.
+    pub beyond: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Invariant violations found while running.
+    pub violations: Vec<String>,
+}
+
+fn cfg_err<T>(msg: String) -> Result<T, SimError> {
+    Err(SimError::Config(msg))
+}
+
+impl Sim {
+    /// Builds a run, checking the configuration.
+    pub fn new(cfg: &Config) -> Result<Sim, SimError> {
+        if cfg.duration_ns == 0 {
+            return cfg_err("duration: must be > 0".into());
+        }
+        if cfg.warmup_ns >= cfg.duration_ns {
+            return cfg_err(format!(
+                "warmup: must be shorter than duration (got warmup {} ns >= duration {} ns)",
+                cfg.warmup_ns, cfg.duration_ns
+            ));
+        }
+        if cfg.sample_interval_ns == 0 {
+            return cfg_err("sample_interval: must be > 0".into());
+        }
+        if cfg.flows.is_empty() {
+            return cfg_err("flows: at least one flow is required".into());
+        }
+        let n_nodes = cfg.nodes.len();
+        let mut links = Vec::with_capacity(cfg.links.len());
+        for (i, lc) in cfg.links.iter().enumerate() {
+            let field = format!("links[{i}] ({})", lc.name);
+            if lc.from >= n_nodes || lc.to >= n_nodes {
+                return cfg_err(format!("{field}: from/to must name one of the {n_nodes} nodes"));
+            }
+            if lc.rate_bps == 0 {
+                return cfg_err(format!("{field}.rate: must be > 0 bit/s"));
+            }
+            let buffer = match (lc.buffer_pkts, lc.buffer_bytes) {
+                (Some(p), None) if p > 0 => Buffer::Packets(p),
+                (None, Some(b)) if b > 0 => Buffer::Bytes(b),
+                _ => return cfg_err(format!("{field}.buffer: give exactly one positive buffer, in packets or in bytes")),
+            };
+            if lc.mean_pkt_bytes == 0 {
+                return cfg_err(format!("{field}.mean_pkt_bytes: must be > 0"));
+            }
+            let ctx = LinkContext { rate_bps: lc.rate_bps, buffer, mean_pkt_bytes: lc.mean_pkt_bytes };
+            let aqm = match &lc.aqm {
+                None => None,
+                Some(a) if a.name == "droptail" && a.params.is_empty() => None,
+                Some(a) => {
+                    let m = a.param_map().map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
+                    let built = aqm::build(&a.name, &m, &ctx).map_err(|e| {
+                        if e.param.is_empty() {
+                            SimError::Config(format!("{field}.aqm: {}", e.msg))
+                        } else {
+                            SimError::Config(format!("{field}.aqm.{}: {}", e.param, e.msg))
+                        }
+                    })?;
+                    Some(built)
+                }
+            };
+            let rng = aqm::rng_from_seed(cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)));
+            links.push(Link::new(
+                lc.name.clone(),
+                lc.from,
+                lc.to,
+                lc.rate_bps,
+                lc.delay_ns,
+                buffer,
+                aqm,
+                rng,
+                lc.monitor,
+                cfg.warmup_ns,
+                cfg.duration_ns,
+                cfg.sample_interval_ns,
+                cfg.max_samples,
+            ));
+        }
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        // Feeders of each link: None = not yet seen; Some(k) with k = usize::MAX - host for hosts.
+        let mut feeder: Vec<Option<usize>> = vec![None; links.len()];
+        let mut multi = vec![false; links.len()];
+        for (i, fc) in cfg.flows.iter().enumerate() {
+            let field = format!("flows[{i}] ({})", fc.name);
+            for (which, node) in [("src", fc.src), ("dst", fc.dst)] {
+                if node >= n_nodes || cfg.nodes[node].kind != NodeKind::Host {
+                    return cfg_err(format!("{field}.{which}: must be a host"));
+                }
+            }
+            for (pname, path, a, b) in [("path", &fc.path, fc.src, fc.dst), ("rev_path", &fc.rev_path, fc.dst, fc.src)] {
+                if path.is_empty() || path.len() > u16::MAX as usize {
+                    return cfg_err(format!("{field}.{pname}: must hold 1 to 65535 links"));
+                }
+                let mut at = a;
+                for (k, &l) in path.iter().enumerate() {
+                    if l >= links.len() || links[l].from != at {
+                        return cfg_err(format!("{field}.{pname}[{k}]: link must start where the previous one ended"));
+                    }
+                    let f = if k == 0 { usize::MAX - a } else { path[k - 1] };
+                    match feeder[l] {
+                        None => feeder[l] = Some(f),
+                        Some(g) if g != f => multi[l] = true,
+                        _ => {}
+                    }
+                    at = links[l].to;
+                }
+                if at != b {
+                    return cfg_err(format!("{field}.{pname}: must end at its destination host"));
+                }
+            }
+            let t = &fc.tcp;
+            if t.mss == 0 {
+                return cfg_err(format!("{field}.mss: must be > 0"));
+            }
+            if !(t.init_cwnd >= 1.0) || t.rwnd_segments == 0 || t.min_rto_ns == 0 {
+                return cfg_err(format!("{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"));
+            }
+            let limit = fc.size_bytes.map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
+            let marker = fc.profile.as_ref().map(|p| Marker::new(p.rate_bps, p.burst_bytes));
+            flows.push(Flow {
+                name: fc.name.clone(),
+                src: fc.src,
+                dst: fc.dst,
+                path: fc.path.iter().map(|&l| l as u32).collect(),
+                rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
+                sender: Sender::new(t, limit, marker),
+                receiver: Receiver::new(t),
+                start: fc.start_ns,
+                mss: t.mss,
+                cwnd_series: t.trace_cwnd.then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
+                throttle_node: None,
+            });
+        }
+        for (l, link) in links.iter_mut().enumerate() {
+            let timer = link.aqm.as_ref().is_some_and(|a| a.next_update().is_some());
+            link.chained = feeder[l].is_some() && !multi[l] && !link.real && !timer;
+        }
+        let mut sim = Sim {
+            node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
+            links,
+            flows,
+            ev: EventQueue::default(),
+            now: 0,
+            end: cfg.duration_ns,
+            warmup: cfg.warmup_ns,
+            seed: cfg.seed,
+            out: Vec::new(),
+            injected: 0,
+            delivered: 0,
+            dropped: 0,
+            beyond: 0,
+            events: 0,
+            violations: Vec::new(),
+        };
+        for (f, flow) in sim.flows.iter().enumerate() {
+            sim.ev.push(flow.start, Event::FlowStart(f as u32));
+        }
+        for (l, link) in sim.links.iter().enumerate() {
+            if let Some(t) = link.aqm.as_ref().and_then(|a| a.next_update()) {
+                sim.ev.push(t, Event::AqmUpdate(l as u32));
+            }
+        }
+        Ok(sim)
+    }
+
+    /// Replaces the AQM of link `l` before the run starts (tests use scripted droppers).
+    pub fn replace_aqm(&mut self, l: usize, aqm: Box<dyn aqm::Aqm>) {
+        let link = &mut self.links[l];
+        let timer = aqm.next_update().is_some();
+        link.real = aqm.wants_dequeue();
+        if link.real || timer {
+            link.chained = false;
+        }
+        if let Some(t) = aqm.next_update() {
+            self.ev.push(t, Event::AqmUpdate(l as u32));
+        }
+        link.aqm = Some(aqm);
+    }
+
+    fn path_of(&self, p: &Packet) -> &[u32] {
+        let f = &self.flows[p.flow as usize];
+        match p.kind {
+            Kind::Data => &f.path,
+            Kind::Ack => &f.rev,
+        }
+    }
+
+    /// A packet leaves its current link and reaches the next node at `at`: schedules what comes
+    /// next, or returns the next link when that one is chained.
+    #[inline]
+    fn after_link(&mut self, mut pkt: Packet, at: Time) -> Option<(Packet, u32, Time)> {
+        if at > self.end {
+            self.beyond += 1;
+            return None;
+        }
+        let path = self.path_of(&pkt);
+        let next = pkt.hop as usize + 1;
+        if next < path.len() {
+            let l = path[next];
+            pkt.hop = next as u16;
+            if self.links[l as usize].chained {
+                return Some((pkt, l, at));
+            }
+            self.ev.push(at, Event::LinkArrive(l, pkt));
+        } else {
+            self.ev.push(at, Event::HostArrive(pkt));
+        }
+        None
+    }
+
+    /// A packet enters link `l` at `t` (and, through chained links, as far as it goes now).
+    fn enter_link(&mut self, mut pkt: Packet, mut l: u32, mut t: Time) {
+        loop {
+            let f = pkt.flow as usize;
+            let link = &mut self.links[l as usize];
+            if pkt.kind == Kind::Ack {
+                // ModRED (seed 004 s. 3): the router clamps the ACK's window to one segment,
+                // never raising it and never lowering a zero window.
+                if self.flows[f].throttle_node == Some(link.from) && pkt.rwnd > 1 {
+                    pkt.rwnd = 1;
+                }
+            }
+            let mut verdict = Verdict::Admit;
+            let outcome = link.arrive(&mut pkt, t, &mut verdict);
+            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) && link.aqm.is_some() {
+                let from = link.from;
+                let fl = &mut self.flows[f];
+                if verdict == Verdict::Throttle {
+                    fl.throttle_node = Some(from);
+                } else if fl.throttle_node == Some(from) {
+                    fl.throttle_node = None;
+                }
+            }
+            match outcome {
+                Outcome::Dropped => {
+                    self.dropped += 1;
+                    return;
+                }
+                Outcome::Queued => {
+                    self.try_start(l, t);
+                    return;
+                }
+                Outcome::Forward(at) => match self.after_link(pkt, at) {
+                    Some((p, nl, nt)) => {
+                        pkt = p;
+                        l = nl;
+                        t = nt;
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+
+    fn try_start(&mut self, l: u32, t: Time) {
+        if !self.links[l as usize].can_start() {
+            return;
+        }
+        if let Some((pkt, at, end_tx)) = self.links[l as usize].start_next(t) {
+            self.ev.push(end_tx, Event::TxDone(l));
+            if let Some((p, nl, nt)) = self.after_link(pkt, at) {
+                self.enter_link(p, nl, nt);
+            }
+        }
+    }
+
+    fn inject_out(&mut self, f: usize, t: Time) {
+        let mut out = std::mem::take(&mut self.out);
+        for mut p in out.drain(..) {
+            p.flow = f as u32;
+            p.hop = 0;
+            self.injected += 1;
+            let l = self.path_of(&p)[0];
+            self.enter_link(p, l, t);
+        }
+        self.out = out;
+        // One pending timer event per flow; a deadline that moved earlier gets its own event.
+        let s = &mut self.flows[f].sender;
+        if let Some(d) = s.rto_deadline {
+            if s.rto_event.is_none_or(|e| e > d) {
+                s.rto_event = Some(d);
+                self.ev.push(d, Event::Rto(f as u32));
+            }
+        }
+        let fl = &mut self.flows[f];
+        if let Some(cs) = &mut fl.cwnd_series {
+            cs.fill_before(t + 1, &[fl.sender.cwnd]);
+        }
+    }
+
+    fn on_host(&mut self, pkt: Packet, t: Time) {
+        self.delivered += 1;
+        let f = pkt.flow as usize;
+        match pkt.kind {
+            Kind::Data => {
+                let in_window = t >= self.warmup;
+                let fl = &mut self.flows[f];
+                if let Some(mut a) = fl.receiver.on_data(&pkt, t, in_window) {
+                    a.flow = f as u32;
+                    self.out.push(a);
+                    self.inject_out(f, t);
+                }
+                let r = &mut self.flows[f].receiver;
+                if let Some(d) = r.delack_deadline {
+                    if r.delack_event.is_none_or(|e| e > d) {
+                        r.delack_event = Some(d);
+                        self.ev.push(d, Event::DelAck(f as u32));
+                    }
+                }
+            }
+            Kind::Ack => {
+                if pkt.seq > self.flows[f].sender.snd_max {
+                    self.violations.push(format!(
+                        "flow {}: ACK for segment {} beyond the highest sent {}",
+                        self.flows[f].name, pkt.seq, self.flows[f].sender.snd_max
+                    ));
+                }
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f].sender.on_ack(&pkt, t, &mut out);
+                self.out = out;
+                self.inject_out(f, t);
+            }
+        }
+    }
+
+    /// Runs until the clock passes `until` (or the end). Returns true when the run is over.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        let stop = until.min(self.end);
+        while let Some(t) = self.ev.peek_time() {
+            if t > stop {
+                break;
+            }
+            let (t, ev) = self.ev.pop().expect("peeked");
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Event::LinkArrive(l, p) => self.enter_link(p, l, t),
+                Event::HostArrive(p) => self.on_host(p, t),
+                Event::TxDone(l) => {
+                    self.links[l as usize].tx_done(t);
+                    self.try_start(l, t);
+                }
+                Event::Rto(f) => {
+                    let s = &mut self.flows[f as usize].sender;
+                    if s.rto_event != Some(t) {
+                        continue; // superseded by an earlier event
+                    }
+                    s.rto_event = None;
+                    match s.rto_deadline {
+                        Some(d) if d <= t => {
+                            let mut out = std::mem::take(&mut self.out);
+                            self.flows[f as usize].sender.on_timeout(t, &mut out);
+                            self.out = out;
+                        }
+                        _ => {}
+                    }
+                    self.inject_out(f as usize, t);
+                }
+                Event::DelAck(f) => {
+                    let r = &mut self.flows[f as usize].receiver;
+                    if r.delack_event != Some(t) {
+                        continue;
+                    }
+                    r.delack_event = None;
+                    if let Some(mut a) = r.on_delack_timer(f, t) {
+                        a.flow = f;
+                        self.out.push(a);
+                        self.inject_out(f as usize, t);
+                    } else if let Some(d) = r.delack_deadline {
+                        r.delack_event = Some(d);
+                        self.ev.push(d, Event::DelAck(f));
+                    }
+                }
+                Event::FlowStart(f) => {
+                    let mut out = std::mem::take(&mut self.out);
+                    self.flows[f as usize].sender.send_allowed(t, &mut out);
+                    self.out = out;
+                    self.inject_out(f as usize, t);
+                }
+                Event::AqmUpdate(l) => {
+                    if let Some(n) = self.links[l as usize].aqm_update(t) {
+                        self.ev.push(n.max(t + 1), Event::AqmUpdate(l));
+                    }
+                }
+            }
+        }
+        if self.ev.peek_time().is_none_or(|t| t > self.end) {
+            self.now = self.end;
+            return true;
+        }
+        self.now = stop;
+        false
+    }
+
+    /// Runs to the end and checks the invariants.
+    pub fn run(&mut self) -> Result<Results, SimError> {
+        self.run_until(self.end);
+        self.finish()
+    }
+
+    /// Closes the books at the end and checks the invariants (SPEC, Simulator): every queue
+    /// conserves packets, no queue exceeded its buffer, the network conserves packets, every
+    /// ACK covers only data that was sent.
+    pub fn finish(&mut self) -> Result<Results, SimError> {
+        let end = self.end;
+        let mut v = std::mem::take(&mut self.violations);
+        for l in &mut self.links {
+            l.finish(end);
+            let s = &l.stats;
+            let held = l.waiting_at_end() as u64;
+            if s.total_arrived != s.total_dropped + s.total_started + held {
+                v.push(format!(
+                    "link {}: arrivals {} != departures {} + drops {} + queued {}",
+                    l.name, s.total_arrived, s.total_started, s.total_dropped, held
+                ));
+            }
+            if s.buffer_violations > 0 {
+                v.push(format!("link {}: queue exceeded its buffer {} times", l.name, s.buffer_violations));
+            }
+        }
+        let mut in_events = 0u64;
+        for e in self.ev.iter() {
+            if matches!(e, Event::LinkArrive(..) | Event::HostArrive(..)) {
+                in_events += 1;
+            }
+        }
+        let stored: u64 = self.links.iter().map(|l| l.stored() as u64).sum();
+        if self.injected != self.delivered + self.dropped + self.beyond + in_events + stored {
+            v.push(format!(
+                "network: sent {} != delivered {} + dropped {} + in flight {} + queued {}",
+                self.injected,
+                self.delivered,
+                self.dropped,
+                self.beyond + in_events,
+                stored
+            ));
+        }
+        for fl in &mut self.flows {
+            if fl.receiver.rcv_nxt > fl.sender.snd_max {
+                v.push(format!(
+                    "flow {}: receiver holds {} segments in order but only {} were sent",
+                    fl.name, fl.receiver.rcv_nxt, fl.sender.snd_max
+                ));
+            }
+            if fl.sender.snd_una > fl.sender.snd_max {
+                v.push(format!("flow {}: acknowledged beyond what was sent", fl.name));
+            }
+            let cwnd = fl.sender.cwnd;
+            if let Some(cs) = &mut fl.cwnd_series {
+                cs.fill_before(end + 1, &[cwnd]);
+            }
+        }
+        if !v.is_empty() {
+            return Err(SimError::Invariant(v));
+        }
+        Ok(results::collect(self))
+    }
+}

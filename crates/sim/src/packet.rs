@@ -1,0 +1,66 @@
+//! The simulated packet: segment-level (no payload bytes), small and `Copy`.
+
+use aqm::{PacketMeta, Precedence, Time};
+
+/// Data segment or acknowledgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A data segment; `seq` is its segment number.
+    Data,
+    /// An acknowledgement; `seq` is the next segment expected (cumulative).
+    Ack,
+}
+
+/// ECN-capable transport (ECT, RFC 3168 s. 5).
+pub const ECT: u8 = 1;
+/// Congestion Experienced, set by a marking queue.
+pub const CE: u8 = 2;
+/// ECN-Echo, on ACKs (RFC 3168 s. 6.1.3).
+pub const ECE: u8 = 4;
+/// Congestion Window Reduced, on data (RFC 3168 s. 6.1.2).
+pub const CWR: u8 = 8;
+/// The segment is a retransmission.
+pub const RETX: u8 = 16;
+
+/// A SACK block: segments [start, end) held out of order by the receiver (RFC 2018).
+pub type SackBlock = (u32, u32);
+
+/// One packet in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Flow index.
+    pub flow: u32,
+    /// Data: segment number. Ack: next segment expected.
+    pub seq: u32,
+    /// Size on the wire, bytes.
+    pub size: u32,
+    /// Index of the link being traversed within the path.
+    pub hop: u16,
+    /// Data or ACK.
+    pub kind: Kind,
+    /// ECN and retransmission flags.
+    pub flags: u8,
+    /// Drop precedence from the edge marker.
+    pub precedence: Precedence,
+    /// Data: send time. Ack: the echoed send time of the segment that triggered it (RFC 7323).
+    pub ts: Time,
+    /// Ack: advertised receive window, segments.
+    pub rwnd: u32,
+    /// Ack: up to three SACK blocks, the most recent first; (0, 0) is unused.
+    pub sack: [SackBlock; 3],
+    /// When the packet joined the current queue.
+    pub enq_time: Time,
+}
+
+impl Packet {
+    /// What an AQM may see of this packet.
+    #[inline]
+    pub fn meta(&self) -> PacketMeta {
+        PacketMeta {
+            flow: self.flow,
+            size_bytes: self.size,
+            ecn_capable: self.flags & ECT != 0,
+            precedence: self.precedence,
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! What a run reports: a summary of every monitored link and every flow, and time series.
+//! Definitions are those of docs/metrics.md; everything is measured over [warmup, end].
+
+use crate::network::Sim;
+use crate::tcp::{RTT_BUCKETS_PER_DECADE, SenderStats};
+use aqm::{Time, NS_PER_SEC};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+fn secs(ns: f64) -> f64 {
+    ns / NS_PER_SEC as f64
+}
+
+/// Summary of one link.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSummary {
+    /// Name.
+    pub name: String,
+    /// AQM name.
+    pub aqm: String,
+    /// Rate, bit/s.
+    pub rate_bps: u64,
+    /// Packets arrived in the window.
+    pub arrived: u64,
+    /// Dropped by the AQM.
+    pub dropped_aqm: u64,
+    /// Dropped on overflow.
+    pub dropped_overflow: u64,
+    /// Marked CE.
+    pub marked: u64,
+    /// Throttle verdicts (ModRED).
+    pub throttled: u64,
+    /// (AQM + overflow drops) / arrivals.
+    pub loss_ratio: f64,
+    /// Maximal runs of consecutive drops in arrival order.
+    pub loss_runs: u64,
+    /// Bytes transmitted in the window / window length, bit/s.
+    pub throughput_bps: f64,
+    /// throughput / rate.
+    pub utilisation: f64,
+    /// Time-weighted mean queue, packets.
+    pub queue_mean_pkts: f64,
+    /// Time-weighted standard deviation, packets.
+    pub queue_std_pkts: f64,
+    /// Time-weighted mean queue, bytes.
+    pub queue_mean_bytes: f64,
+    /// Mean queue seen by arrivals, packets.
+    pub queue_seen_mean_pkts: f64,
+    /// Standard deviation of the queue seen by arrivals.
+    pub queue_seen_std_pkts: f64,
+    /// Largest queue, packets.
+    pub queue_max_pkts: u32,
+    /// Mean queueing delay (arrival to start of transmission), s.
+    pub delay_mean_s: f64,
+    /// Its standard deviation, s.
+    pub delay_std_s: f64,
+    /// Mean |difference| of consecutive queueing delays, s.
+    pub jitter_s: f64,
+    /// The AQM's own counters.
+    pub aqm_stats: BTreeMap<String, f64>,
+}
+
+/// Summary of one flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    /// Name.
+    pub name: String,
+    /// Source host.
+    pub src: String,
+    /// Destination host.
+    pub dst: String,
+    /// Start time, s.
+    pub start_s: f64,
+    /// In-order payload delivered in the window / window length, bit/s.
+    pub goodput_bps: f64,
+    /// In-order segments delivered in the whole run.
+    pub delivered_segments: u64,
+    /// Data segments sent.
+    pub segments_sent: u64,
+    /// Retransmissions.
+    pub retransmits: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// ECN window reductions.
+    pub ecn_reductions: u64,
+    /// RTT samples.
+    pub rtt_samples: u64,
+    /// Mean RTT, s.
+    pub rtt_mean_s: f64,
+    /// Smallest RTT, s.
+    pub rtt_min_s: f64,
+    /// Largest RTT, s.
+    pub rtt_max_s: f64,
+    /// RTT median, 90th and 99th percentiles, s (log histogram, 50 buckets per decade).
+    pub rtt_p50_s: f64,
+    /// 90th percentile.
+    pub rtt_p90_s: f64,
+    /// 99th percentile.
+    pub rtt_p99_s: f64,
+    /// Congestion window at the end, segments.
+    pub cwnd_final: f64,
+    /// Completion time of a finite flow, s since its start.
+    pub completion_s: Option<f64>,
+}
+
+/// Totals of the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunTotals {
+    /// Simulated time, s.
+    pub duration_s: f64,
+    /// Warm-up, s.
+    pub warmup_s: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Packets sent by hosts.
+    pub packets_sent: u64,
+    /// Packets delivered to hosts.
+    pub packets_delivered: u64,
+    /// Packets dropped.
+    pub packets_dropped: u64,
+}
+
+/// The summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Totals.
+    pub run: RunTotals,
+    /// Monitored links.
+    pub links: Vec<LinkSummary>,
+    /// Flows.
+    pub flows: Vec<FlowSummary>,
+}
+
+/// A named time series.
+#[derive(Clone, Debug)]
+pub struct NamedSeries {
+    /// `link:<name>` or `flow:<name>`.
+    pub name: String,
+    /// Sample times, ns.
+    pub t: Vec<Time>,
+    /// Columns.
+    pub cols: Vec<(String, Vec<f64>)>,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug)]
+pub struct Results {
+    /// Summary.
+    pub summary: Summary,
+    /// Time series.
+    pub series: Vec<NamedSeries>,
+}
+
+fn percentile(hist: &[u32], n: u64, q: f64) -> f64 {
+    if n == 0 || hist.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q * n as f64).ceil().max(1.0) as u64;
+    let mut acc = 0u64;
+    for (b, &c) in hist.iter().enumerate() {
+        acc += c as u64;
+        if acc >= rank {
+            // Geometric middle of the bucket, in seconds.
+            return 1e-6 * 10f64.powf((b as f64 + 0.5) / RTT_BUCKETS_PER_DECADE);
+        }
+    }
+    f64::NAN
+}
+
+fn nan_if_zero(n: u64, x: f64) -> f64 {
+    if n == 0 {
+        f64::NAN
+    } else {
+        x
+    }
+}
+
+fn rtt(s: &SenderStats) -> (f64, f64, f64) {
+    (
+        nan_if_zero(s.rtt_n, secs(s.rtt_sum / s.rtt_n.max(1) as f64)),
+        nan_if_zero(s.rtt_n, secs(s.rtt_min)),
+        nan_if_zero(s.rtt_n, secs(s.rtt_max)),
+    )
+}
+
+/// Builds the results of a finished run.
+pub fn collect(sim: &Sim) -> Results {
+    let window = (sim.end - sim.warmup) as f64;
+    let window_s = secs(window);
+    let mut links = Vec::new();
+    let mut series = Vec::new();
+    for l in sim.links.iter().filter(|l| l.monitor) {
+        let s = &l.stats;
+        let drops = s.dropped_aqm + s.dropped_overflow;
+        let qm = s.q_int / window;
+        let qv = (s.q2_int / window - qm * qm).max(0.0);
+        let n_seen = s.arrived.max(1) as f64;
+        let sm = s.seen_sum / n_seen;
+        let dn = s.delay_n.max(1) as f64;
+        let dm = s.delay_sum_ns / dn;
+        let thr = s.tx_bytes * 8.0 / window_s;
+        links.push(LinkSummary {
+            name: l.name.clone(),
+            aqm: l.aqm.as_ref().map_or("droptail".into(), |a| a.name().to_string()),
+            rate_bps: l.rate_bps,
+            arrived: s.arrived,
+            dropped_aqm: s.dropped_aqm,
+            dropped_overflow: s.dropped_overflow,
+            marked: s.marked,
+            throttled: s.throttled,
+            loss_ratio: nan_if_zero(s.arrived, drops as f64 / n_seen),
+            loss_runs: s.loss_runs,
+            throughput_bps: thr,
+            utilisation: thr / l.rate_bps as f64,
+            queue_mean_pkts: qm,
+            queue_std_pkts: qv.sqrt(),
+            queue_mean_bytes: s.qb_int / window,
+            queue_seen_mean_pkts: nan_if_zero(s.arrived, sm),
+            queue_seen_std_pkts: nan_if_zero(s.arrived, (s.seen_sq_sum / n_seen - sm * sm).max(0.0).sqrt()),
+            queue_max_pkts: s.max_pkts,
+            delay_mean_s: nan_if_zero(s.delay_n, secs(dm)),
+            delay_std_s: nan_if_zero(s.delay_n, secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt())),
+            jitter_s: nan_if_zero(s.delay_n.saturating_sub(1), secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0))),
+            aqm_stats: l
+                .aqm
+                .as_ref()
+                .map(|a| a.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                .unwrap_or_default(),
+        });
+        if let Some(ser) = &l.series {
+            series.push(NamedSeries {
+                name: format!("link:{}", l.name),
+                t: ser.t.clone(),
+                cols: ser.names.iter().map(|n| n.to_string()).zip(ser.cols.iter().cloned()).collect(),
+            });
+        }
+    }
+    let mut flows = Vec::new();
+    for f in &sim.flows {
+        let s = &f.sender.stats;
+        let (m, lo, hi) = rtt(s);
+        flows.push(FlowSummary {
+            name: f.name.clone(),
+            src: sim.node_names[f.src].clone(),
+            dst: sim.node_names[f.dst].clone(),
+            start_s: secs(f.start as f64),
+            goodput_bps: f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s,
+            delivered_segments: f.receiver.stats.delivered_total,
+            segments_sent: s.segs_sent,
+            retransmits: s.retransmits,
+            timeouts: s.timeouts,
+            fast_retransmits: s.fast_retransmits,
+            ecn_reductions: s.ecn_reductions,
+            rtt_samples: s.rtt_n,
+            rtt_mean_s: m,
+            rtt_min_s: lo,
+            rtt_max_s: hi,
+            rtt_p50_s: percentile(&s.rtt_hist, s.rtt_n, 0.5),
+            rtt_p90_s: percentile(&s.rtt_hist, s.rtt_n, 0.9),
+            rtt_p99_s: percentile(&s.rtt_hist, s.rtt_n, 0.99),
+            cwnd_final: f.sender.cwnd,
+            completion_s: f.sender.done_at.map(|t| secs((t - f.start) as f64)),
+        });
+        if let Some(cs) = &f.cwnd_series {
+            series.push(NamedSeries {
+                name: format!("flow:{}", f.name),
+                t: cs.t.clone(),
+                cols: vec![("cwnd".into(), cs.cols[0].clone())],
+            });
+        }
+    }
+    Results {
+        summary: Summary {
+            run: RunTotals {
+                duration_s: secs(sim.end as f64),
+                warmup_s: secs(sim.warmup as f64),
+                seed: sim.seed,
+                events: sim.events,
+                packets_sent: sim.injected,
+                packets_delivered: sim.delivered,
+                packets_dropped: sim.dropped,
+            },
+            links,
+            flows,
+        },
+        series,
+    }
+}

@@ -1,0 +1,178 @@
+"""The ``aqmlab`` command.
+
+Exit codes: 0 success; 2 bad input (one line naming the field and what is allowed); 3 a run whose
+end-of-run invariants failed (its results are not written as complete); 1 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+
+from aqmlab.errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error on one line with exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"error: {message} (see '{self.prog} --help')\n")
+
+
+def default_scenario_path() -> Path:
+    """The scenario embedded in the package (run by ``aqmlab demo``)."""
+    return Path(str(resources.files("aqmlab") / "data" / "default.toml"))
+
+
+def _fmt(x: object, spec: str) -> str:
+    if x is None:
+        return "-"
+    try:
+        return format(x, spec)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def print_summary(res, out=sys.stdout) -> None:
+    """The summary table of a run."""
+    s = res.summary
+    print(
+        f"scenario {s['scenario']['name']}: {len(s['flows'])} flows, "
+        f"{s['run']['duration_s']:g} s simulated (metrics after {s['run']['warmup_s']:g} s), "
+        f"seed {s['run']['seed']}",
+        file=out,
+    )
+    rows = [
+        (
+            "link",
+            "aqm",
+            "util",
+            "thr Mb/s",
+            "q mean",
+            "q std",
+            "q seen",
+            "delay ms",
+            "loss",
+            "aqm drops",
+            "ovfl drops",
+            "marks",
+        ),
+    ]
+    for link in s["links"]:
+        rows.append(
+            (
+                link["name"],
+                link["aqm"],
+                _fmt(link["utilisation"], ".4f"),
+                _fmt(link["throughput_bps"] / 1e6, ".2f"),
+                _fmt(link["queue_mean_pkts"], ".1f"),
+                _fmt(link["queue_std_pkts"], ".1f"),
+                _fmt(link["queue_seen_mean_pkts"], ".1f"),
+                _fmt(None if link["delay_mean_s"] is None else link["delay_mean_s"] * 1e3, ".2f"),
+                _fmt(link["loss_ratio"], ".5f"),
+                str(link["dropped_aqm"]),
+                str(link["dropped_overflow"]),
+                str(link["marked"]),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)), file=out)
+    g = [f["goodput_bps"] for f in s["flows"]]
+    rtts = [f["rtt_mean_s"] for f in s["flows"] if f["rtt_mean_s"] is not None]
+    print(
+        f"flows: goodput total {sum(g) / 1e6:.2f} Mb/s, mean {sum(g) / len(g) / 1e6:.3f} Mb/s, "
+        f"Jain {_fmt(s['fairness']['jain_goodput'], '.4f')}, "
+        f"retransmits {sum(f['retransmits'] for f in s['flows'])}, "
+        f"timeouts {sum(f['timeouts'] for f in s['flows'])}, "
+        f"mean RTT {(sum(rtts) / len(rtts) * 1e3) if rtts else float('nan'):.1f} ms",
+        file=out,
+    )
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from aqmlab import runner, scenario
+
+    path = default_scenario_path() if args.scenario is None else Path(args.scenario)
+    sc = scenario.load(path)
+    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-seed{args.seed or sc.seed}"
+    res = runner.run(sc, seed=args.seed, out=out, progress=sys.stderr.isatty() and not args.quiet)
+    print_summary(res)
+    print(
+        f"wrote {res.out_dir}/ (summary.json, time series .parquet, queue.png) "
+        f"in {res.wall_s:.2f} s wall",
+        file=sys.stdout,
+    )
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from aqmlab import algorithms
+
+    sys.stdout.write(algorithms.table(markdown=args.markdown))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full command-line parser."""
+    p = _Parser(prog="aqmlab", description="Design, test and compare AQM algorithms.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run a scenario file")
+    r.add_argument("scenario", nargs="?", help="TOML scenario (default: the embedded default)")
+    r.add_argument("--out", help="results directory (default: runs/<name>-seed<seed>)")
+    r.add_argument("--seed", type=int, help="override the scenario's seed")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=_cmd_run)
+
+    d = sub.add_parser("demo", help="run the embedded default scenario (RED dumbbell)")
+    d.add_argument("--out", default="runs/demo", help="results directory (default: runs/demo)")
+    d.add_argument("--seed", type=int)
+    d.add_argument("--quiet", action="store_true")
+    d.set_defaults(func=_cmd_run, scenario=None)
+
+    lst = sub.add_parser("list", help="algorithms with their parameters and defaults")
+    lst.add_argument("--markdown", action="store_true", help="as Markdown tables")
+    lst.set_defaults(func=_cmd_list)
+
+    try:
+        from aqmlab.theory import cli as theory_cli
+    except ImportError:  # the theory module is optional at import time
+        theory_cli = None
+    if theory_cli is not None:
+        theory_cli.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted: no results were written as complete", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001
+        from aqmlab import _core
+
+        if isinstance(e, _core.InvariantError):
+            print(f"error: {e}", file=sys.stderr)
+            return 3
+        if os.environ.get("AQMLAB_DEBUG"):
+            raise
+        print(
+            f"internal error: {type(e).__name__}: {e} (set AQMLAB_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""Running a scenario and reading results back.
+
+A run directory holds ``summary.json`` (deterministic: the same scenario and seed give the same
+bytes), ``config.json`` (the network the simulator ran), one Parquet file per time series,
+``queue.png`` and ``run.json`` (wall-clock time and speed; not deterministic, so kept apart). It is
+written under ``<dir>.partial`` and renamed when complete, so an interrupted run never leaves a
+directory that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from aqmlab import metrics, scenario
+from aqmlab.errors import InputError
+
+SUMMARY = "summary.json"
+
+
+@dataclass
+class Result:
+    """The outcome of a run."""
+
+    summary: dict[str, Any]
+    links: pd.DataFrame
+    flows: pd.DataFrame
+    series: dict[str, pd.DataFrame] = field(default_factory=dict)
+    out_dir: Path | None = None
+    wall_s: float = float("nan")
+
+    @property
+    def bottleneck(self) -> dict[str, Any]:
+        """The summary of the AQM-guarded bottleneck link."""
+        return next(x for x in self.summary["links"] if x["name"] == "bottleneck")
+
+    @property
+    def queue(self) -> pd.DataFrame:
+        """The bottleneck's time series (t_s, queue_pkts, queue_bytes, avg_queue, drop_prob)."""
+        return self.series["link:bottleneck"]
+
+
+def _clean(x: Any) -> Any:
+    """NaN and infinities become null, so summary.json is strict JSON."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
+def _enrich(summary: dict[str, Any], sc: scenario.Scenario) -> dict[str, Any]:
+    """Adds the metrics computed from the simulator's counters (docs/metrics.md)."""
+    for link in summary["links"]:
+        drops = link["dropped_aqm"] + link["dropped_overflow"]
+        a = link["arrived"]
+        link["burst_ratio"] = (
+            metrics.burst_ratio_from_counts(a, drops, link["loss_runs"]) if a > 0 else float("nan")
+        )
+        L = link["loss_ratio"] if link["loss_ratio"] is not None else float("nan")
+        link["ie_eff"] = (
+            metrics.ie_eff(L, link["burst_ratio"]) if math.isfinite(L) else float("nan")
+        )
+    goodputs = [f["goodput_bps"] for f in summary["flows"]]
+    summary["fairness"] = {"jain_goodput": metrics.jain_index(np.asarray(goodputs, dtype=float))}
+    summary["scenario"] = {"name": sc.name, "description": sc.description}
+    summary["definitions"] = "docs/metrics.md"
+    return summary
+
+
+def _series_frames(raw: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    out = {}
+    for name, (t_bytes, cols) in raw.items():
+        t = np.frombuffer(t_bytes, dtype="<u8").astype(float) / 1e9
+        df = pd.DataFrame({"t_s": t})
+        for c, b in cols.items():
+            df[c] = np.frombuffer(b, dtype="<f8")
+        out[name] = df
+    return out
+
+
+class _Progress:
+    """A one-line progress bar on stderr: simulated time done / total and events per second."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.t0 = time.perf_counter()
+
+    def __call__(self, now_s: float, end_s: float, events: int) -> None:
+        if not self.enabled:
+            return
+        frac = min(1.0, now_s / end_s) if end_s > 0 else 1.0
+        el = time.perf_counter() - self.t0
+        bar = "#" * int(frac * 30)
+        rate = events / el if el > 0 else 0.0
+        sys.stderr.write(
+            f"\r[{bar:<30}] {now_s:8.1f}/{end_s:.1f} s simulated  {rate / 1e6:6.2f} M events/s"
+        )
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def _as_scenario(sc: scenario.Scenario | str | Path | dict) -> scenario.Scenario:
+    if isinstance(sc, scenario.Scenario):
+        return sc
+    if isinstance(sc, dict):
+        return scenario.from_dict(sc)
+    return scenario.load(sc)
+
+
+def run(
+    sc: scenario.Scenario | str | Path | dict,
+    *,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    progress: bool = False,
+    plots: bool = True,
+) -> Result:
+    """Runs a scenario (an object, a dict or a TOML path) and returns its :class:`Result`.
+
+    With ``out``, writes the run directory there (replacing an earlier one only once the new one
+    is complete).
+    """
+    from aqmlab import _core
+
+    sc = _as_scenario(sc)
+    cfg = scenario.build_config(sc, seed)
+    bar = _Progress(progress)
+    t0 = time.perf_counter()
+    try:
+        summary_json, raw = _core.simulate(
+            json.dumps(cfg), bar, max(cfg["duration_ns"] / 1e9 / 50, 0.05)
+        )
+    except ValueError as e:
+        bar.done()
+        raise InputError(str(e)) from None
+    finally:
+        pass
+    wall = time.perf_counter() - t0
+    bar.done()
+    summary = _enrich(json.loads(summary_json), sc)
+    res = Result(
+        summary=summary,
+        links=pd.DataFrame(summary["links"]).drop(columns=["aqm_stats"]),
+        flows=pd.DataFrame(summary["flows"]),
+        series=_series_frames(raw),
+        wall_s=wall,
+    )
+    if out is not None:
+        res.out_dir = write(res, sc, cfg, Path(out), plots=plots)
+    return res
+
+
+def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plots: bool = True) -> Path:
+    """Writes a run directory atomically (see the module doc)."""
+    partial = out.with_name(out.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    (partial / "config.json").write_text(json.dumps(cfg, indent=1, sort_keys=True) + "\n")
+    (partial / "scenario.json").write_text(
+        json.dumps(sc.model_dump(), indent=2, sort_keys=True) + "\n"
+    )
+    for name, df in res.series.items():
+        kind, _, obj = name.partition(":")
+        df.to_parquet(partial / f"{kind}_{obj}.parquet", index=False)
+    if plots:
+        from aqmlab import plots as P
+
+        P.queue_plot(res, partial / "queue.png", title=sc.name)
+    run_info = {
+        "wall_s": res.wall_s,
+        "events": res.summary["run"]["events"],
+        "events_per_s": res.summary["run"]["events"] / res.wall_s if res.wall_s > 0 else None,
+    }
+    (partial / "run.json").write_text(json.dumps(run_info, indent=2) + "\n")
+    # summary.json last: its presence marks the directory complete.
+    (partial / SUMMARY).write_text(json.dumps(_clean(res.summary), indent=2, sort_keys=True) + "\n")
+    if out.exists():
+        old = out.with_name(out.name + ".old")
+        if old.exists():
+            shutil.rmtree(old)
+        out.rename(old)
+        partial.rename(out)
+        shutil.rmtree(old)
+    else:
+        partial.rename(out)
+    return out
+
+
+def load(path: str | Path) -> Result:
+    """Reads a run directory written by :func:`run`; refuses an incomplete one."""
+    p = Path(path)
+    if p.name.endswith(".partial") or not (p / SUMMARY).is_file():
+        raise InputError(f"results: {p} is not a complete run directory (no {SUMMARY})")
+    summary = json.loads((p / SUMMARY).read_text())
+    series = {}
+    for f in sorted(p.glob("*.parquet")):
+        kind, _, obj = f.stem.partition("_")
+        series[f"{kind}:{obj}"] = pd.read_parquet(f)
+    return Result(
+        summary=summary,
+        links=pd.DataFrame(summary["links"]).drop(columns=["aqm_stats"], errors="ignore"),
+        flows=pd.DataFrame(summary["flows"]),
+        series=series,
+        out_dir=p,
+    )

@@ -1,0 +1,103 @@
+"""Unit strings of scenario files: ``"100Mbps"``, ``"2ms"``, ``"50kB"``.
+
+A value without a unit, or with a unit of the wrong kind, is an error that names the field.
+Rates are decimal (1 Mbps = 10^6 bit/s); sizes accept decimal (kB = 1000 B) and binary (KiB = 1024 B)
+prefixes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aqmlab.errors import InputError
+
+_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/]+)\s*$")
+
+RATE_UNITS = {
+    "bps": 1.0,
+    "bit/s": 1.0,
+    "kbps": 1e3,
+    "Kbps": 1e3,
+    "kb/s": 1e3,
+    "Mbps": 1e6,
+    "Mb/s": 1e6,
+    "Gbps": 1e9,
+    "Gb/s": 1e9,
+}
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+SIZE_UNITS = {
+    "B": 1,
+    "kB": 1000,
+    "KB": 1000,
+    "KiB": 1024,
+    "MB": 1000**2,
+    "MiB": 1024**2,
+    "GB": 1000**3,
+    "GiB": 1024**3,
+}
+PACKET_UNITS = {"pkt", "pkts", "packet", "packets", "p"}
+
+
+def _parse(field: str, value: object, units: dict[str, float], kind: str, example: str) -> float:
+    allowed = ", ".join(units)
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise InputError(
+            f"{field}: {value!r} has no unit; write a {kind} like {example!r} (units: {allowed})"
+        )
+    m = _RE.match(value)
+    if not m:
+        raise InputError(f"{field}: {value!r} is not a {kind}; write e.g. {example!r}")
+    num, unit = float(m.group(1)), m.group(2)
+    if unit not in units:
+        raise InputError(f"{field}: unit {unit!r} is not a {kind} unit; allowed: {allowed}")
+    return num * units[unit]
+
+
+def rate_bps(field: str, value: object) -> float:
+    """A rate in bit/s from a string like ``"100Mbps"``; must be > 0."""
+    r = _parse(field, value, RATE_UNITS, "rate", "100Mbps")
+    if r <= 0:
+        raise InputError(f"{field}: must be > 0 (got {value!r})")
+    return r
+
+
+def seconds(field: str, value: object, *, positive: bool = False) -> float:
+    """A duration in seconds from a string like ``"2ms"``; >= 0, or > 0 if ``positive``."""
+    t = _parse(field, value, TIME_UNITS, "duration", "2ms")
+    if t < 0 or (positive and t == 0):
+        raise InputError(f"{field}: must be {'> 0' if positive else '>= 0'} (got {value!r})")
+    return t
+
+
+def size_bytes(field: str, value: object) -> float:
+    """A size in bytes from a string like ``"50kB"``; must be > 0."""
+    b = _parse(field, value, SIZE_UNITS, "size", "1500B")
+    if b <= 0:
+        raise InputError(f"{field}: must be > 0 (got {value!r})")
+    return b
+
+
+def buffer(field: str, value: object) -> tuple[int | None, int | None]:
+    """A buffer: a whole number of packets (``300`` or ``"300pkt"``) or a size (``"450kB"``).
+
+    Returns ``(packets, bytes)`` with exactly one of them set.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise InputError(f"{field}: must be at least 1 packet (got {value})")
+        return value, None
+    if isinstance(value, str):
+        m = _RE.match(value)
+        if m and m.group(2) in PACKET_UNITS:
+            n = float(m.group(1))
+            if n < 1 or n != int(n):
+                raise InputError(f"{field}: must be a whole number of packets >= 1 (got {value!r})")
+            return int(n), None
+        b = _parse(field, value, SIZE_UNITS, "buffer size", "450kB")
+        if b < 1:
+            raise InputError(f"{field}: must be at least 1 byte (got {value!r})")
+        return None, int(b)
+    raise InputError(
+        f"{field}: must be a number of packets (300 or '300pkt') or a size ('450kB'), got {value!r}"
+    )
