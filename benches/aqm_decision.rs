@@ -20,20 +20,33 @@ fn queue_walk() -> Vec<QueueView> {
     (0..N)
         .map(|_| {
             q = (q + rng.random_range(-3..=4)).clamp(0, 400);
-            QueueView { len_pkts: q as u32, len_bytes: q as u64 * 1500, idle_since: None }
+            QueueView {
+                len_pkts: q as u32,
+                len_bytes: q as u64 * 1500,
+                idle_since: None,
+            }
         })
         .collect()
 }
 
 fn bench(c: &mut Criterion) {
-    let link = LinkContext { rate_bps: 100_000_000, buffer: Buffer::Packets(1000), mean_pkt_bytes: 1500 };
+    let link = LinkContext {
+        rate_bps: 100_000_000,
+        buffer: Buffer::Packets(1000),
+        mean_pkt_bytes: 1500,
+    };
     let walk = queue_walk();
     let mut g = c.benchmark_group("enqueue");
     g.throughput(criterion::Throughput::Elements(N as u64));
     for info in REGISTRY {
         g.bench_function(info.name, |b| {
             b.iter_batched_ref(
-                || ((info.build)(&ParamMap::new(), &link).expect("defaults build"), rng_from_seed(1)),
+                || {
+                    (
+                        (info.build)(&ParamMap::new(), &link).expect("defaults build"),
+                        rng_from_seed(1),
+                    )
+                },
                 |(aqm, rng)| {
                     let pkt = PacketMeta::of_size(1500);
                     // 120 us per packet: the transmission time of 1500 B at 100 Mb/s.

@@ -204,6 +204,19 @@ def test_settling_time_constant_and_never_settling():
     assert math.isnan(m.settling_time(t, np.where(t >= 9.0, 50.0, 0.0)))
 
 
+def test_settling_time_must_hold_over_the_final_window():
+    t = np.linspace(0.0, 10.0, 101)  # dt = 0.1 s; final window t >= 8 s (21 samples)
+    # a 0.3 s dip to 0 at t = 5.0, 5.1, 5.2: final mean 100, band +-20: settles at 5.3 s
+    x = np.full(101, 100.0)
+    x[50:53] = 0.0
+    assert m.settling_time(t, x, band=0.2) == pytest.approx(5.3)
+    # the same dip at t = 8.0, 8.1, 8.2, inside the final window: final mean = 100 * 18/21 = 85.71,
+    # band +-17.14 holds 100 but not 0; the series leaves the band inside the window -> NaN
+    x = np.full(101, 100.0)
+    x[80:83] = 0.0
+    assert math.isnan(m.settling_time(t, x, band=0.2))
+
+
 # --------------------------------------------------------------------------------------------------
 # Jitter, time-weighted mean and std, Jain's index, percentiles
 # --------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from importlib import resources
 from pathlib import Path
@@ -149,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `aqmlab list | head` ends quietly
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -159,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: no results were written as complete", file=sys.stderr)
         return 130
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         from aqmlab import _core
 
         if isinstance(e, _core.InvariantError):

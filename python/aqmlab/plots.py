@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 if TYPE_CHECKING:
     from aqmlab.runner import Result
@@ -28,7 +28,8 @@ def queue_plot(res: Result, path: Path, title: str = "") -> Path:
     b = res.bottleneck
     ax.set_ylabel("packets")
     ax.set_title(
-        f"{title}  [{b['aqm']}]  util {b['utilisation']:.3f}, mean queue {b['queue_mean_pkts']:.1f} pkts",
+        f"{title}  [{b['aqm']}]  util {b['utilisation']:.3f}, "
+        f"mean queue {b['queue_mean_pkts']:.1f} pkts",
         fontsize=10,
     )
     ax.legend(loc="upper right", fontsize=8)

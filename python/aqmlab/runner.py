@@ -128,7 +128,7 @@ def run(
     seed: int | None = None,
     out: str | Path | None = None,
     progress: bool = False,
-    plots: bool = True,
+    plot: bool = True,
 ) -> Result:
     """Runs a scenario (an object, a dict or a TOML path) and returns its :class:`Result`.
 
@@ -161,11 +161,11 @@ def run(
         wall_s=wall,
     )
     if out is not None:
-        res.out_dir = write(res, sc, cfg, Path(out), plots=plots)
+        res.out_dir = write(res, sc, cfg, Path(out), plot=plot)
     return res
 
 
-def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plots: bool = True) -> Path:
+def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plot: bool = True) -> Path:
     """Writes a run directory atomically (see the module doc)."""
     partial = out.with_name(out.name + ".partial")
     if partial.exists():
@@ -178,10 +178,10 @@ def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plots: bool 
     for name, df in res.series.items():
         kind, _, obj = name.partition(":")
         df.to_parquet(partial / f"{kind}_{obj}.parquet", index=False)
-    if plots:
-        from aqmlab import plots as P
+    if plot:
+        from aqmlab import plots
 
-        P.queue_plot(res, partial / "queue.png", title=sc.name)
+        plots.queue_plot(res, partial / "queue.png", title=sc.name)
     run_info = {
         "wall_s": res.wall_s,
         "events": res.summary["run"]["events"],

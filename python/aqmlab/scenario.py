@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from aqmlab import units
 from aqmlab.errors import InputError
@@ -128,11 +128,12 @@ class Scenario(BaseModel):
     flows: list[FlowGroup] = Field(default_factory=lambda: [FlowGroup(count=10)])
     output: Output = Field(default_factory=Output)
 
-    @model_validator(mode="after")
-    def _flows(self) -> Scenario:
-        if not self.flows:
-            raise ValueError("flows: at least one flow group is required")
-        return self
+    @field_validator("flows")
+    @classmethod
+    def _flows(cls, v: list[FlowGroup]) -> list[FlowGroup]:
+        if not v:
+            raise ValueError("at least one flow group is required (got none)")
+        return v
 
 
 def _fmt_loc(loc: tuple) -> str:
@@ -340,7 +341,8 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     warmup = _ns("warmup", sc.warmup)
     if duration <= warmup:
         raise InputError(
-            f"duration: must be longer than warmup (got duration {sc.duration} <= warmup {sc.warmup})"
+            "duration: must be longer than warmup "
+            f"(got duration {sc.duration} <= warmup {sc.warmup})"
         )
     interval = _ns("output.sample_interval", sc.output.sample_interval, positive=True)
     if sc.output.max_samples < 16:

@@ -1,8 +1,8 @@
 """Unit strings of scenario files: ``"100Mbps"``, ``"2ms"``, ``"50kB"``.
 
-A value without a unit, or with a unit of the wrong kind, is an error that names the field.
-Rates are decimal (1 Mbps = 10^6 bit/s); sizes accept decimal (kB = 1000 B) and binary (KiB = 1024 B)
-prefixes.
+A value without a unit, or with a unit of the wrong kind, is an error that names the
+field. Rates are decimal (1 Mbps = 10^6 bit/s); sizes accept decimal (kB = 1000 B) and
+binary (KiB = 1024 B) prefixes.
 """
 
 from __future__ import annotations

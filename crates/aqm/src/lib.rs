@@ -8,10 +8,26 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod anaqm;
+pub mod apace;
+pub mod ared;
+pub mod avq;
+pub mod blue;
+pub mod codel;
+pub mod dropfn;
 pub mod droptail;
+pub mod fq_codel;
+pub mod laq;
+pub mod lindrop;
+pub mod modred;
+pub mod paqm;
 pub mod params;
+pub mod pi;
+pub mod pie;
 pub mod red;
 pub mod registry;
+pub mod rem;
+pub mod sred;
 pub mod testing;
 
 pub use params::{LinkContext, ParamError, ParamMap, ParamValue};
@@ -59,7 +75,12 @@ pub struct PacketMeta {
 impl PacketMeta {
     /// A plain packet of `size_bytes`, flow 0, not ECN-capable, precedence Out.
     pub fn of_size(size_bytes: u32) -> Self {
-        PacketMeta { flow: 0, size_bytes, ecn_capable: false, precedence: Precedence::Out }
+        PacketMeta {
+            flow: 0,
+            size_bytes,
+            ecn_capable: false,
+            precedence: Precedence::Out,
+        }
     }
 }
 

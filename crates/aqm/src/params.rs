@@ -100,7 +100,10 @@ pub struct ParamError {
 impl ParamError {
     /// An error about parameter `param`.
     pub fn new(param: &str, msg: impl Into<String>) -> Self {
-        ParamError { param: param.to_string(), msg: msg.into() }
+        ParamError {
+            param: param.to_string(),
+            msg: msg.into(),
+        }
     }
 }
 
@@ -149,7 +152,11 @@ impl LinkContext {
 
 impl Default for LinkContext {
     fn default() -> Self {
-        LinkContext { rate_bps: 100_000_000, buffer: Buffer::Packets(1000), mean_pkt_bytes: 1500 }
+        LinkContext {
+            rate_bps: 100_000_000,
+            buffer: Buffer::Packets(1000),
+            mean_pkt_bytes: 1500,
+        }
     }
 }
 
@@ -169,7 +176,11 @@ impl<'a> Params<'a> {
                     name,
                     format!(
                         "unknown parameter; allowed: {}",
-                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
                     ),
                 ));
             };
@@ -187,7 +198,10 @@ impl<'a> Params<'a> {
                 (ParamKind::List, ParamValue::List(_)) => true,
                 (ParamKind::Int, ParamValue::Num(x)) => {
                     if x.fract() != 0.0 || !x.is_finite() {
-                        return Err(ParamError::new(name, format!("must be a whole number (got {x})")));
+                        return Err(ParamError::new(
+                            name,
+                            format!("must be a whole number (got {x})"),
+                        ));
                     }
                     true
                 }
@@ -235,7 +249,8 @@ impl<'a> Params<'a> {
 
     /// A number: the given value or the default.
     pub fn num(&self, name: &str) -> Result<f64, ParamError> {
-        self.opt_num(name)?.ok_or_else(|| ParamError::new(name, "is required"))
+        self.opt_num(name)?
+            .ok_or_else(|| ParamError::new(name, "is required"))
     }
 
     /// A switch.
@@ -288,10 +303,17 @@ pub fn check_range(
     let h = if hi_open { ')' } else { ']' };
     let fmt_b = |b: f64| {
         if b.is_infinite() {
-            if b > 0.0 { "inf".to_string() } else { "-inf".to_string() }
+            if b > 0.0 {
+                "inf".to_string()
+            } else {
+                "-inf".to_string()
+            }
         } else {
             format!("{b}")
         }
     };
-    Err(ParamError::new(name, format!("must be in {l}{}, {}{h} (got {x})", fmt_b(lo), fmt_b(hi))))
+    Err(ParamError::new(
+        name,
+        format!("must be in {l}{}, {}{h} (got {x})", fmt_b(lo), fmt_b(hi)),
+    ))
 }

@@ -26,7 +26,8 @@ pub const PARAMS: &[ParamSpec] = &[
 /// Registry entry.
 pub const INFO: AqmInfo = AqmInfo {
     name: "red",
-    summary: "Random Early Detection: EWMA average queue, linear early-drop probability, count spacing",
+    summary:
+        "Random Early Detection: EWMA average queue, linear early-drop probability, count spacing",
     source: "Floyd & Jacobson, IEEE/ACM ToN 1993, s. 4 and Fig. 2; gentle: Floyd 2000",
     params: PARAMS,
     build: |m: &ParamMap, l: &LinkContext| -> Result<Box<dyn Aqm>, ParamError> {
@@ -76,8 +77,14 @@ impl RedParams {
             w_q: p.num("w_q")?,
             max_p: p.num("max_p")?,
             gentle: p.bool("gentle"),
-            mode: if p.choice("mode") == "byte" { Mode::Byte } else { Mode::Packet },
-            mean_pkt_size: p.opt_num("mean_pkt_size")?.unwrap_or(l.mean_pkt_bytes as f64),
+            mode: if p.choice("mode") == "byte" {
+                Mode::Byte
+            } else {
+                Mode::Packet
+            },
+            mean_pkt_size: p
+                .opt_num("mean_pkt_size")?
+                .unwrap_or(l.mean_pkt_bytes as f64),
             max_pkt_size: p.num("max_pkt_size")?,
             ecn: p.bool("ecn"),
         };
@@ -93,18 +100,38 @@ impl RedParams {
         if self.min_th >= self.max_th {
             return Err(ParamError::new(
                 "min_th",
-                format!("must be < max_th (got min_th {} >= max_th {})", self.min_th, self.max_th),
+                format!(
+                    "must be < max_th (got min_th {} >= max_th {})",
+                    self.min_th, self.max_th
+                ),
             ));
         }
         let buf = l.buffer_pkts();
         if self.max_th > buf {
             return Err(ParamError::new(
                 "max_th",
-                format!("must not exceed the link buffer of {buf} packets (got {})", self.max_th),
+                format!(
+                    "must not exceed the link buffer of {buf} packets (got {})",
+                    self.max_th
+                ),
             ));
         }
-        check_range("mean_pkt_size", self.mean_pkt_size, 0.0, true, f64::INFINITY, true)?;
-        check_range("max_pkt_size", self.max_pkt_size, 0.0, true, f64::INFINITY, true)?;
+        check_range(
+            "mean_pkt_size",
+            self.mean_pkt_size,
+            0.0,
+            true,
+            f64::INFINITY,
+            true,
+        )?;
+        check_range(
+            "max_pkt_size",
+            self.max_pkt_size,
+            0.0,
+            true,
+            f64::INFINITY,
+            true,
+        )?;
         Ok(())
     }
 }
@@ -190,7 +217,11 @@ impl Red {
         let pkt_time_ns = params.mean_pkt_size * 8.0 * NS_PER_SEC as f64 / l.rate_bps.max(1) as f64;
         Red {
             params,
-            state: RedState { avg: 0.0, count: -1, last_pb: 0.0 },
+            state: RedState {
+                avg: 0.0,
+                count: -1,
+                last_pb: 0.0,
+            },
             stats: RedStats::default(),
             pkt_time_ns,
         }
@@ -283,8 +314,15 @@ mod tests {
     use crate::testing::Script;
 
     fn red(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<Red, ParamError> {
-        let m: ParamMap = pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        let l = LinkContext { rate_bps: 10_000_000, buffer: Buffer::Packets(buffer), mean_pkt_bytes: 1000 };
+        let m: ParamMap = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let l = LinkContext {
+            rate_bps: 10_000_000,
+            buffer: Buffer::Packets(buffer),
+            mean_pkt_bytes: 1000,
+        };
         Ok(Red::new(RedParams::from_map(&m, &l)?, &l))
     }
 
@@ -293,7 +331,13 @@ mod tests {
         // Hand-worked: min_th 5, max_th 15, max_p 0.1 -> pb = 0.01 (avg - 5).
         for i in 0..=300 {
             let avg = i as f64 * 0.1;
-            let expect = if avg < 5.0 { Some(0.0) } else if avg < 15.0 { Some(0.01 * (avg - 5.0)) } else { None };
+            let expect = if avg < 5.0 {
+                Some(0.0)
+            } else if avg < 15.0 {
+                Some(0.01 * (avg - 5.0))
+            } else {
+                None
+            };
             let got = base_prob(avg, 5.0, 15.0, 0.1, false);
             match (got, expect) {
                 (Some(g), Some(e)) => assert!((g - e).abs() < 1e-12, "avg {avg}: {g} vs {e}"),
@@ -318,7 +362,9 @@ mod tests {
     #[test]
     fn ewma_and_idle_decay_by_hand() {
         // w_q = 0.5, avg 0 -> arrivals seeing q = 4, 4: avg 2, 3.
-        let mut s = Script::new(Box::new(red(&[("w_q", ParamValue::Num(0.5))], 100).unwrap()));
+        let mut s = Script::new(Box::new(
+            red(&[("w_q", ParamValue::Num(0.5))], 100).unwrap(),
+        ));
         s.set_queue(4);
         s.arrive(1000);
         assert!((s.aqm.avg_queue().unwrap() - 2.0).abs() < 1e-12);
@@ -328,12 +374,18 @@ mod tests {
         // Link idle for 3 packet times (1000 B at 10 Mb/s = 800 us each): avg 3 * 0.5^3 = 0.375.
         s.set_idle(2_400_000);
         s.arrive(1000);
-        assert!((s.aqm.avg_queue().unwrap() - 0.375).abs() < 1e-9, "{:?}", s.aqm.avg_queue());
+        assert!(
+            (s.aqm.avg_queue().unwrap() - 0.375).abs() < 1e-9,
+            "{:?}",
+            s.aqm.avg_queue()
+        );
     }
 
     #[test]
     fn above_max_th_every_packet_is_dropped_and_below_min_th_none() {
-        let mut s = Script::new(Box::new(red(&[("w_q", ParamValue::Num(1.0))], 100).unwrap()));
+        let mut s = Script::new(Box::new(
+            red(&[("w_q", ParamValue::Num(1.0))], 100).unwrap(),
+        ));
         s.set_queue(20);
         for _ in 0..50 {
             assert_eq!(s.arrive(1000), Verdict::Drop);
@@ -349,7 +401,9 @@ mod tests {
         // avg fixed at 10 (w_q = 1, q = 10): pb = 0.05. The k-th packet after a drop has count k and
         // pa_k = pb / (1 - k pb); the product of (1 - pa_k) telescopes, so P(gap = n) = pb / (1 - pb)
         // for n = 1..=19: uniform, mean 10 packets (vs 20 for independent drops at pb).
-        let mut s = Script::new(Box::new(red(&[("w_q", ParamValue::Num(1.0))], 100).unwrap()));
+        let mut s = Script::new(Box::new(
+            red(&[("w_q", ParamValue::Num(1.0))], 100).unwrap(),
+        ));
         let n = 200_000;
         let mut drops = 0;
         for _ in 0..n {
@@ -365,11 +419,24 @@ mod tests {
     #[test]
     fn ecn_marks_capable_packets_but_forced_drops_stay_drops() {
         let mut s = Script::new(Box::new(
-            red(&[("w_q", ParamValue::Num(1.0)), ("ecn", ParamValue::Bool(true)), ("max_p", ParamValue::Num(1.0))], 100).unwrap(),
+            red(
+                &[
+                    ("w_q", ParamValue::Num(1.0)),
+                    ("ecn", ParamValue::Bool(true)),
+                    ("max_p", ParamValue::Num(1.0)),
+                ],
+                100,
+            )
+            .unwrap(),
         ));
         s.ecn_capable = true;
         s.set_queue(14);
-        let v: Vec<Verdict> = (0..20).map(|_| { s.set_queue(14); s.arrive(1000) }).collect();
+        let v: Vec<Verdict> = (0..20)
+            .map(|_| {
+                s.set_queue(14);
+                s.arrive(1000)
+            })
+            .collect();
         assert!(v.contains(&Verdict::Mark) && !v.contains(&Verdict::Drop));
         s.set_queue(16);
         assert_eq!(s.arrive(1000), Verdict::Drop);
@@ -377,7 +444,14 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_named() {
-        let e = red(&[("min_th", ParamValue::Num(20.0)), ("max_th", ParamValue::Num(10.0))], 100).unwrap_err();
+        let e = red(
+            &[
+                ("min_th", ParamValue::Num(20.0)),
+                ("max_th", ParamValue::Num(10.0)),
+            ],
+            100,
+        )
+        .unwrap_err();
         assert_eq!(e.param, "min_th");
         let e = red(&[("w_q", ParamValue::Num(0.0))], 100).unwrap_err();
         assert_eq!(e.param, "w_q");

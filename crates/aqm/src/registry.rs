@@ -3,6 +3,9 @@
 use crate::params::{LinkContext, ParamError, ParamMap, ParamSpec};
 use crate::Aqm;
 
+/// Builds a validated instance of an algorithm for a link.
+pub type BuildFn = fn(&ParamMap, &LinkContext) -> Result<Box<dyn Aqm>, ParamError>;
+
 /// What the registry knows of an algorithm.
 #[derive(Clone, Copy, Debug)]
 pub struct AqmInfo {
@@ -15,11 +18,29 @@ pub struct AqmInfo {
     /// Its parameters with their defaults.
     pub params: &'static [ParamSpec],
     /// Builds a validated instance for a link.
-    pub build: fn(&ParamMap, &LinkContext) -> Result<Box<dyn Aqm>, ParamError>,
+    pub build: BuildFn,
 }
 
 /// Every algorithm aqmlab has.
-pub static REGISTRY: &[AqmInfo] = &[crate::droptail::INFO, crate::red::INFO];
+pub static REGISTRY: &[AqmInfo] = &[
+    crate::droptail::INFO,
+    crate::red::INFO,
+    crate::codel::INFO,
+    crate::pie::INFO,
+    crate::blue::INFO,
+    crate::sred::INFO,
+    crate::pi::INFO,
+    crate::rem::INFO,
+    crate::ared::INFO,
+    crate::avq::INFO,
+    crate::anaqm::INFO,
+    crate::paqm::INFO,
+    crate::lindrop::INFO,
+    crate::laq::INFO,
+    crate::apace::INFO,
+    crate::modred::INFO,
+    crate::dropfn::INFO,
+];
 
 /// The algorithm called `name`.
 pub fn find(name: &str) -> Option<&'static AqmInfo> {
@@ -28,12 +49,19 @@ pub fn find(name: &str) -> Option<&'static AqmInfo> {
 
 /// Builds algorithm `name` with the given parameters for a link; the error names the parameter
 /// (or the unknown algorithm) and what is allowed.
-pub fn build(name: &str, params: &ParamMap, link: &LinkContext) -> Result<Box<dyn Aqm>, ParamError> {
+pub fn build(
+    name: &str,
+    params: &ParamMap,
+    link: &LinkContext,
+) -> Result<Box<dyn Aqm>, ParamError> {
     match find(name) {
         Some(info) => (info.build)(params, link),
         None => {
             let names: Vec<&str> = REGISTRY.iter().map(|a| a.name).collect();
-            Err(ParamError::new("", format!("unknown AQM {name:?}; known: {}", names.join(", "))))
+            Err(ParamError::new(
+                "",
+                format!("unknown AQM {name:?}; known: {}", names.join(", ")),
+            ))
         }
     }
 }
@@ -52,7 +80,12 @@ mod tests {
             assert!(!info.source.is_empty() && !info.summary.is_empty());
             for p in info.params {
                 assert!(!p.help.is_empty(), "{}.{} has no help", info.name, p.name);
-                assert!(!matches!(p.default, DefaultValue::Required), "{}.{}", info.name, p.name);
+                assert!(
+                    !matches!(p.default, DefaultValue::Required),
+                    "{}.{}",
+                    info.name,
+                    p.name
+                );
             }
         }
     }
@@ -60,7 +93,10 @@ mod tests {
     #[test]
     fn unknown_names_are_refused_with_the_known_ones() {
         let e = build("nope", &ParamMap::new(), &LinkContext::default()).unwrap_err();
-        assert!(e.msg.contains("unknown AQM") && e.msg.contains("red"), "{e}");
+        assert!(
+            e.msg.contains("unknown AQM") && e.msg.contains("red"),
+            "{e}"
+        );
         let mut m = ParamMap::new();
         m.insert("bogus".into(), crate::ParamValue::Num(1.0));
         let e = build("red", &m, &LinkContext::default()).unwrap_err();

@@ -43,12 +43,20 @@ impl Script {
 
     /// Sets the queue to `n` packets of 1000 bytes, link busy.
     pub fn set_queue(&mut self, n: u32) {
-        self.q = QueueView { len_pkts: n, len_bytes: n as u64 * 1000, idle_since: None };
+        self.q = QueueView {
+            len_pkts: n,
+            len_bytes: n as u64 * 1000,
+            idle_since: None,
+        };
     }
 
     /// Empties the queue, marks the link idle from now, then lets `idle_ns` pass.
     pub fn set_idle(&mut self, idle_ns: Time) {
-        self.q = QueueView { len_pkts: 0, len_bytes: 0, idle_since: Some(self.now) };
+        self.q = QueueView {
+            len_pkts: 0,
+            len_bytes: 0,
+            idle_since: Some(self.now),
+        };
         self.now += idle_ns;
     }
 
@@ -93,6 +101,7 @@ impl Script {
             self.q.len_pkts = self.q.len_pkts.saturating_sub(1);
             self.q.len_bytes = self.q.len_bytes.saturating_sub(size as u64);
         }
-        self.aqm.dequeue(&m, sojourn, &self.q, self.now, &mut self.rng)
+        self.aqm
+            .dequeue(&m, sojourn, &self.q, self.now, &mut self.rng)
     }
 }

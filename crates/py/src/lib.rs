@@ -130,7 +130,8 @@ fn check_aqm(
     use aqm::params::Buffer;
     let cfg = sim::config::AqmConfig {
         name: name.to_string(),
-        params: serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!(": {e}")))?,
+        params: serde_json::from_str(params_json)
+            .map_err(|e| PyValueError::new_err(format!(": {e}")))?,
     };
     let m = cfg.param_map().map_err(PyValueError::new_err)?;
     let buffer = match (buffer_pkts, buffer_bytes) {
@@ -138,7 +139,11 @@ fn check_aqm(
         (None, Some(b)) => Buffer::Bytes(b),
         _ => Buffer::Packets(u32::MAX),
     };
-    let ctx = aqm::LinkContext { rate_bps: rate_bps.max(1), buffer, mean_pkt_bytes: mean_pkt_bytes.max(1) };
+    let ctx = aqm::LinkContext {
+        rate_bps: rate_bps.max(1),
+        buffer,
+        mean_pkt_bytes: mean_pkt_bytes.max(1),
+    };
     catch_unwind(AssertUnwindSafe(|| aqm::build(name, &m, &ctx)))
         .map_err(panic_msg)?
         .map(|_| ())

@@ -3,7 +3,10 @@ use sim::topo::{default_tcp, Dumbbell};
 use sim::Sim;
 
 fn main() {
-    let f: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let f: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let d = Dumbbell {
         flows: 20,
         rate_bps: 100_000_000,

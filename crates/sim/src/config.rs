@@ -80,11 +80,18 @@ impl AqmConfig {
                 serde_json::Value::Array(a) => {
                     let mut out = Vec::with_capacity(a.len());
                     for (i, x) in a.iter().enumerate() {
-                        out.push(x.as_f64().ok_or_else(|| format!("{k}: entry {i} is not a number"))?);
+                        out.push(
+                            x.as_f64()
+                                .ok_or_else(|| format!("{k}: entry {i} is not a number"))?,
+                        );
                     }
                     ParamValue::List(out)
                 }
-                _ => return Err(format!("{k}: must be a number, a boolean, a string or a list")),
+                _ => {
+                    return Err(format!(
+                        "{k}: must be a number, a boolean, a string or a list"
+                    ))
+                }
             };
             m.insert(k.clone(), pv);
         }

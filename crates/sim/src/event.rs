@@ -60,7 +60,11 @@ impl EventQueue {
     /// Schedules `ev` at `time`.
     #[inline]
     pub fn push(&mut self, time: Time, ev: Event) {
-        self.heap.push(Entry { time, seq: self.next_seq, ev });
+        self.heap.push(Entry {
+            time,
+            seq: self.next_seq,
+            ev,
+        });
         self.next_seq += 1;
     }
 

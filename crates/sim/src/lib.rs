@@ -21,6 +21,7 @@ pub use results::Results;
 
 /// Parses a JSON configuration, runs it to the end and returns its results.
 pub fn run_json(json: &str) -> Result<Results, SimError> {
-    let cfg: Config = serde_json::from_str(json).map_err(|e| SimError::Config(format!("configuration: {e}")))?;
+    let cfg: Config =
+        serde_json::from_str(json).map_err(|e| SimError::Config(format!("configuration: {e}")))?;
     Sim::new(&cfg)?.run()
 }

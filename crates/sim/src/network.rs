@@ -123,25 +123,36 @@ impl Sim {
         for (i, lc) in cfg.links.iter().enumerate() {
             let field = format!("links[{i}] ({})", lc.name);
             if lc.from >= n_nodes || lc.to >= n_nodes {
-                return cfg_err(format!("{field}: from/to must name one of the {n_nodes} nodes"));
+                return cfg_err(format!(
+                    "{field}: from/to must name one of the {n_nodes} nodes"
+                ));
             }
             if lc.rate_bps == 0 {
                 return cfg_err(format!("{field}.rate: must be > 0 bit/s"));
             }
-            let buffer = match (lc.buffer_pkts, lc.buffer_bytes) {
-                (Some(p), None) if p > 0 => Buffer::Packets(p),
-                (None, Some(b)) if b > 0 => Buffer::Bytes(b),
-                _ => return cfg_err(format!("{field}.buffer: give exactly one positive buffer, in packets or in bytes")),
-            };
+            let buffer =
+                match (lc.buffer_pkts, lc.buffer_bytes) {
+                    (Some(p), None) if p > 0 => Buffer::Packets(p),
+                    (None, Some(b)) if b > 0 => Buffer::Bytes(b),
+                    _ => return cfg_err(format!(
+                        "{field}.buffer: give exactly one positive buffer, in packets or in bytes"
+                    )),
+                };
             if lc.mean_pkt_bytes == 0 {
                 return cfg_err(format!("{field}.mean_pkt_bytes: must be > 0"));
             }
-            let ctx = LinkContext { rate_bps: lc.rate_bps, buffer, mean_pkt_bytes: lc.mean_pkt_bytes };
+            let ctx = LinkContext {
+                rate_bps: lc.rate_bps,
+                buffer,
+                mean_pkt_bytes: lc.mean_pkt_bytes,
+            };
             let aqm = match &lc.aqm {
                 None => None,
                 Some(a) if a.name == "droptail" && a.params.is_empty() => None,
                 Some(a) => {
-                    let m = a.param_map().map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
+                    let m = a
+                        .param_map()
+                        .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
                     let built = aqm::build(&a.name, &m, &ctx).map_err(|e| {
                         if e.param.is_empty() {
                             SimError::Config(format!("{field}.aqm: {}", e.msg))
@@ -152,7 +163,9 @@ impl Sim {
                     Some(built)
                 }
             };
-            let rng = aqm::rng_from_seed(cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)));
+            let rng = aqm::rng_from_seed(
+                cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)),
+            );
             links.push(Link::new(
                 lc.name.clone(),
                 lc.from,
@@ -180,14 +193,19 @@ impl Sim {
                     return cfg_err(format!("{field}.{which}: must be a host"));
                 }
             }
-            for (pname, path, a, b) in [("path", &fc.path, fc.src, fc.dst), ("rev_path", &fc.rev_path, fc.dst, fc.src)] {
+            for (pname, path, a, b) in [
+                ("path", &fc.path, fc.src, fc.dst),
+                ("rev_path", &fc.rev_path, fc.dst, fc.src),
+            ] {
                 if path.is_empty() || path.len() > u16::MAX as usize {
                     return cfg_err(format!("{field}.{pname}: must hold 1 to 65535 links"));
                 }
                 let mut at = a;
                 for (k, &l) in path.iter().enumerate() {
                     if l >= links.len() || links[l].from != at {
-                        return cfg_err(format!("{field}.{pname}[{k}]: link must start where the previous one ended"));
+                        return cfg_err(format!(
+                            "{field}.{pname}[{k}]: link must start where the previous one ended"
+                        ));
                     }
                     let f = if k == 0 { usize::MAX - a } else { path[k - 1] };
                     match feeder[l] {
@@ -205,11 +223,18 @@ impl Sim {
             if t.mss == 0 {
                 return cfg_err(format!("{field}.mss: must be > 0"));
             }
-            if !(t.init_cwnd >= 1.0) || t.rwnd_segments == 0 || t.min_rto_ns == 0 {
-                return cfg_err(format!("{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"));
+            if t.init_cwnd.is_nan() || t.init_cwnd < 1.0 || t.rwnd_segments == 0 || t.min_rto_ns == 0 {
+                return cfg_err(format!(
+                    "{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"
+                ));
             }
-            let limit = fc.size_bytes.map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
-            let marker = fc.profile.as_ref().map(|p| Marker::new(p.rate_bps, p.burst_bytes));
+            let limit = fc
+                .size_bytes
+                .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
+            let marker = fc
+                .profile
+                .as_ref()
+                .map(|p| Marker::new(p.rate_bps, p.burst_bytes));
             flows.push(Flow {
                 name: fc.name.clone(),
                 src: fc.src,
@@ -220,7 +245,9 @@ impl Sim {
                 receiver: Receiver::new(t),
                 start: fc.start_ns,
                 mss: t.mss,
-                cwnd_series: t.trace_cwnd.then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
+                cwnd_series: t
+                    .trace_cwnd
+                    .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
                 throttle_node: None,
             });
         }
@@ -315,7 +342,8 @@ impl Sim {
             }
             let mut verdict = Verdict::Admit;
             let outcome = link.arrive(&mut pkt, t, &mut verdict);
-            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) && link.aqm.is_some() {
+            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) && link.aqm.is_some()
+            {
                 let from = link.from;
                 let fl = &mut self.flows[f];
                 if verdict == Verdict::Throttle {
@@ -508,7 +536,10 @@ impl Sim {
                 ));
             }
             if s.buffer_violations > 0 {
-                v.push(format!("link {}: queue exceeded its buffer {} times", l.name, s.buffer_violations));
+                v.push(format!(
+                    "link {}: queue exceeded its buffer {} times",
+                    l.name, s.buffer_violations
+                ));
             }
         }
         let mut in_events = 0u64;
@@ -536,7 +567,10 @@ impl Sim {
                 ));
             }
             if fl.sender.snd_una > fl.sender.snd_max {
-                v.push(format!("flow {}: acknowledged beyond what was sent", fl.name));
+                v.push(format!(
+                    "flow {}: acknowledged beyond what was sent",
+                    fl.name
+                ));
             }
             let cwnd = fl.sender.cwnd;
             if let Some(cs) = &mut fl.cwnd_series {

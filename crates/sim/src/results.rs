@@ -2,7 +2,7 @@
 //! Definitions are those of docs/metrics.md; everything is measured over [warmup, end].
 
 use crate::network::Sim;
-use crate::tcp::{RTT_BUCKETS_PER_DECADE, SenderStats};
+use crate::tcp::{SenderStats, RTT_BUCKETS_PER_DECADE};
 use aqm::{Time, NS_PER_SEC};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -205,7 +205,10 @@ pub fn collect(sim: &Sim) -> Results {
         let thr = s.tx_bytes * 8.0 / window_s;
         links.push(LinkSummary {
             name: l.name.clone(),
-            aqm: l.aqm.as_ref().map_or("droptail".into(), |a| a.name().to_string()),
+            aqm: l
+                .aqm
+                .as_ref()
+                .map_or("droptail".into(), |a| a.name().to_string()),
             rate_bps: l.rate_bps,
             arrived: s.arrived,
             dropped_aqm: s.dropped_aqm,
@@ -220,22 +223,41 @@ pub fn collect(sim: &Sim) -> Results {
             queue_std_pkts: qv.sqrt(),
             queue_mean_bytes: s.qb_int / window,
             queue_seen_mean_pkts: nan_if_zero(s.arrived, sm),
-            queue_seen_std_pkts: nan_if_zero(s.arrived, (s.seen_sq_sum / n_seen - sm * sm).max(0.0).sqrt()),
+            queue_seen_std_pkts: nan_if_zero(
+                s.arrived,
+                (s.seen_sq_sum / n_seen - sm * sm).max(0.0).sqrt(),
+            ),
             queue_max_pkts: s.max_pkts,
             delay_mean_s: nan_if_zero(s.delay_n, secs(dm)),
-            delay_std_s: nan_if_zero(s.delay_n, secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt())),
-            jitter_s: nan_if_zero(s.delay_n.saturating_sub(1), secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0))),
+            delay_std_s: nan_if_zero(
+                s.delay_n,
+                secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt()),
+            ),
+            jitter_s: nan_if_zero(
+                s.delay_n.saturating_sub(1),
+                secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0)),
+            ),
             aqm_stats: l
                 .aqm
                 .as_ref()
-                .map(|a| a.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                .map(|a| {
+                    a.stats()
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect()
+                })
                 .unwrap_or_default(),
         });
         if let Some(ser) = &l.series {
             series.push(NamedSeries {
                 name: format!("link:{}", l.name),
                 t: ser.t.clone(),
-                cols: ser.names.iter().map(|n| n.to_string()).zip(ser.cols.iter().cloned()).collect(),
+                cols: ser
+                    .names
+                    .iter()
+                    .map(|n| n.to_string())
+                    .zip(ser.cols.iter().cloned())
+                    .collect(),
             });
         }
     }

@@ -54,7 +54,12 @@ pub struct Marker {
 impl Marker {
     /// A full bucket.
     pub fn new(rate_bps: u64, burst_bytes: u64) -> Self {
-        Marker { rate_bps: rate_bps as f64, depth: burst_bytes as f64, tokens: burst_bytes as f64, last: 0 }
+        Marker {
+            rate_bps: rate_bps as f64,
+            depth: burst_bytes as f64,
+            tokens: burst_bytes as f64,
+            last: 0,
+        }
     }
 
     /// Colours a packet of `size` bytes sent at `now`.
@@ -305,7 +310,11 @@ impl Sender {
                 self.done_at = Some(now);
             }
             // RFC 3168 s. 6.1.2: at most one reduction per window of data.
-            if ack.flags & ECE != 0 && self.ecn && !self.in_recovery && self.snd_una > self.ecn_recover {
+            if ack.flags & ECE != 0
+                && self.ecn
+                && !self.in_recovery
+                && self.snd_una > self.ecn_recover
+            {
                 self.ssthresh = Self::halve(self.flight());
                 self.cwnd = self.ssthresh.max(1.0);
                 self.ecn_recover = self.snd_max;
@@ -318,7 +327,8 @@ impl Sender {
                 self.cwnd += 1.0; // RFC 5681 s. 3.2 step 4: inflate
             } else if self.dupacks == 3 {
                 // RFC 6582 s. 3.2 step 1: only when the ACK covers more than `recover`.
-                let allowed = self.variant == TcpVariant::Reno || !self.recover_valid || a > self.recover;
+                let allowed =
+                    self.variant == TcpVariant::Reno || !self.recover_valid || a > self.recover;
                 if allowed {
                     self.ssthresh = Self::halve(self.flight());
                     self.recover = self.snd_max;
@@ -625,7 +635,10 @@ mod tests {
         assert_eq!(d1, Some(2000 + s.rto));
         s.on_ack(&ack(107, 0), 3000, &mut out);
         assert!(s.in_recovery);
-        assert_eq!(s.rto_deadline, d1, "a second partial ACK must not restart the timer");
+        assert_eq!(
+            s.rto_deadline, d1,
+            "a second partial ACK must not restart the timer"
+        );
 
         let mut r = sender_at(TcpVariant::Reno, 20);
         for _ in 0..3 {
@@ -680,7 +693,10 @@ mod tests {
         let w = s.cwnd;
         e.seq = 102;
         s.on_ack(&e, 20, &mut out);
-        assert_eq!(s.stats.ecn_reductions, 1, "second echo within the window is ignored");
+        assert_eq!(
+            s.stats.ecn_reductions, 1,
+            "second echo within the window is ignored"
+        );
         assert!(s.cwnd >= w);
         // cwnd 9.5 < flight 18: nothing may be sent yet; CWR rides the next new segment.
         assert!(out.is_empty());

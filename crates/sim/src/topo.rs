@@ -5,7 +5,9 @@
 //! access link (rate, delay_i) -- receiver host i, one host pair per flow; the reverse direction
 //! mirrors it with a DropTail bottleneck of the same rate, delay and buffer.
 
-use crate::config::{AqmConfig, Config, FlowConfig, LinkConfig, NodeConfig, NodeKind, TcpConfig, TcpVariant};
+use crate::config::{
+    AqmConfig, Config, FlowConfig, LinkConfig, NodeConfig, NodeKind, TcpConfig, TcpVariant,
+};
 
 /// What a dumbbell is made of.
 #[derive(Clone, Debug)]
@@ -61,37 +63,104 @@ impl Dumbbell {
     /// The run configuration.
     pub fn config(&self) -> Config {
         let mut nodes = vec![
-            NodeConfig { name: "A".into(), kind: NodeKind::Router },
-            NodeConfig { name: "B".into(), kind: NodeKind::Router },
+            NodeConfig {
+                name: "A".into(),
+                kind: NodeKind::Router,
+            },
+            NodeConfig {
+                name: "B".into(),
+                kind: NodeKind::Router,
+            },
         ];
         let mut links = Vec::new();
-        let mk = |name: String, from, to, rate_bps, delay_ns, buffer_pkts, aqm, monitor| LinkConfig {
-            name,
-            from,
-            to,
-            rate_bps,
-            delay_ns,
-            buffer_pkts: Some(buffer_pkts),
-            buffer_bytes: None,
-            aqm,
-            mean_pkt_bytes: 1500,
-            monitor,
-        };
-        links.push(mk("bottleneck".into(), 0, 1, self.rate_bps, self.delay_ns, self.buffer_pkts, self.aqm.clone(), true));
-        links.push(mk("reverse".into(), 1, 0, self.rate_bps, self.delay_ns, self.buffer_pkts, None, false));
+        let mk =
+            |name: String, from, to, rate_bps, delay_ns, buffer_pkts, aqm, monitor| LinkConfig {
+                name,
+                from,
+                to,
+                rate_bps,
+                delay_ns,
+                buffer_pkts: Some(buffer_pkts),
+                buffer_bytes: None,
+                aqm,
+                mean_pkt_bytes: 1500,
+                monitor,
+            };
+        links.push(mk(
+            "bottleneck".into(),
+            0,
+            1,
+            self.rate_bps,
+            self.delay_ns,
+            self.buffer_pkts,
+            self.aqm.clone(),
+            true,
+        ));
+        links.push(mk(
+            "reverse".into(),
+            1,
+            0,
+            self.rate_bps,
+            self.delay_ns,
+            self.buffer_pkts,
+            None,
+            false,
+        ));
         let mut flows = Vec::new();
         for i in 0..self.flows {
             let d = self.access_delays_ns[i % self.access_delays_ns.len()];
             let s = nodes.len();
-            nodes.push(NodeConfig { name: format!("S{i}"), kind: NodeKind::Host });
-            nodes.push(NodeConfig { name: format!("R{i}"), kind: NodeKind::Host });
+            nodes.push(NodeConfig {
+                name: format!("S{i}"),
+                kind: NodeKind::Host,
+            });
+            nodes.push(NodeConfig {
+                name: format!("R{i}"),
+                kind: NodeKind::Host,
+            });
             let r = s + 1;
             let l0 = links.len();
             let big = 10_000;
-            links.push(mk(format!("S{i}-A"), s, 0, self.access_rate_bps, d, big, None, false));
-            links.push(mk(format!("B-R{i}"), 1, r, self.access_rate_bps, d, big, None, false));
-            links.push(mk(format!("R{i}-B"), r, 1, self.access_rate_bps, d, big, None, false));
-            links.push(mk(format!("A-S{i}"), 0, s, self.access_rate_bps, d, big, None, false));
+            links.push(mk(
+                format!("S{i}-A"),
+                s,
+                0,
+                self.access_rate_bps,
+                d,
+                big,
+                None,
+                false,
+            ));
+            links.push(mk(
+                format!("B-R{i}"),
+                1,
+                r,
+                self.access_rate_bps,
+                d,
+                big,
+                None,
+                false,
+            ));
+            links.push(mk(
+                format!("R{i}-B"),
+                r,
+                1,
+                self.access_rate_bps,
+                d,
+                big,
+                None,
+                false,
+            ));
+            links.push(mk(
+                format!("A-S{i}"),
+                0,
+                s,
+                self.access_rate_bps,
+                d,
+                big,
+                None,
+                false,
+            ));
             flows.push(FlowConfig {
                 name: format!("f{i}"),
                 src: s,

@@ -71,7 +71,13 @@ fn a_single_drop_halves_the_window_and_recovers_without_timeout() {
     tcp.init_cwnd = 2.0;
     let d = one_flow(10_000_000, 1000, tcp, 20 * S);
     let mut sim = Sim::new(&d.config()).unwrap();
-    sim.replace_aqm(0, Box::new(DropArrivals { drop: vec![3000], n: 0 }));
+    sim.replace_aqm(
+        0,
+        Box::new(DropArrivals {
+            drop: vec![3000],
+            n: 0,
+        }),
+    );
     let mut t = 0;
     let mut before = None; // (cwnd, flight) just before recovery starts
     let mut after = None; // cwnd when recovery ends
@@ -98,7 +104,10 @@ fn a_single_drop_halves_the_window_and_recovers_without_timeout() {
     let (w, flight) = before.expect("entered recovery");
     let after = after.expect("left recovery");
     // RFC 5681 eq. 4: ssthresh = FlightSize / 2; cwnd = ssthresh on the full ACK (RFC 6582).
-    assert!((after - flight as f64 / 2.0).abs() <= 0.5, "after {after}, flight {flight}");
+    assert!(
+        (after - flight as f64 / 2.0).abs() <= 0.5,
+        "after {after}, flight {flight}"
+    );
     assert!((after - w / 2.0).abs() <= 1.0, "cwnd {w} -> {after}");
     // Recovered: the window grows again afterwards.
     assert!(sim.flows[0].sender.cwnd > after + 5.0);
@@ -121,7 +130,13 @@ fn losing_the_tail_of_a_transfer_times_out_when_rfc6298_says() {
         cfg.flows[0].size_bytes = Some(n_seg * 1460);
         d.warmup_ns = 0;
         let mut sim = Sim::new(&cfg).unwrap();
-        sim.replace_aqm(0, Box::new(DropArrivals { drop: vec![n_seg], n: 0 }));
+        sim.replace_aqm(
+            0,
+            Box::new(DropArrivals {
+                drop: vec![n_seg],
+                n: 0,
+            }),
+        );
         // RFC 6298 s. 2: after k equal samples R: SRTT = R, RTTVAR = R/2 * 0.75^(k-1),
         // RTO = max(min, SRTT + max(G, 4 RTTVAR)). The timer restarts on the ACK of segment
         // n-1 (s. 5.3), which arrives at (n-1) R.
@@ -130,11 +145,20 @@ fn losing_the_tail_of_a_transfer_times_out_when_rfc6298_says() {
         let rto = rto.max(min_rto);
         let expect = (n_seg - 1) * (data + ack) + rto;
         sim.run_until(expect - 1);
-        assert_eq!(sim.flows[0].sender.stats.timeouts, 0, "min_rto {min_rto}: too early");
+        assert_eq!(
+            sim.flows[0].sender.stats.timeouts, 0,
+            "min_rto {min_rto}: too early"
+        );
         sim.run_until(expect);
-        assert_eq!(sim.flows[0].sender.stats.timeouts, 1, "min_rto {min_rto}: not at {expect}");
+        assert_eq!(
+            sim.flows[0].sender.stats.timeouts, 1,
+            "min_rto {min_rto}: not at {expect}"
+        );
         let r = sim.run().unwrap();
-        assert_eq!(r.summary.flows[0].delivered_segments, n_seg, "the retransmission completes it");
+        assert_eq!(
+            r.summary.flows[0].delivered_segments, n_seg,
+            "the retransmission completes it"
+        );
     }
 }
 
@@ -166,7 +190,11 @@ fn equal_rtt_flows_share_a_droptail_bottleneck_fairly() {
 
 #[test]
 fn invariant_checks_hold_on_varied_runs_and_fire_on_a_broken_count() {
-    for (aqm, delack, ecn) in [("droptail", false, false), ("red", true, false), ("red", false, true)] {
+    for (aqm, delack, ecn) in [
+        ("droptail", false, false),
+        ("red", true, false),
+        ("red", false, true),
+    ] {
         let mut tcp = default_tcp();
         tcp.delack = delack;
         tcp.ecn = ecn;
@@ -177,7 +205,8 @@ fn invariant_checks_hold_on_varied_runs_and_fire_on_a_broken_count() {
             buffer_pkts: 100,
             aqm: (aqm != "droptail").then(|| AqmConfig {
                 name: aqm.into(),
-                params: serde_json::from_str(r#"{"min_th": 20, "max_th": 60, "ecn": true}"#).unwrap(),
+                params: serde_json::from_str(r#"{"min_th": 20, "max_th": 60, "ecn": true}"#)
+                    .unwrap(),
             }),
             access_rate_bps: 100_000_000,
             access_delays_ns: vec![MS, 7 * MS, 30 * MS],
