@@ -251,14 +251,55 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
     return cfg, int(mss) + cfg["header_bytes"]
 
 
-def aqm_params(aqm: dict[str, Any], field: str = "aqm") -> tuple[str, dict[str, Any]]:
+def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]:
+    """``dropfn`` by family: ``family`` with ``scale``, or with ``target_mean`` (and ``load``,
+    default 1) to calibrate the scale so the M/M/1 mean queue is the target (seed 002). The
+    shapes are defined once, in :mod:`aqmlab.theory.families`; the AQM receives the table."""
+    from aqmlab.theory import dropfn as theory_dropfn
+    from aqmlab.theory import families
+
+    aqm = dict(aqm)
+    fam = aqm.pop("family", None)
+    scale = aqm.pop("scale", None)
+    target = aqm.pop("target_mean", None)
+    load = aqm.pop("load", None)
+    if fam is None:
+        for k, v in (("scale", scale), ("target_mean", target), ("load", load)):
+            if v is not None:
+                raise InputError(f"{field}.{k}: goes with {field}.family")
+        if "table" in aqm:
+            table = families.validate_table(aqm["table"], f"{field}.table")
+            aqm["table"] = [float(x) for x in table]
+        return aqm
+    if "table" in aqm:
+        raise InputError(f"{field}.table: give either a table or a family, not both")
+    if not isinstance(fam, str) or fam not in families.FAMILIES:
+        known = ", ".join(families.FAMILIES)
+        raise InputError(f"{field}.family: unknown family {fam!r}; known: {known}")
+    if scale is None:
+        if target is None:
+            raise InputError(
+                f"{field}.scale: give scale, or target_mean (and load) to calibrate it"
+            )
+        scale = theory_dropfn.calibrate(fam, float(target), 1.0 if load is None else float(load))
+    elif target is not None or load is not None:
+        raise InputError(f"{field}.scale: give scale or target_mean, not both")
+    aqm["table"] = [float(x) for x in families.table(fam, float(scale), n_max)]
+    return aqm
+
+
+def aqm_params(
+    aqm: dict[str, Any], field: str = "aqm", n_max: int = 10_000
+) -> tuple[str, dict[str, Any]]:
     """Splits an ``[aqm]`` table into its name and its parameters in base units.
 
     Unit strings are converted by each parameter's kind (``duration``: seconds, ``rate``: bit/s,
-    ``size``: bytes) as ``aqmlab list`` shows it.
+    ``size``: bytes) as ``aqmlab list`` shows it. ``n_max`` bounds a tabulated dropping function.
     """
     from aqmlab import algorithms
 
+    if aqm.get("name") == "dropfn":
+        aqm = _dropfn_table(aqm, field, n_max)
     if "name" not in aqm:
         raise InputError(f"{field}.name: is required (one of {', '.join(algorithms.names())})")
     name = aqm["name"]
@@ -370,7 +411,7 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
     mean_pkt = round(sum(sizes) / len(sizes))
 
-    aqm_name, aqm_par = aqm_params(sc.aqm)
+    aqm_name, aqm_par = aqm_params(sc.aqm, n_max=(buf[0] + 1) if buf[0] else 10_000)
     from aqmlab import algorithms
 
     algorithms.check(aqm_name, aqm_par, rate, buf, mean_pkt, field="aqm")

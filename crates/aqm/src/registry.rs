@@ -42,6 +42,12 @@ pub static REGISTRY: &[AqmInfo] = &[
     crate::dropfn::INFO,
 ];
 
+pub use crate::fq_codel::QdiscInfo;
+
+/// Queue disciplines that store packets in several internal queues (built by the caller, not
+/// through [`build`]): FQ-CoDel.
+pub static QDISCS: &[QdiscInfo] = &[crate::fq_codel::FQ_CODEL_INFO];
+
 /// The algorithm called `name`.
 pub fn find(name: &str) -> Option<&'static AqmInfo> {
     REGISTRY.iter().find(|a| a.name == name)

@@ -86,13 +86,21 @@ fn simulate<'py>(
 fn list_aqms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     use aqm::params::{DefaultValue, ParamKind};
     let out = PyList::empty(py);
-    for info in aqm::REGISTRY {
+    let all = aqm::REGISTRY
+        .iter()
+        .map(|a| (a.name, a.summary, a.source, a.params))
+        .chain(
+            aqm::registry::QDISCS
+                .iter()
+                .map(|q| (q.name, q.summary, q.source, q.params)),
+        );
+    for (name, summary, source, params) in all {
         let d = PyDict::new(py);
-        d.set_item("name", info.name)?;
-        d.set_item("summary", info.summary)?;
-        d.set_item("source", info.source)?;
+        d.set_item("name", name)?;
+        d.set_item("summary", summary)?;
+        d.set_item("source", source)?;
         let ps = PyList::empty(py);
-        for p in info.params {
+        for p in params {
             let pd = PyDict::new(py);
             pd.set_item("name", p.name)?;
             pd.set_item("kind", p.kind.label())?;
@@ -144,9 +152,17 @@ fn check_aqm(
         buffer,
         mean_pkt_bytes: mean_pkt_bytes.max(1),
     };
-    catch_unwind(AssertUnwindSafe(|| aqm::build(name, &m, &ctx)))
+    let built = catch_unwind(AssertUnwindSafe(|| {
+        if name == "fq_codel" {
+            let m =
+                sim::network::fq_params(&cfg, buffer).map_err(|e| aqm::ParamError::new("", e))?;
+            aqm::fq_codel::build_fq_codel::<sim::packet::Packet>(&m, &ctx).map(|_| ())
+        } else {
+            aqm::build(name, &m, &ctx).map(|_| ())
+        }
+    }));
+    built
         .map_err(panic_msg)?
-        .map(|_| ())
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

@@ -10,8 +10,9 @@
 //!
 //! Metrics are counted over the measurement window [warmup, end] by the time each thing happens.
 
-use crate::packet::{Packet, CE};
+use crate::packet::{Packet, CE, ECT};
 use crate::series::Series;
+use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
 use std::collections::VecDeque;
@@ -81,6 +82,21 @@ pub enum Outcome {
     Dropped,
 }
 
+impl FqPacket for Packet {
+    fn flow_id(&self) -> u32 {
+        self.flow
+    }
+    fn size_bytes(&self) -> u32 {
+        self.size
+    }
+    fn ecn_capable(&self) -> bool {
+        self.flags & ECT != 0
+    }
+    fn set_ce(&mut self) {
+        self.flags |= CE;
+    }
+}
+
 /// One link.
 pub struct Link {
     /// Name for reports.
@@ -97,6 +113,8 @@ pub struct Link {
     pub buffer: Buffer,
     /// The AQM (`None`: DropTail).
     pub aqm: Option<Box<dyn Aqm>>,
+    /// FQ-CoDel, a queue discipline with its own per-flow queues (replaces the FIFO and the AQM).
+    pub fq: Option<Box<FqCodel<Packet>>>,
     rng: AqmRng,
     /// Stored packets and transmission events (the AQM has a dequeue hook).
     pub real: bool,
@@ -160,6 +178,7 @@ impl Link {
             delay_ns,
             buffer,
             aqm,
+            fq: None,
             rng,
             real,
             chained: false,
@@ -378,6 +397,9 @@ impl Link {
     /// verdict (Throttle matters to the caller).
     #[inline]
     pub fn arrive(&mut self, pkt: &mut Packet, t: Time, verdict_out: &mut Verdict) -> Outcome {
+        if self.fq.is_some() {
+            return self.arrive_fq(pkt, t);
+        }
         if !self.real {
             self.sync(t);
         }
@@ -407,9 +429,41 @@ impl Link {
         Outcome::Forward(end_tx + self.delay_ns)
     }
 
+    /// FQ-CoDel: the packet joins its flow's queue; the limit may push out packets of the
+    /// fattest flow (counted as overflow drops, RFC 8290 s. 4.1).
+    fn arrive_fq(&mut self, pkt: &mut Packet, t: Time) -> Outcome {
+        self.touch(t);
+        self.stats.total_arrived += 1;
+        if self.in_window(t) {
+            self.stats.arrived += 1;
+            self.stats.arrived_bytes += pkt.size as u64;
+            let q = self.len_pkts as f64;
+            self.stats.seen_sum += q;
+            self.stats.seen_sq_sum += q * q;
+        }
+        pkt.enq_time = t;
+        let fq = self.fq.as_mut().expect("fq link");
+        let dropped = fq.enqueue(*pkt, t, |_, _| {});
+        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        for _ in 0..dropped {
+            self.record_drop(t, false);
+        }
+        if dropped == 0 {
+            self.stats.last_dropped = false;
+        }
+        self.change(
+            t,
+            np as i32 - self.len_pkts as i32,
+            nb as i64 - self.len_bytes as i64,
+        );
+        Outcome::Queued
+    }
+
     /// Real queue: whether the transmitter is idle with packets waiting.
     pub fn can_start(&self) -> bool {
-        self.real && !self.busy && !self.queue.is_empty()
+        self.real
+            && !self.busy
+            && (!self.queue.is_empty() || self.fq.as_ref().is_some_and(|f| !f.is_empty()))
     }
 
     /// Real queue: the transmitter finished at `t`.
@@ -421,6 +475,33 @@ impl Link {
     /// Real queue: takes head packets, letting the AQM drop at the head, until one is sent.
     /// Returns it with its arrival time at the next node and the time its transmission ends.
     pub fn start_next(&mut self, t: Time) -> Option<(Packet, Time, Time)> {
+        if let Some(fq) = self.fq.as_mut() {
+            let marks0 = fq.stats().ecn_marks;
+            let mut head_drops = 0u64;
+            let out = fq.dequeue(t, |_, _| head_drops += 1);
+            let marked = fq.stats().ecn_marks - marks0;
+            let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+            self.change(
+                t,
+                np as i32 - self.len_pkts as i32,
+                nb as i64 - self.len_bytes as i64,
+            );
+            for _ in 0..head_drops {
+                self.record_drop(t, true);
+            }
+            if marked > 0 && self.in_window(t) {
+                self.stats.marked += marked;
+            }
+            let pkt = out?;
+            self.stats.total_started += 1;
+            self.stats.last_dropped = false;
+            self.busy = true;
+            let end_tx = t + self.tx_ns(pkt.size);
+            self.busy_until = end_tx;
+            self.record_delay(t, pkt.enq_time);
+            self.record_tx(t, end_tx, pkt.size);
+            return Some((pkt, end_tx + self.delay_ns, end_tx));
+        }
         while let Some(mut pkt) = self.queue.pop_front() {
             self.stats.total_started += 1;
             self.change(t, -1, -(pkt.size as i64));
@@ -471,7 +552,7 @@ impl Link {
 
     /// Packets stored now (conservation: lazy FIFOs store none, their packets travel as events).
     pub fn stored(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.fq.as_ref().map_or(0, |f| f.len_pkts() as usize)
     }
 
     /// Brings counters and series up to the end of the run.
@@ -485,6 +566,24 @@ impl Link {
 
     /// Packets waiting at the end (lazy FIFO bookkeeping).
     pub fn waiting_at_end(&self) -> usize {
-        self.waiting.len() + self.queue.len()
+        self.waiting.len() + self.stored()
+    }
+
+    /// The name of what guards the queue.
+    pub fn aqm_name(&self) -> &'static str {
+        if self.fq.is_some() {
+            "fq_codel"
+        } else {
+            self.aqm.as_ref().map_or("droptail", |a| a.name())
+        }
+    }
+
+    /// The counters of the AQM or queue discipline.
+    pub fn aqm_stats(&self) -> Vec<(&'static str, f64)> {
+        match (&self.fq, &self.aqm) {
+            (Some(f), _) => f.stats_vec(),
+            (None, Some(a)) => a.stats(),
+            _ => Vec::new(),
+        }
     }
 }

@@ -96,6 +96,16 @@ pub struct Sim {
     pub violations: Vec<String>,
 }
 
+/// FQ-CoDel's parameters; its shared `limit` defaults to the link's buffer in packets.
+pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::ParamMap, String> {
+    let mut m = a.param_map()?;
+    if let Buffer::Packets(n) = buffer {
+        m.entry("limit".into())
+            .or_insert(aqm::ParamValue::Num(n as f64));
+    }
+    Ok(m)
+}
+
 fn cfg_err<T>(msg: String) -> Result<T, SimError> {
     Err(SimError::Config(msg))
 }
@@ -130,14 +140,15 @@ impl Sim {
             if lc.rate_bps == 0 {
                 return cfg_err(format!("{field}.rate: must be > 0 bit/s"));
             }
-            let buffer =
-                match (lc.buffer_pkts, lc.buffer_bytes) {
-                    (Some(p), None) if p > 0 => Buffer::Packets(p),
-                    (None, Some(b)) if b > 0 => Buffer::Bytes(b),
-                    _ => return cfg_err(format!(
+            let buffer = match (lc.buffer_pkts, lc.buffer_bytes) {
+                (Some(p), None) if p > 0 => Buffer::Packets(p),
+                (None, Some(b)) if b > 0 => Buffer::Bytes(b),
+                _ => {
+                    return cfg_err(format!(
                         "{field}.buffer: give exactly one positive buffer, in packets or in bytes"
-                    )),
-                };
+                    ))
+                }
+            };
             if lc.mean_pkt_bytes == 0 {
                 return cfg_err(format!("{field}.mean_pkt_bytes: must be > 0"));
             }
@@ -146,27 +157,36 @@ impl Sim {
                 buffer,
                 mean_pkt_bytes: lc.mean_pkt_bytes,
             };
+            let name_err = |e: aqm::ParamError| {
+                if e.param.is_empty() {
+                    SimError::Config(format!("{field}.aqm: {}", e.msg))
+                } else {
+                    SimError::Config(format!("{field}.aqm.{}: {}", e.param, e.msg))
+                }
+            };
+            let mut fq = None;
             let aqm = match &lc.aqm {
                 None => None,
                 Some(a) if a.name == "droptail" && a.params.is_empty() => None,
+                Some(a) if a.name == "fq_codel" => {
+                    let m = fq_params(a, buffer)
+                        .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
+                    fq = Some(Box::new(
+                        aqm::fq_codel::build_fq_codel(&m, &ctx).map_err(name_err)?,
+                    ));
+                    None
+                }
                 Some(a) => {
                     let m = a
                         .param_map()
                         .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
-                    let built = aqm::build(&a.name, &m, &ctx).map_err(|e| {
-                        if e.param.is_empty() {
-                            SimError::Config(format!("{field}.aqm: {}", e.msg))
-                        } else {
-                            SimError::Config(format!("{field}.aqm.{}: {}", e.param, e.msg))
-                        }
-                    })?;
-                    Some(built)
+                    Some(aqm::build(&a.name, &m, &ctx).map_err(name_err)?)
                 }
             };
             let rng = aqm::rng_from_seed(
                 cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)),
             );
-            links.push(Link::new(
+            let mut link = Link::new(
                 lc.name.clone(),
                 lc.from,
                 lc.to,
@@ -180,7 +200,12 @@ impl Sim {
                 cfg.duration_ns,
                 cfg.sample_interval_ns,
                 cfg.max_samples,
-            ));
+            );
+            if fq.is_some() {
+                link.fq = fq;
+                link.real = true;
+            }
+            links.push(link);
         }
         let mut flows = Vec::with_capacity(cfg.flows.len());
         // Feeders of each link: None = not yet seen; Some(k) with k = usize::MAX - host for hosts.
@@ -223,7 +248,11 @@ impl Sim {
             if t.mss == 0 {
                 return cfg_err(format!("{field}.mss: must be > 0"));
             }
-            if t.init_cwnd.is_nan() || t.init_cwnd < 1.0 || t.rwnd_segments == 0 || t.min_rto_ns == 0 {
+            if t.init_cwnd.is_nan()
+                || t.init_cwnd < 1.0
+                || t.rwnd_segments == 0
+                || t.min_rto_ns == 0
+            {
                 return cfg_err(format!(
                     "{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"
                 ));
@@ -353,10 +382,7 @@ impl Sim {
                 }
             }
             match outcome {
-                Outcome::Dropped => {
-                    self.dropped += 1;
-                    return;
-                }
+                Outcome::Dropped => return,
                 Outcome::Queued => {
                     self.try_start(l, t);
                     return;
@@ -549,6 +575,9 @@ impl Sim {
             }
         }
         let stored: u64 = self.links.iter().map(|l| l.stored() as u64).sum();
+        // Drops happen on arrival, at the head (CoDel) and inside queue disciplines (FQ-CoDel's
+        // limit): the links' own counts are the network's.
+        self.dropped = self.links.iter().map(|l| l.stats.total_dropped).sum();
         if self.injected != self.delivered + self.dropped + self.beyond + in_events + stored {
             v.push(format!(
                 "network: sent {} != delivered {} + dropped {} + in flight {} + queued {}",

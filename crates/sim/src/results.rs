@@ -205,10 +205,7 @@ pub fn collect(sim: &Sim) -> Results {
         let thr = s.tx_bytes * 8.0 / window_s;
         links.push(LinkSummary {
             name: l.name.clone(),
-            aqm: l
-                .aqm
-                .as_ref()
-                .map_or("droptail".into(), |a| a.name().to_string()),
+            aqm: l.aqm_name().to_string(),
             rate_bps: l.rate_bps,
             arrived: s.arrived,
             dropped_aqm: s.dropped_aqm,
@@ -238,15 +235,10 @@ pub fn collect(sim: &Sim) -> Results {
                 secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0)),
             ),
             aqm_stats: l
-                .aqm
-                .as_ref()
-                .map(|a| {
-                    a.stats()
-                        .into_iter()
-                        .map(|(k, v)| (k.to_string(), v))
-                        .collect()
-                })
-                .unwrap_or_default(),
+                .aqm_stats()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         });
         if let Some(ser) = &l.series {
             series.push(NamedSeries {
