@@ -26,8 +26,8 @@ demo: build
 lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
-	$(BIN)/ruff check python tests benches
-	$(BIN)/ruff format --check python tests benches
+	$(BIN)/ruff check python tests benches scripts
+	$(BIN)/ruff format --check python tests benches scripts/algorithms_doc.py
 
 rust-test:
 	cargo test --workspace --release --quiet

@@ -1,4 +1,5 @@
-//! Debug aid: prints one flow's sender state every 100 ms of a 20-flow DropTail dumbbell.
+//! Debug aid: `trace_flow FLOW N_FLOWS [AQM] [STEP_NS]` prints one flow's sender state every
+//! step of a dumbbell (100 Mb/s, 2 ms, buffer 300, 1 ms access delays).
 use sim::topo::{default_tcp, Dumbbell};
 use sim::Sim;
 
@@ -7,14 +8,21 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    let arg = |i: usize| std::env::args().nth(i);
+    let n: usize = arg(2).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let aqm = arg(3).map(|name| sim::config::AqmConfig {
+        name,
+        params: Default::default(),
+    });
+    let step: u64 = arg(4).and_then(|s| s.parse().ok()).unwrap_or(100_000_000);
     let d = Dumbbell {
-        flows: 20,
+        flows: n,
         rate_bps: 100_000_000,
         delay_ns: 2_000_000,
         buffer_pkts: 300,
-        aqm: None,
+        aqm,
         access_rate_bps: 1_000_000_000,
-        access_delays_ns: vec![10_000_000],
+        access_delays_ns: vec![1_000_000],
         tcp: default_tcp(),
         duration_ns: 20_000_000_000,
         warmup_ns: 1_000_000_000,
@@ -23,13 +31,13 @@ fn main() {
     };
     let mut sim = Sim::new(&d.config()).unwrap();
     let mut t = 0;
-    while t < 20_000_000_000u64 {
-        t += 100_000_000;
+    while t < 3_000_000_000u64 {
+        t += step;
         sim.run_until(t);
         let s = &sim.flows[f].sender;
         println!(
-            "t {:5.1} una {:7} nxt {:7} max {:7} cwnd {:8.1} ssth {:6.1} rec {} retx {} fr {} to {} rcv_nxt {} blocks {:?}",
-            t as f64 / 1e9, s.snd_una, s.snd_nxt, s.snd_max, s.cwnd, s.ssthresh, s.in_recovery,
+            "t {:6.3} q {:4} una {:7} nxt {:7} max {:7} cwnd {:8.1} ssth {:6.1} rec {} retx {} fr {} to {} rcv_nxt {} blocks {:?}",
+            t as f64 / 1e9, sim.links[0].len_pkts(), s.snd_una, s.snd_nxt, s.snd_max, s.cwnd, s.ssthresh, s.in_recovery,
             s.stats.retransmits, s.stats.fast_retransmits, s.stats.timeouts,
             sim.flows[f].receiver.rcv_nxt, &sim.flows[f].receiver.blocks()[..sim.flows[f].receiver.blocks().len().min(4)]
         );

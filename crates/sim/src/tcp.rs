@@ -352,7 +352,16 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        self.ssthresh = Self::halve(self.flight());
+        // RFC 5681 s. 3.1 eq. 4: ssthresh no more than max(FlightSize / 2, 2). During NewReno
+        // fast recovery the flight includes data sent under the "artificially inflated" window
+        // (RFC 6582 s. 3.2 step 4), so a timeout there keeps the ssthresh already chosen for this
+        // congestion event when that is lower: a timeout never raises ssthresh.
+        let half = Self::halve(self.flight());
+        self.ssthresh = if self.in_recovery {
+            half.min(self.ssthresh)
+        } else {
+            half
+        };
         self.cwnd = 1.0;
         self.in_recovery = false;
         self.dupacks = 0;
@@ -673,6 +682,24 @@ mod tests {
         assert_eq!(s.ssthresh, 5.0);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].seq, 0);
+    }
+
+    #[test]
+    fn a_timeout_in_fast_recovery_never_raises_ssthresh() {
+        let mut s = sender_at(TcpVariant::NewReno, 20);
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            s.on_ack(&ack(100, 0), 1000, &mut out);
+        }
+        assert_eq!(s.ssthresh, 10.0);
+        // 40 more duplicate ACKs inflate cwnd to 53 and release 33 new segments: flight 53.
+        for _ in 0..40 {
+            s.on_ack(&ack(100, 0), 2000, &mut out);
+        }
+        assert_eq!(s.flight(), 53);
+        s.on_timeout(3000, &mut out);
+        assert_eq!(s.ssthresh, 10.0, "not FlightSize / 2 = 26.5");
+        assert_eq!(s.cwnd, 1.0);
     }
 
     #[test]
