@@ -110,6 +110,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from aqmlab import compare, scenario
+
+    sc = scenario.load(args.scenario)
+    names = [n.strip() for n in args.aqm.split(",")]
+    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-compare"
+    cmp = compare.compare(sc, names, args.param, seed=args.seed, out=out, jobs=args.jobs)
+    print(f"scenario {sc.name}: {len(sc.flows)} flow group(s), {len(names)} AQMs")
+    print(cmp.text())
+    print(f"wrote {out}/ (compare.csv, compare_queue.png, report.html, one run directory per AQM)")
+    return 0
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from aqmlab import algorithms
 
@@ -134,6 +147,21 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int)
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=_cmd_run, scenario=None)
+
+    c = sub.add_parser("compare", help="run one scenario under several AQMs")
+    c.add_argument("scenario", help="TOML scenario")
+    c.add_argument("--aqm", required=True, help="comma-separated AQMs or [compare.<label>] labels")
+    c.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="LABEL.KEY=VALUE",
+        help="override a parameter of one variant (repeatable), e.g. red.max_th=150",
+    )
+    c.add_argument("--out", help="results directory (default: runs/<name>-compare)")
+    c.add_argument("--seed", type=int, help="override the scenario's seed")
+    c.add_argument("--jobs", type=int, default=2, help="runs in parallel (default 2)")
+    c.set_defaults(func=_cmd_compare)
 
     lst = sub.add_parser("list", help="algorithms with their parameters and defaults")
     lst.add_argument("--markdown", action="store_true", help="as Markdown tables")

@@ -44,3 +44,62 @@ def queue_plot(res: Result, path: Path, title: str = "") -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def goodput_plot(res: Result, path: Path) -> Path:
+    """Per-flow goodput over the measurement window, sorted, with the fair share marked."""
+    g = res.flows["goodput_bps"].to_numpy() / 1e6
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    order = g.argsort()[::-1]
+    ax.bar(range(len(g)), g[order], width=0.9, color="tab:blue")
+    fair = res.bottleneck["throughput_bps"] / 1e6 * 1460 / 1500 / max(len(g), 1)
+    ax.axhline(fair, color="grey", ls="--", lw=0.8, label="equal share")
+    ax.set_xlabel("flows, by goodput")
+    ax.set_ylabel("goodput (Mb/s)")
+    ax.set_title(
+        f"per-flow goodput (Jain {res.summary['fairness']['jain_goodput']:.3f})", fontsize=10
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def compare_plot(cmp, path: Path, zoom_s: float = 2.0) -> Path:
+    """Overlaid bottleneck queue lengths of a comparison (like seed 001's Figures 5-7): the whole
+    run, a ``zoom_s`` window in the middle of the measurement period, and the drop probabilities
+    (y range from the values after warm-up, so a start-up spike does not flatten the rest)."""
+    import numpy as np
+
+    fig, axes = plt.subplots(3, 1, figsize=(10, 8.4))
+    warm = next(iter(cmp.results.values())).summary["run"]["warmup_s"]
+    end = next(iter(cmp.results.values())).summary["run"]["duration_s"]
+    mid = (warm + end) / 2
+    z0, z1 = mid - zoom_s / 2, mid + zoom_s / 2
+    pmax = 0.0
+    for label, res in cmp.results.items():
+        q = res.queue
+        axes[0].plot(q["t_s"], q["queue_pkts"], lw=0.6, label=label)
+        w = q[(q["t_s"] >= z0) & (q["t_s"] <= z1)]
+        axes[1].plot(w["t_s"], w["queue_pkts"], lw=1.0, label=label)
+        if "drop_prob" in q:
+            axes[2].plot(q["t_s"], q["drop_prob"], lw=0.6, label=label)
+            after = q["drop_prob"][q["t_s"] >= warm].to_numpy()
+            if after.size:
+                pmax = max(pmax, float(np.nanmax(after)))
+    axes[0].axvspan(z0, z1, color="grey", alpha=0.15)
+    axes[0].set_ylabel("queue (packets)")
+    axes[0].set_title(f"{cmp.scenario.name}: bottleneck queue", fontsize=10)
+    axes[0].legend(loc="upper right", fontsize=8, ncol=6)
+    axes[1].set_ylabel("queue (packets)")
+    axes[1].set_title(f"zoom: {z0:g}-{z1:g} s", fontsize=9)
+    axes[2].set_ylabel("drop probability")
+    axes[2].set_xlabel("time (s)")
+    if pmax > 0:
+        axes[2].set_ylim(0, pmax * 1.1)
+    axes[2].set_title("drop probability (y range: after warm-up)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aqmlab import metrics, scenario
+from aqmlab import metrics, scenario, units
 from aqmlab.errors import InputError
 
 SUMMARY = "summary.json"
@@ -60,21 +60,50 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _enrich(summary: dict[str, Any], sc: scenario.Scenario) -> dict[str, Any]:
-    """Adds the metrics computed from the simulator's counters (docs/metrics.md)."""
+def _enrich(
+    summary: dict[str, Any], sc: scenario.Scenario, series: dict[str, pd.DataFrame]
+) -> dict[str, Any]:
+    """Adds the metrics computed from the simulator's counters and series (docs/metrics.md)."""
+    m = sc.metrics
+    fixed = units.seconds("metrics.fixed_path_delay", m.fixed_path_delay)
+    smoothing = units.seconds("metrics.settling_smoothing", m.settling_smoothing)
+    warm = summary["run"]["warmup_s"]
     for link in summary["links"]:
         drops = link["dropped_aqm"] + link["dropped_overflow"]
         a = link["arrived"]
-        link["burst_ratio"] = (
-            metrics.burst_ratio_from_counts(a, drops, link["loss_runs"]) if a > 0 else float("nan")
+        b = metrics.burst_ratio_from_counts(a, drops, link["loss_runs"]) if a > 0 else math.nan
+        link["burst_ratio"] = b
+        L = link["loss_ratio"] if link["loss_ratio"] is not None else math.nan
+        finite = math.isfinite(L)
+        link["ie_eff"] = metrics.ie_eff(L, b, ie=m.ie, bpl=m.bpl) if finite else math.nan
+        d = link["delay_mean_s"]
+        link["impairment_c"] = (
+            metrics.global_impairment(d, L, b, fixed_path_delay_s=fixed, ie=m.ie, bpl=m.bpl)
+            if finite and d is not None and math.isfinite(d)
+            else math.nan
         )
-        L = link["loss_ratio"] if link["loss_ratio"] is not None else float("nan")
-        link["ie_eff"] = (
-            metrics.ie_eff(L, link["burst_ratio"]) if math.isfinite(L) else float("nan")
-        )
+        q = series.get(f"link:{link['name']}")
+        link["settling_time_s"] = math.nan
+        if q is not None and len(q) > 4:
+            link["settling_time_s"] = metrics.settling_time(
+                q["t_s"].to_numpy(),
+                q["queue_pkts"].to_numpy(),
+                band=m.settling_band,
+                smoothing_s=smoothing,
+                final_fraction=m.settling_final_fraction,
+            )
     goodputs = [f["goodput_bps"] for f in summary["flows"]]
     summary["fairness"] = {"jain_goodput": metrics.jain_index(np.asarray(goodputs, dtype=float))}
     summary["scenario"] = {"name": sc.name, "description": sc.description}
+    summary["metric_parameters"] = {
+        "fixed_path_delay_s": fixed,
+        "ie": m.ie,
+        "bpl": m.bpl,
+        "settling_band": m.settling_band,
+        "settling_smoothing_s": smoothing,
+        "settling_final_fraction": m.settling_final_fraction,
+        "warmup_s": warm,
+    }
     summary["definitions"] = "docs/metrics.md"
     return summary
 
@@ -152,12 +181,13 @@ def run(
         pass
     wall = time.perf_counter() - t0
     bar.done()
-    summary = _enrich(json.loads(summary_json), sc)
+    series = _series_frames(raw)
+    summary = _enrich(json.loads(summary_json), sc, series)
     res = Result(
         summary=summary,
         links=pd.DataFrame(summary["links"]).drop(columns=["aqm_stats"]),
         flows=pd.DataFrame(summary["flows"]),
-        series=_series_frames(raw),
+        series=series,
         wall_s=wall,
     )
     if out is not None:
@@ -179,9 +209,10 @@ def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plot: bool =
         kind, _, obj = name.partition(":")
         df.to_parquet(partial / f"{kind}_{obj}.parquet", index=False)
     if plot:
-        from aqmlab import plots
+        from aqmlab import plots, report
 
         plots.queue_plot(res, partial / "queue.png", title=sc.name)
+        report.write_run(res, sc, partial / "report.html", partial / "queue.png", metrics_doc())
     run_info = {
         "wall_s": res.wall_s,
         "events": res.summary["run"]["events"],
@@ -200,6 +231,12 @@ def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plot: bool =
     else:
         partial.rename(out)
     return out
+
+
+def metrics_doc() -> str:
+    """A link to docs/metrics.md for reports (the repository's copy when there is one)."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
+    return doc.as_uri() if doc.exists() else "docs/metrics.md"
 
 
 def load(path: str | Path) -> Result:

@@ -113,6 +113,18 @@ class Output(BaseModel):
     monitor_all_links: bool = False
 
 
+class Metrics(BaseModel):
+    """Parameters of the derived metrics (docs/metrics.md)."""
+
+    model_config = _STRICT
+    fixed_path_delay: str = "0ms"
+    ie: float = 0.0
+    bpl: float = 4.3
+    settling_band: float = 0.1
+    settling_smoothing: str = "1s"
+    settling_final_fraction: float = 0.2
+
+
 class Scenario(BaseModel):
     """A whole scenario."""
 
@@ -127,6 +139,8 @@ class Scenario(BaseModel):
     tcp: Tcp = Field(default_factory=Tcp)
     flows: list[FlowGroup] = Field(default_factory=lambda: [FlowGroup(count=10)])
     output: Output = Field(default_factory=Output)
+    metrics: Metrics = Field(default_factory=Metrics)
+    compare: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("flows")
     @classmethod
@@ -156,7 +170,7 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         if f is None:
             return None
         ann = f.annotation
-        for cand in (Topology, Tcp, FlowGroup, Output, Host, Profile):
+        for cand in (Topology, Tcp, FlowGroup, Output, Host, Profile, Metrics):
             if (
                 cand is ann
                 or cand in getattr(ann, "__args__", ())

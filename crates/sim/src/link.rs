@@ -587,3 +587,76 @@ impl Link {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Kind;
+
+    fn pkt(size: u32) -> Packet {
+        Packet {
+            flow: 0,
+            seq: 0,
+            size,
+            hop: 0,
+            kind: Kind::Data,
+            flags: 0,
+            precedence: aqm::Precedence::Out,
+            ts: 0,
+            rwnd: 0,
+            sack: [(0, 0); 3],
+            enq_time: 0,
+        }
+    }
+
+    #[test]
+    fn bursts_make_the_arrival_seen_queue_exceed_the_time_average() {
+        // 125 B at 1 Gb/s: tau = 1 us per packet. Bursts of 5 every 100 us for 10 periods.
+        // Per burst, arrivals see 0 (goes straight to the wire), 0, 1, 2, 3 waiting: mean 1.2.
+        // Waiting packets over a period: 4 for tau, 3, 2, 1: integral 10 tau per 100 tau: 0.1.
+        let period = 100_000;
+        let end = 10 * period;
+        let mut l = Link::new(
+            "l".into(),
+            0,
+            1,
+            1_000_000_000,
+            0,
+            Buffer::Packets(100),
+            None,
+            aqm::rng_from_seed(1),
+            true,
+            0,
+            end,
+            10_000,
+            1000,
+        );
+        for k in 0..10 {
+            for _ in 0..5 {
+                let mut v = Verdict::Admit;
+                assert!(matches!(
+                    l.arrive(&mut pkt(125), k * period, &mut v),
+                    Outcome::Forward(_)
+                ));
+            }
+        }
+        l.finish(end);
+        let s = &l.stats;
+        assert_eq!(s.arrived, 50);
+        assert!((s.seen_sum / s.arrived as f64 - 1.2).abs() < 1e-12);
+        assert!(
+            (s.q_int / end as f64 - 0.1).abs() < 1e-12,
+            "{}",
+            s.q_int / end as f64
+        );
+        // Queueing delays: 0, 1, 2, 3, 4 us per burst: mean 2 us; jitter over consecutive
+        // packets: |1|*4 within a burst, |0-4| = 4 across bursts: (40 + 9 * 4) / 49.
+        assert!((s.delay_sum_ns / s.delay_n as f64 - 2000.0).abs() < 1e-9);
+        assert!((s.delay_absdiff_sum / 49.0 - 76_000.0 / 49.0).abs() < 1e-9);
+        assert_eq!(s.total_arrived, s.total_started);
+        // Samples every 10 us: the one at a burst instant sees the 4 waiting packets.
+        let ser = l.series.as_ref().unwrap();
+        assert_eq!(ser.cols[0][10], 4.0);
+        assert_eq!(ser.cols[0][11], 0.0);
+    }
+}

@@ -1,0 +1,160 @@
+"""One scenario under several AQMs: ``aqmlab compare SCENARIO --aqm red,pie,lindrop``.
+
+Each variant is an ``[aqm]`` table. A name on ``--aqm`` is looked up, in order, among the
+scenario's ``[compare.<label>]`` tables (label = the name; the table's ``name`` defaults to the
+label), then the scenario's own ``[aqm]`` if it has that name, then the algorithm's defaults.
+``--param label.key=value`` overrides one parameter (values are TOML: ``50``, ``"20ms"``,
+``true``).
+All variants run with the same seed, so their flows start at the same times.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from aqmlab import runner, scenario
+from aqmlab.errors import InputError
+
+COLUMNS = [
+    ("utilisation", "util", ".4f"),
+    ("throughput_bps", "thr Mb/s", ".2f"),
+    ("queue_mean_pkts", "q mean", ".1f"),
+    ("queue_std_pkts", "q std", ".1f"),
+    ("delay_mean_s", "delay ms", ".2f"),
+    ("jitter_s", "jitter ms", ".3f"),
+    ("loss_ratio", "loss", ".5f"),
+    ("burst_ratio", "burst", ".3f"),
+    ("ie_eff", "Ie_eff", ".2f"),
+    ("impairment_c", "C", ".2f"),
+    ("jain", "Jain", ".3f"),
+]
+
+
+@dataclass
+class Comparison:
+    """The runs of a comparison, by label."""
+
+    scenario: scenario.Scenario
+    results: dict[str, runner.Result]
+    out_dir: Path | None = None
+
+    def table(self) -> pd.DataFrame:
+        """One row per variant: the bottleneck's metrics and Jain's index."""
+        rows = []
+        for label, r in self.results.items():
+            b = r.bottleneck
+            row = {"aqm": label, "algorithm": b["aqm"]}
+            for key, _, _ in COLUMNS:
+                row[key] = r.summary["fairness"]["jain_goodput"] if key == "jain" else b.get(key)
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("aqm")
+
+    def text(self) -> str:
+        """The table as aligned text, in display units (Mb/s, ms)."""
+        df = self.table()
+        head = ["aqm", "algorithm"] + [c[1] for c in COLUMNS]
+        lines = [head]
+        for label, row in df.iterrows():
+            cells = [str(label), str(row["algorithm"])]
+            for key, _, spec in COLUMNS:
+                v = row[key]
+                if v is None or (isinstance(v, float) and v != v):
+                    cells.append("-")
+                    continue
+                if key == "throughput_bps":
+                    v = v / 1e6
+                elif key.endswith("_s"):
+                    v = v * 1e3
+                cells.append(format(v, spec))
+            lines.append(cells)
+        w = [max(len(r[i]) for r in lines) for i in range(len(head))]
+        return "\n".join("  ".join(c.rjust(x) for c, x in zip(r, w, strict=True)) for r in lines)
+
+
+def parse_value(raw: str, field: str) -> Any:
+    """A command-line value as TOML (``50``, ``0.1``, ``true``, ``"20ms"``); bare words are
+    strings."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        if raw.replace("_", "").replace("-", "").isalnum() or raw[:1].isdigit():
+            return raw
+        raise InputError(f"{field}: cannot read value {raw!r}") from None
+
+
+def variants(
+    sc: scenario.Scenario, names: list[str], params: list[str]
+) -> dict[str, dict[str, Any]]:
+    """The ``[aqm]`` table of each variant, with command-line overrides applied."""
+    if not names or any(not n for n in names):
+        raise InputError("--aqm: give a comma-separated list of algorithms, e.g. red,pie")
+    if len(set(names)) != len(names):
+        raise InputError(f"--aqm: a name is repeated in {','.join(names)}")
+    out: dict[str, dict[str, Any]] = {}
+    for label in names:
+        if label in sc.compare:
+            table = {"name": label, **sc.compare[label]}
+        elif sc.aqm.get("name") == label:
+            table = dict(sc.aqm)
+        else:
+            table = {"name": label}
+        out[label] = table
+    for p in params:
+        key, eq, raw = p.partition("=")
+        label, dot, param = key.partition(".")
+        if not eq or not dot or not param:
+            raise InputError(f"--param: {p!r} must look like label.parameter=value")
+        if label not in out:
+            raise InputError(f"--param: {label!r} is not one of --aqm {','.join(names)}")
+        out[label][param] = parse_value(raw, f"--param {key}")
+    for label, table in out.items():
+        # Validate every variant before running any (bad input loses nothing).
+        probe = sc.model_copy(update={"aqm": table})
+        scenario.build_config(probe)
+        del label
+    return out
+
+
+def _run_one(args: tuple) -> tuple[str, runner.Result]:
+    sc, label, table, seed, out = args
+    v = sc.model_copy(update={"aqm": table, "name": f"{sc.name}/{label}"})
+    return label, runner.run(v, seed=seed, out=out)
+
+
+def compare(
+    sc: scenario.Scenario | str | Path | dict,
+    aqms: list[str],
+    params: list[str] | None = None,
+    *,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    jobs: int = 1,
+) -> Comparison:
+    """Runs ``sc`` under each AQM of ``aqms``; with ``out``, writes each run to ``out/<label>``
+    and the comparison (``compare.csv``, ``compare_queue.png``, ``report.html``) to ``out``."""
+    sc = runner._as_scenario(sc)
+    table = variants(sc, aqms, params or [])
+    out_p = Path(out) if out is not None else None
+    if out_p is not None:
+        out_p.mkdir(parents=True, exist_ok=True)
+        (out_p / "compare.csv").unlink(missing_ok=True)  # complete only when rewritten
+    tasks = [(sc, label, t, seed, out_p / label if out_p else None) for label, t in table.items()]
+    if jobs > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            results = dict(ex.map(_run_one, tasks))
+    else:
+        results = dict(_run_one(t) for t in tasks)
+    cmp = Comparison(sc, {label: results[label] for label in table}, out_p)
+    if out_p is not None:
+        from aqmlab import plots, report
+
+        plots.compare_plot(cmp, out_p / "compare_queue.png")
+        report.write_comparison(cmp, out_p / "report.html")
+        cmp.table().to_csv(out_p / "compare.csv")
+    return cmp

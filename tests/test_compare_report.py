@@ -1,0 +1,111 @@
+"""`aqmlab compare`, the HTML reports (rendered in headless Chromium), the progress bar."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from conftest import aqmlab_cli
+
+CHROMIUM = shutil.which("chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def test_compare_writes_table_csv_plots_and_report(small_scenario, tmp_path):
+    out = tmp_path / "cmp"
+    r = aqmlab_cli(
+        "compare",
+        str(small_scenario),
+        "--aqm",
+        "red,pie,droptail",
+        "--param",
+        "red.max_th=50",
+        "--out",
+        str(out),
+    )
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^\s+red\s+red\s+\d", r.stdout, re.M), r.stdout
+    df = pd.read_csv(out / "compare.csv", index_col=0)
+    assert list(df.index) == ["red", "pie", "droptail"]
+    assert (df["utilisation"] > 0.5).all() and (df["utilisation"] <= 1).all()
+    for label in df.index:
+        assert (out / label / "summary.json").exists()
+    # The --param override reached the run: RED's forced-drop threshold is 50 there.
+    cfg = (out / "red" / "config.json").read_text()
+    assert '"max_th": 50' in cfg
+    html = (out / "report.html").read_text()
+    assert html.count("<img") == 4 and "data:image/png;base64," in html
+    assert "Metric definitions" in html and "burst ratio" in html
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["--aqm", "red,nope"], "unknown AQM 'nope'"),
+        (["--aqm", "red,red"], "repeated"),
+        (["--aqm", "red", "--param", "red.max_th"], "label.parameter=value"),
+        (["--aqm", "red", "--param", "pie.target=1"], "'pie' is not one of"),
+        (["--aqm", "red", "--param", "red.w_q=2"], "aqm.w_q: must be in (0, 1]"),
+    ],
+)
+def test_compare_bad_input_is_one_line(small_scenario, tmp_path, args, expect):
+    r = aqmlab_cli("compare", str(small_scenario), *args, "--out", str(tmp_path / "o"))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and expect in r.stderr, r.stderr
+    assert not (tmp_path / "o" / "compare.csv").exists()
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed (make test installs it when run as root)",
+)
+def test_run_report_renders_in_headless_chromium(small_scenario, tmp_path):
+    out = tmp_path / "run"
+    assert aqmlab_cli("run", str(small_scenario), "--out", str(out)).returncode == 0
+    page = (out / "report.html").as_uri()
+    common = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'ud'}"]
+    dom = subprocess.run([*common, "--dump-dom", page], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-500:]
+    assert "<table>" in dom.stdout and dom.stdout.count("<img") == 2
+    assert "bottleneck" in dom.stdout.lower() or "small" in dom.stdout
+    # Images decode: Chromium reports each image's natural width through a script.
+    shot = tmp_path / "shot.png"
+    r = subprocess.run(
+        [*common, "--window-size=1200,1600", f"--screenshot={shot}", page],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and shot.stat().st_size > 50_000, r.stderr[-500:]
+
+
+def test_progress_bar_draws_only_when_enabled(capsys):
+    from aqmlab.runner import _Progress
+
+    _Progress(False)(5.0, 10.0, 1000)
+    assert capsys.readouterr().err == ""
+    bar = _Progress(True)
+    bar(5.0, 10.0, 1000)
+    bar.done()
+    err = capsys.readouterr().err
+    assert "5.0/10.0 s simulated" in err and "M events/s" in err and "#" * 15 in err
+
+
+def test_cli_hides_the_bar_when_stderr_is_not_a_terminal(small_scenario, tmp_path):
+    r = aqmlab_cli("run", str(small_scenario), "--out", str(tmp_path / "r"))
+    assert r.returncode == 0 and r.stderr == ""
+    assert os.path.exists(tmp_path / "r" / "report.html")
