@@ -81,10 +81,17 @@ class Profile(BaseModel):
 
 
 class FlowGroup(BaseModel):
-    """``count`` TCP flows with the same settings."""
+    """``count`` flows with the same settings: TCP bulk flows, or open-loop Poisson sources
+    (``type = "poisson"``: Poisson arrivals with exponential or fixed packet sizes, offered
+    ``load`` as a fraction of the bottleneck rate, or ``rate`` as a bit rate, per flow)."""
 
     model_config = _STRICT
+    type: Literal["tcp", "poisson"] = "tcp"
     count: int = 1
+    load: float | None = None
+    rate: str | None = None
+    packet_size: str = "1000B"
+    size_distribution: Literal["exponential", "fixed"] = "exponential"
     src: str = "left"
     dst: str = "right"
     pairing: Literal["parallel", "all-pairs"] = "parallel"
@@ -512,7 +519,9 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
                 s, d = pairs[j % len(pairs)]
                 if hosts[s]["side"] == hosts[d]["side"]:
                     raise InputError(f"flows[{i}]: src {s} and dst {d} are on the same side")
-                flows.append(_flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng))
+                flows.append(
+                    _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng, rate)
+                )
                 k += 1
     else:
         if topo.left is not None or topo.right is not None:
@@ -533,7 +542,9 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
                 s, d = f"S{k}", f"D{k}"
                 add_host(s, "left", arate, round(one_way_access))
                 add_host(d, "right", arate, round(one_way_access))
-                flows.append(_flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng))
+                flows.append(
+                    _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng, rate)
+                )
                 k += 1
     return {
         "seed": seed,
@@ -544,6 +555,24 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
         "nodes": net.nodes,
         "links": net.links,
         "flows": flows,
+    }
+
+
+def _poisson(g: FlowGroup, i: int, bottleneck_bps: float) -> dict[str, Any]:
+    f = f"flows[{i}]"
+    size = units.size_bytes(f"{f}.packet_size", g.packet_size)
+    if (g.load is None) == (g.rate is None):
+        raise InputError(f"{f}.load: a poisson flow needs exactly one of load or rate")
+    if g.load is not None:
+        if not g.load > 0:
+            raise InputError(f"{f}.load: must be > 0 (got {g.load})")
+        bps = g.load * bottleneck_bps
+    else:
+        bps = units.rate_bps(f"{f}.rate", g.rate)
+    return {
+        "rate_pps": bps / (8 * size),
+        "mean_size_bytes": size,
+        "exponential": g.size_distribution == "exponential",
     }
 
 
@@ -559,11 +588,11 @@ def _endpoints(spec: str, left: list[str], right: list[str], hosts: dict, field:
     return names
 
 
-def _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp, rng) -> dict[str, Any]:
+def _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp, rng, bott_bps) -> dict[str, Any]:
     hs, hd = hosts[s], hosts[d]
     if hs["side"] == 0:
         path = [hs["up"], bott, hd["down"]]
-        rpath = [hd["up"], rev, hs["down"]]
+        rpath = [hd["up"], rev, hs["down"]] if g.type == "tcp" else []
     else:
         raise InputError(f"flows[{i}].src: {s} must be on the left (the AQM guards A -> B)")
     start = _ns(f"flows[{i}].start", g.start)
@@ -579,6 +608,10 @@ def _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp, rng) -> dict[str, Any]:
         "tcp": tcp,
         "start_ns": start,
     }
+    if g.type == "poisson":
+        flow["poisson"] = _poisson(g, i, bott_bps)
+    elif g.load is not None or g.rate is not None:
+        raise InputError(f"flows[{i}].load: only for type = 'poisson' flows")
     if g.size is not None:
         flow["size_bytes"] = math.ceil(units.size_bytes(f"flows[{i}].size", g.size))
     if g.profile is not None:

@@ -220,6 +220,24 @@ pub struct ProfileConfig {
     pub burst_bytes: u64,
 }
 
+/// An open-loop source: Poisson arrivals, packet sizes exponential (or fixed) with a mean, no
+/// feedback (to check the simulator against queueing theory, e.g. M/M/1 with a dropping function).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoissonConfig {
+    /// Mean packet arrival rate, packets per second.
+    pub rate_pps: f64,
+    /// Mean packet size on the wire, bytes.
+    pub mean_size_bytes: f64,
+    /// Sizes exponentially distributed (rounded to whole bytes, at least 1); else all equal.
+    #[serde(default = "default_true")]
+    pub exponential: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
 /// One TCP flow.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -234,8 +252,11 @@ pub struct FlowConfig {
     pub path: Vec<usize>,
     /// Links from dst back to src, in order (the ACKs' path).
     pub rev_path: Vec<usize>,
-    /// TCP settings.
+    /// TCP settings (unused by an open-loop Poisson source).
     pub tcp: TcpConfig,
+    /// An open-loop Poisson packet source instead of TCP (`rev_path` may then be empty).
+    #[serde(default)]
+    pub poisson: Option<PoissonConfig>,
     /// Start time, ns.
     #[serde(default)]
     pub start_ns: u64,

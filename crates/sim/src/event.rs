@@ -23,6 +23,8 @@ pub enum Event {
     FlowStart(u32),
     /// A link's AQM asked for a periodic update.
     AqmUpdate(u32),
+    /// An open-loop Poisson source emits its next packet.
+    PoissonArrival(u32),
 }
 
 struct Entry {

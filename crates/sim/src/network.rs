@@ -62,6 +62,36 @@ pub struct Flow {
     pub cwnd_series: Option<Series>,
     /// Router whose AQM asked to throttle this flow (ModRED), while it does.
     pub throttle_node: Option<usize>,
+    /// The open-loop source, when the flow is one.
+    pub poisson: Option<PoissonSource>,
+    /// Bytes delivered to the destination in the measurement window (open-loop sources).
+    pub bytes_window: u64,
+}
+
+/// State of an open-loop Poisson source.
+pub struct PoissonSource {
+    gap: rand_distr::Exp<f64>,
+    size: Option<rand_distr::Exp<f64>>,
+    mean_size: f64,
+    rng: aqm::AqmRng,
+    /// Packets emitted.
+    pub sent: u64,
+}
+
+impl PoissonSource {
+    fn next_gap_ns(&mut self) -> Time {
+        use rand::Rng;
+        let g: f64 = self.rng.sample(self.gap);
+        (g * 1e9).round().max(1.0) as Time
+    }
+
+    fn next_size(&mut self) -> u32 {
+        use rand::Rng;
+        match self.size {
+            Some(d) => (self.rng.sample(d).round() as u32).max(1),
+            None => self.mean_size.round().max(1.0) as u32,
+        }
+    }
 }
 
 /// A simulation run.
@@ -218,10 +248,14 @@ impl Sim {
                     return cfg_err(format!("{field}.{which}: must be a host"));
                 }
             }
+            let open_loop = fc.poisson.is_some();
             for (pname, path, a, b) in [
                 ("path", &fc.path, fc.src, fc.dst),
                 ("rev_path", &fc.rev_path, fc.dst, fc.src),
             ] {
+                if open_loop && pname == "rev_path" && path.is_empty() {
+                    continue;
+                }
                 if path.is_empty() || path.len() > u16::MAX as usize {
                     return cfg_err(format!("{field}.{pname}: must hold 1 to 65535 links"));
                 }
@@ -278,6 +312,32 @@ impl Sim {
                     .trace_cwnd
                     .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
                 throttle_node: None,
+                poisson: match &fc.poisson {
+                    None => None,
+                    Some(pc) => {
+                        let ok = pc.rate_pps > 0.0
+                            && pc.rate_pps.is_finite()
+                            && pc.mean_size_bytes >= 1.0
+                            && pc.mean_size_bytes.is_finite();
+                        if !ok {
+                            return cfg_err(format!(
+                                "{field}.poisson: rate > 0 packets/s and mean size >= 1 byte required"
+                            ));
+                        }
+                        Some(PoissonSource {
+                            gap: rand_distr::Exp::new(pc.rate_pps).expect("rate checked"),
+                            size: pc.exponential.then(|| {
+                                rand_distr::Exp::new(1.0 / pc.mean_size_bytes).expect("size checked")
+                            }),
+                            mean_size: pc.mean_size_bytes,
+                            rng: aqm::rng_from_seed(
+                                cfg.seed ^ 0xA5A5_5A5A_0F0F_F0F0 ^ (i as u64).wrapping_mul(0x9E37_79B9),
+                            ),
+                            sent: 0,
+                        })
+                    }
+                },
+                bytes_window: 0,
             });
         }
         for (l, link) in links.iter_mut().enumerate() {
@@ -439,6 +499,11 @@ impl Sim {
         self.delivered += 1;
         let f = pkt.flow as usize;
         match pkt.kind {
+            Kind::Data if self.flows[f].poisson.is_some() => {
+                if t >= self.warmup {
+                    self.flows[f].bytes_window += pkt.size as u64;
+                }
+            }
             Kind::Data => {
                 let in_window = t >= self.warmup;
                 let fl = &mut self.flows[f];
@@ -517,6 +582,33 @@ impl Sim {
                         r.delack_event = Some(d);
                         self.ev.push(d, Event::DelAck(f));
                     }
+                }
+                Event::FlowStart(f) if self.flows[f as usize].poisson.is_some() => {
+                    let src = self.flows[f as usize].poisson.as_mut().expect("poisson");
+                    let gap = src.next_gap_ns();
+                    self.ev.push(t + gap, Event::PoissonArrival(f));
+                }
+                Event::PoissonArrival(f) => {
+                    let src = self.flows[f as usize].poisson.as_mut().expect("poisson");
+                    let size = src.next_size();
+                    let seq = src.sent as u32;
+                    src.sent += 1;
+                    let gap = src.next_gap_ns();
+                    self.ev.push(t + gap, Event::PoissonArrival(f));
+                    self.out.push(Packet {
+                        flow: f,
+                        seq,
+                        size,
+                        hop: 0,
+                        kind: Kind::Data,
+                        flags: 0,
+                        precedence: aqm::Precedence::Out,
+                        ts: t,
+                        rwnd: 0,
+                        sack: [(0, 0); 3],
+                        enq_time: 0,
+                    });
+                    self.inject_out(f as usize, t);
                 }
                 Event::FlowStart(f) => {
                     let mut out = std::mem::take(&mut self.out);

@@ -262,9 +262,14 @@ pub fn collect(sim: &Sim) -> Results {
             src: sim.node_names[f.src].clone(),
             dst: sim.node_names[f.dst].clone(),
             start_s: secs(f.start as f64),
-            goodput_bps: f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s,
+            // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered.
+            goodput_bps: if f.poisson.is_some() {
+                f.bytes_window as f64 * 8.0 / window_s
+            } else {
+                f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s
+            },
             delivered_segments: f.receiver.stats.delivered_total,
-            segments_sent: s.segs_sent,
+            segments_sent: f.poisson.as_ref().map_or(s.segs_sent, |p| p.sent),
             retransmits: s.retransmits,
             timeouts: s.timeouts,
             fast_retransmits: s.fast_retransmits,

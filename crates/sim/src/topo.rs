@@ -171,6 +171,7 @@ impl Dumbbell {
                 start_ns: i as u64 * self.stagger_ns,
                 size_bytes: None,
                 profile: None,
+                poisson: None,
             });
         }
         Config {
