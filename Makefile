@@ -27,7 +27,7 @@ lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	$(BIN)/ruff check python tests benches scripts
-	$(BIN)/ruff format --check python tests benches scripts/algorithms_doc.py
+	$(BIN)/ruff format --check python tests benches scripts
 
 rust-test:
 	cargo test --workspace --release --quiet

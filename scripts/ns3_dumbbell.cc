@@ -79,25 +79,46 @@ Integrator g_devq;
 uint64_t g_tx_pkts_window = 0;
 uint64_t g_tx_wire_bytes_window = 0;
 uint64_t g_tx_pkts_total = 0;
-uint64_t g_recoveries = 0;  // entries into fast recovery (all flows, in the window)
-uint64_t g_rtos = 0;        // entries into CA_LOSS, i.e. retransmission timeouts (in the window)
+// TCP events of all senders: [0] whole run, [1] measurement window only.
+uint64_t g_recoveries[2] = {0, 0};  // entries into fast recovery
+uint64_t g_rtos[2] = {0, 0};        // retransmission timeouts (every expiry, backoffs included)
+uint64_t g_retx[2] = {0, 0};        // retransmitted data segments
 std::ofstream g_cwnd;
+
+void
+Count(uint64_t* c)
+{
+    c[0]++;
+    if (Simulator::Now().GetSeconds() >= g_warmup)
+    {
+        c[1]++;
+    }
+}
 
 void
 CongState(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
 {
-    if (Simulator::Now().GetSeconds() < g_warmup || from == to)
+    if (to == TcpSocketState::CA_RECOVERY && from != to)
     {
-        return;
+        Count(g_recoveries);
     }
-    if (to == TcpSocketState::CA_RECOVERY)
+}
+
+// TcpSocketBase::ReTxTimeout doubles m_rto (capped at 60 s) and is the only place that does; RTT
+// samples and new ACKs set it to max(srtt + 4 rttvar, MinRto). So a doubling is a timeout.
+void
+Rto(Time from, Time to)
+{
+    if (to > from && (to == from + from || to == Seconds(60)))
     {
-        g_recoveries++;
+        Count(g_rtos);
     }
-    else if (to == TcpSocketState::CA_LOSS)
-    {
-        g_rtos++;
-    }
+}
+
+void
+Retx(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&, Ptr<const TcpSocketBase>)
+{
+    Count(g_retx);
 }
 
 void
@@ -364,13 +385,17 @@ main(int argc, char* argv[])
                                                   MakeCallback(&Integrator::Change, &g_devq));
     bdevA->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PhyTxEnd));
 
-    // TCP state counters (every sender socket exists once every flow has started).
-    double allStarted = *std::max_element(starts.begin(), starts.end()) + 0.01;
-    Simulator::Schedule(Seconds(std::min(allStarted, warmup)), [&]() {
-        Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
-                                      MakeCallback(&CongState));
-    });
-    std::vector<Ptr<BulkSendApplication>> apps;
+    // TCP event counters: each sender's socket exists once its application has started.
+    for (uint32_t i = 0; i < nFlows; i++)
+    {
+        Ptr<BulkSendApplication> app = DynamicCast<BulkSendApplication>(senders.Get(i)->GetApplication(0));
+        Simulator::Schedule(Seconds(starts[i]) + NanoSeconds(1), [app]() {
+            Ptr<Socket> so = app->GetSocket();
+            so->TraceConnectWithoutContext("CongState", MakeCallback(&CongState));
+            so->TraceConnectWithoutContext("RTO", MakeCallback(&Rto));
+            so->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retx));
+        });
+    }
     if (!cwndTrace.empty())
     {
         g_cwnd.open(cwndTrace);
@@ -432,8 +457,11 @@ main(int argc, char* argv[])
                 (unsigned long)(atEnd.forced - atWarmup.forced),
                 (unsigned long)(atEnd.overflow - atWarmup.overflow));
     std::printf("  \"loss_ratio\": %.6f,\n", arrived ? double(dropped) / arrived : 0.0);
-    std::printf("  \"fast_recoveries\": %lu, \"timeouts\": %lu,\n", (unsigned long)g_recoveries,
-                (unsigned long)g_rtos);
+    std::printf("  \"fast_recoveries\": %lu, \"timeouts\": %lu, \"retransmits\": %lu,\n",
+                (unsigned long)g_recoveries[0], (unsigned long)g_rtos[0], (unsigned long)g_retx[0]);
+    std::printf("  \"fast_recoveries_window\": %lu, \"timeouts_window\": %lu, "
+                "\"retransmits_window\": %lu,\n",
+                (unsigned long)g_recoveries[1], (unsigned long)g_rtos[1], (unsigned long)g_retx[1]);
     std::printf("  \"jain\": %.6f,\n", jain);
     std::printf("  \"goodput_total_bps\": %.1f,\n", sum);
     std::printf("  \"bottleneck_arrivals_total\": %lu,\n", (unsigned long)atEnd.received);
