@@ -6,8 +6,8 @@
 //! the per-packet rules are RED's own ([`crate::red`]).
 
 use crate::params::{
-    check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
-    Params,
+    check_range, check_thresholds, DefaultValue as D, LinkContext, ParamError, ParamKind as K,
+    ParamMap, ParamSpec, Params,
 };
 use crate::red::{base_prob, ewma, idle_decay, uniformize};
 use crate::registry::AqmInfo;
@@ -134,26 +134,7 @@ impl AredParams {
         check_range("interval", self.interval, 1e-9, false, f64::INFINITY, true)?;
         check_range("alpha", self.alpha, 0.0, false, MAX_P_TOP, false)?;
         check_range("beta", self.beta, 0.0, true, 1.0, true)?;
-        check_range("min_th", self.min_th, 0.0, false, f64::INFINITY, true)?;
-        if self.min_th >= self.max_th {
-            return Err(ParamError::new(
-                "min_th",
-                format!(
-                    "must be < max_th (got min_th {} >= max_th {})",
-                    self.min_th, self.max_th
-                ),
-            ));
-        }
-        let buf = l.buffer_pkts();
-        if self.max_th > buf {
-            return Err(ParamError::new(
-                "max_th",
-                format!(
-                    "must not exceed the link buffer of {buf} packets (got {})",
-                    self.max_th
-                ),
-            ));
-        }
+        check_thresholds(self.min_th, self.max_th, l)?;
         check_range(
             "mean_pkt_size",
             self.mean_pkt_size,

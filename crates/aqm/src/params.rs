@@ -317,3 +317,23 @@ pub fn check_range(
         format!("must be in {l}{}, {}{h} (got {x})", fmt_b(lo), fmt_b(hi)),
     ))
 }
+
+/// RED-style thresholds (Floyd & Jacobson 1993 s. 4): `0 <= min_th < max_th <= buffer`, the
+/// buffer in packets of the link's mean size. Errors name `min_th` or `max_th`.
+pub fn check_thresholds(min_th: f64, max_th: f64, l: &LinkContext) -> Result<(), ParamError> {
+    check_range("min_th", min_th, 0.0, false, f64::INFINITY, true)?;
+    if min_th >= max_th || max_th.is_nan() {
+        return Err(ParamError::new(
+            "min_th",
+            format!("must be < max_th (got min_th {min_th} >= max_th {max_th})"),
+        ));
+    }
+    let buf = l.buffer_pkts();
+    if max_th > buf {
+        return Err(ParamError::new(
+            "max_th",
+            format!("must not exceed the link buffer of {buf} packets (got {max_th})"),
+        ));
+    }
+    Ok(())
+}

@@ -3,8 +3,8 @@
 //! (S. Floyd, "Recommendation on using the gentle variant of RED", 2000) and ECN (RFC 3168 s. 5).
 
 use crate::params::{
-    check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
-    Params,
+    check_range, check_thresholds, DefaultValue as D, LinkContext, ParamError, ParamKind as K,
+    ParamMap, ParamSpec, Params,
 };
 use crate::registry::AqmInfo;
 use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
@@ -96,26 +96,7 @@ impl RedParams {
     pub fn validate(&self, l: &LinkContext) -> Result<(), ParamError> {
         check_range("w_q", self.w_q, 0.0, true, 1.0, false)?;
         check_range("max_p", self.max_p, 0.0, true, 1.0, false)?;
-        check_range("min_th", self.min_th, 0.0, false, f64::INFINITY, true)?;
-        if self.min_th >= self.max_th {
-            return Err(ParamError::new(
-                "min_th",
-                format!(
-                    "must be < max_th (got min_th {} >= max_th {})",
-                    self.min_th, self.max_th
-                ),
-            ));
-        }
-        let buf = l.buffer_pkts();
-        if self.max_th > buf {
-            return Err(ParamError::new(
-                "max_th",
-                format!(
-                    "must not exceed the link buffer of {buf} packets (got {})",
-                    self.max_th
-                ),
-            ));
-        }
+        check_thresholds(self.min_th, self.max_th, l)?;
         check_range(
             "mean_pkt_size",
             self.mean_pkt_size,
