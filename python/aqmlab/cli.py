@@ -103,7 +103,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res = runner.run(sc, seed=args.seed, out=out, progress=sys.stderr.isatty() and not args.quiet)
     print_summary(res)
     print(
-        f"wrote {res.out_dir}/ (summary.json, time series .parquet, queue.png) "
+        f"wrote {res.out_dir}/ (summary.json, time series .parquet, queue.png, report.html) "
         f"in {res.wall_s:.2f} s wall",
         file=sys.stdout,
     )
