@@ -329,10 +329,7 @@ mod tests {
     }
 
     fn anaqm(pairs: &[(&str, ParamValue)]) -> Result<Anaqm, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         Ok(Anaqm::new(AnaqmParams::from_map(&m, &link())?, &link()))
     }
 

@@ -325,10 +325,7 @@ mod tests {
     use crate::testing::Script;
 
     fn apace(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<Apace, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         let l = LinkContext {
             rate_bps: 10_000_000,
             buffer: Buffer::Packets(buffer),

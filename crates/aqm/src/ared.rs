@@ -357,10 +357,7 @@ mod tests {
     }
 
     fn params(pairs: &[(&str, ParamValue)], l: &LinkContext) -> Result<AredParams, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         AredParams::from_map(&m, l)
     }
 

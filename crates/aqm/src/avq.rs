@@ -211,10 +211,7 @@ mod tests {
 
     // 10 Mb/s: C = 1.25e6 B/s; buffer 10 packets of 1000 B: virtual buffer 10000 B.
     fn avq(pairs: &[(&str, ParamValue)]) -> Result<Avq, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         let l = LinkContext {
             rate_bps: 10_000_000,
             buffer: Buffer::Packets(10),

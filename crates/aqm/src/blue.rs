@@ -212,10 +212,7 @@ mod tests {
     const MS: Time = 1_000_000;
 
     fn blue(pairs: &[(&str, ParamValue)]) -> Result<Blue, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         Ok(Blue::new(BlueParams::from_map(
             &m,
             &LinkContext::default(),

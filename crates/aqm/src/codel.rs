@@ -379,10 +379,7 @@ mod tests {
     const MS: Time = 1_000_000;
 
     fn codel(pairs: &[(&str, ParamValue)]) -> Result<Codel, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         Ok(Codel::new(CodelParams::from_map(
             &m,
             &LinkContext::default(),

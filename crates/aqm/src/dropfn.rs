@@ -193,10 +193,7 @@ mod tests {
     use crate::testing::Script;
 
     fn dropfn(pairs: &[(&str, ParamValue)]) -> Result<DropFn, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         Ok(DropFn::new(DropFnParams::from_map(&m)?))
     }
 

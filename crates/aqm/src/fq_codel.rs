@@ -581,10 +581,7 @@ mod tests {
     }
 
     fn fq(pairs: &[(&str, ParamValue)]) -> Result<FqCodel<Pkt>, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         build_fq_codel(&m, &LinkContext::default())
     }
 

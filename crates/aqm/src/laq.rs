@@ -286,10 +286,7 @@ mod tests {
     const DELTA: Time = 10_000_000; // 10 ms
 
     fn laq(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<Laq, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         let l = LinkContext {
             rate_bps: 10_000_000,
             buffer: Buffer::Packets(buffer),

@@ -383,10 +383,7 @@ mod tests {
     use crate::testing::Script;
 
     fn modred(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<ModRed, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         let l = LinkContext {
             rate_bps: 10_000_000,
             buffer: Buffer::Packets(buffer),

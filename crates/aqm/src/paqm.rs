@@ -330,10 +330,7 @@ mod tests {
 
     // 10 Mb/s, 1000-byte packets, 10 ms intervals: C = 12.5 packets per interval.
     fn paqm(pairs: &[(&str, ParamValue)]) -> Result<Paqm, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         let l = LinkContext {
             rate_bps: 10_000_000,
             buffer: Buffer::Packets(300),

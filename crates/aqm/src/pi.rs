@@ -249,10 +249,7 @@ mod tests {
     }
 
     fn pi(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<Pi, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         Ok(Pi::new(PiParams::from_map(&m, &link(buffer))?))
     }
 

@@ -454,10 +454,7 @@ mod tests {
     const MS: Time = 1_000_000;
 
     fn pie(pairs: &[(&str, ParamValue)]) -> Result<Pie, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         Ok(Pie::new(PieParams::from_map(&m, &LinkContext::default())?))
     }
 

@@ -248,10 +248,7 @@ mod tests {
 
     // 10 Mb/s, 1000-byte packets, 2 ms periods: c = 1.25e6 B/s * 0.002 s / 1000 B = 2.5 packets.
     fn rem(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<Rem, ParamError> {
-        let m: ParamMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let m: ParamMap = crate::testing::param_map(pairs);
         let l = LinkContext {
             rate_bps: 10_000_000,
             buffer: Buffer::Packets(buffer),

@@ -2,7 +2,16 @@
 //! "the queue holds 14 packets, 3 ms pass, a 1500-byte packet arrives" and checks the verdict and
 //! the state, without building a network.
 
+use crate::params::{ParamMap, ParamValue};
 use crate::{Aqm, AqmRng, PacketMeta, Precedence, QueueView, Time, Verdict};
+
+/// A parameter map from `(name, value)` pairs, as tests write them.
+pub fn param_map(pairs: &[(&str, ParamValue)]) -> ParamMap {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
 
 /// Feeds one algorithm a scripted sequence of queue states, arrivals, departures and time.
 #[derive(Debug)]

@@ -151,10 +151,7 @@ fn config() -> impl Strategy<Value = (&'static str, ParamMap, bool)> {
 }
 
 fn to_map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
+    aqm::testing::param_map(pairs)
 }
 
 fn meta(size: u32, is_in: bool, ecn: bool) -> PacketMeta {
