@@ -75,7 +75,7 @@ def test_compare_bad_input_is_one_line(small_scenario, tmp_path, args, expect):
 )
 def test_run_report_renders_in_headless_chromium(small_scenario, tmp_path):
     out = tmp_path / "run"
-    assert aqmlab_cli("run", str(small_scenario), "--out", str(out)).returncode == 0
+    assert aqmlab_cli("run", str(small_scenario), "--out", str(out), "--plots").returncode == 0
     page = (out / "report.html").as_uri()
     common = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'ud'}"]
     dom = subprocess.run([*common, "--dump-dom", page], capture_output=True, text=True, timeout=120)
@@ -108,4 +108,4 @@ def test_progress_bar_draws_only_when_enabled(capsys):
 def test_cli_hides_the_bar_when_stderr_is_not_a_terminal(small_scenario, tmp_path):
     r = aqmlab_cli("run", str(small_scenario), "--out", str(tmp_path / "r"))
     assert r.returncode == 0 and r.stderr == ""
-    assert os.path.exists(tmp_path / "r" / "report.html")
+    assert os.path.exists(tmp_path / "r" / "summary.json")

@@ -100,13 +100,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
     path = default_scenario_path() if args.scenario is None else Path(args.scenario)
     sc = scenario.load(path)
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-seed{args.seed or sc.seed}"
-    res = runner.run(sc, seed=args.seed, out=out, progress=sys.stderr.isatty() and not args.quiet)
+    extra = None
+    if args.plots:
+        from aqmlab import report
+
+        extra = report.run_outputs
+    res = runner.run(
+        sc,
+        seed=args.seed,
+        out=out,
+        progress=sys.stderr.isatty() and not args.quiet,
+        extra_outputs=extra,
+    )
     print_summary(res)
+    files = "queue.png, report.html" if args.plots else f"plots: aqmlab report {res.out_dir}"
     print(
-        f"wrote {res.out_dir}/ (summary.json, time series .parquet, queue.png, report.html) "
+        f"wrote {res.out_dir}/ (summary.json, time series .parquet; {files}) "
         f"in {res.wall_s:.2f} s wall",
         file=sys.stdout,
     )
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from aqmlab import report
+
+    page = report.report_dir(args.dir)
+    print(f"wrote {page} (and queue.png, goodput.png beside it)")
     return 0
 
 
@@ -130,9 +150,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full command-line parser."""
+def _version() -> str:
+    from aqmlab import __version__
+
+    return f"aqmlab {__version__}"
+
+
+def build_parser(theory: bool = True) -> argparse.ArgumentParser:
+    """The command-line parser. With ``theory`` false, ``theory`` is a placeholder entry (its
+    subcommands import scipy, which costs more than the rest of start-up: :func:`main` builds it
+    only when the command line names it)."""
     p = _Parser(prog="aqmlab", description="Design, test and compare AQM algorithms.")
+    p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a scenario file")
@@ -140,13 +169,21 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="results directory (default: runs/<name>-seed<seed>)")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument(
+        "--plots", action="store_true", help="also draw queue.png and report.html (slower)"
+    )
     r.set_defaults(func=_cmd_run)
 
     d = sub.add_parser("demo", help="run the embedded default scenario (RED dumbbell)")
     d.add_argument("--out", default="runs/demo", help="results directory (default: runs/demo)")
     d.add_argument("--seed", type=int)
     d.add_argument("--quiet", action="store_true")
-    d.set_defaults(func=_cmd_run, scenario=None)
+    d.add_argument("--no-plots", dest="plots", action="store_false", help="no plots or report")
+    d.set_defaults(func=_cmd_run, scenario=None, plots=True)
+
+    rep = sub.add_parser("report", help="draw the plots and HTML report of a run directory")
+    rep.add_argument("dir", help="a run directory written by 'aqmlab run'")
+    rep.set_defaults(func=_cmd_report)
 
     c = sub.add_parser("compare", help="run one scenario under several AQMs")
     c.add_argument("scenario", help="TOML scenario")
@@ -167,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--markdown", action="store_true", help="as Markdown tables")
     lst.set_defaults(func=_cmd_list)
 
+    if not theory:
+        sub.add_parser("theory", help=_THEORY_HELP)
+        return p
     try:
         from aqmlab.theory import cli as theory_cli
     except ImportError:  # the theory module is optional at import time
@@ -176,11 +216,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_THEORY_HELP = "analytic models: dropping-function queue, TCP/AQM fluid model, Routh-Hurwitz"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `aqmlab list | head` ends quietly
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(theory="theory" in argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -1,4 +1,8 @@
-"""Self-contained HTML reports (images embedded) for a run and for a comparison."""
+"""Self-contained HTML reports (images embedded) for a run and for a comparison.
+
+The presentation layer: it reads a :class:`~aqmlab.runner.Result` (or a run directory through
+:func:`aqmlab.runner.load`) and never runs anything.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import html
 import io
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,34 +124,71 @@ def _metric_rows(rows: list[tuple[str, dict, float]]) -> str:
     return "<table>" + "".join(out) + "</table>"
 
 
-def _scenario_block(sc) -> str:
-    return "<h2>Scenario</h2><pre>" + html.escape(json.dumps(sc.model_dump(), indent=2)) + "</pre>"
+def _scenario_block(sc: dict[str, Any] | None) -> str:
+    if sc is None:
+        return ""
+    return "<h2>Scenario</h2><pre>" + html.escape(json.dumps(sc, indent=2)) + "</pre>"
 
 
-def write_run(res: Result, sc, path: Path, queue_png: Path, defs_link: str) -> Path:
-    """The report of one run."""
+def metrics_doc() -> str:
+    """A link to docs/metrics.md for reports (the repository's copy when there is one)."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
+    return doc.as_uri() if doc.exists() else "docs/metrics.md"
+
+
+def write_run(res: Result, path: Path, queue_png: Path, defs_link: str | None = None) -> Path:
+    """The report of one run (``goodput.png`` is drawn beside it)."""
     from aqmlab import plots
 
     gp = Path(path).with_name("goodput.png")
     plots.goodput_plot(res, gp)
     b = res.bottleneck
     s = res.summary
+    name, desc = s["scenario"]["name"], s["scenario"]["description"]
     body = [
-        f"<h1>{html.escape(sc.name)}</h1>",
-        f"<p>{html.escape(sc.description)}</p>",
+        f"<h1>{html.escape(name)}</h1>",
+        f"<p>{html.escape(desc)}</p>",
         f"<p class='note'>{len(s['flows'])} flows, {s['run']['duration_s']:g} s simulated, "
         f"metrics over [{s['run']['warmup_s']:g}, {s['run']['duration_s']:g}] s, seed "
         f"{s['run']['seed']}.</p>",
         "<h2>Bottleneck</h2>",
-        _metric_rows([(sc.name, b, s["fairness"]["jain_goodput"])]),
+        _metric_rows([(name, b, s["fairness"]["jain_goodput"])]),
         "<h2>Queue and drop probability</h2>",
         f"<img alt='queue length over time' src='{_png(queue_png)}'>",
         "<h2>Per-flow goodput</h2>",
         f"<img alt='per-flow goodput' src='{_png(gp)}'>",
-        _scenario_block(sc),
+        _scenario_block(res.scenario),
     ]
-    Path(path).write_text(_page(f"aqmlab: {sc.name}", body, defs_link))
+    Path(path).write_text(_page(f"aqmlab: {name}", body, defs_link or metrics_doc()))
     return Path(path)
+
+
+def run_outputs(res: Result, directory: Path) -> None:
+    """Draws ``queue.png``, ``goodput.png`` and ``report.html`` of a run into ``directory``
+    (usable as the runner's ``extra_outputs``)."""
+    from aqmlab import plots
+
+    directory = Path(directory)
+    plots.queue_plot(res, directory / "queue.png", title=res.summary["scenario"]["name"])
+    write_run(res, directory / "report.html", directory / "queue.png")
+
+
+def report_dir(run_dir: str | Path) -> Path:
+    """``aqmlab report DIR``: the plots and report of a finished run directory, written beside its
+    results (each file through a temporary name, so none is ever half-written)."""
+    from aqmlab import runner
+
+    res = runner.load(run_dir)
+    d = Path(run_dir)
+    tmp = d / ".report.partial"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    run_outputs(res, tmp)
+    for f in sorted(tmp.iterdir()):
+        f.replace(d / f.name)
+    tmp.rmdir()
+    return d / "report.html"
 
 
 def write_comparison(cmp: Comparison, path: Path) -> Path:
@@ -174,8 +216,6 @@ def write_comparison(cmp: Comparison, path: Path) -> Path:
             f"<h3>{html.escape(label)}</h3><img alt='goodput {html.escape(label)}' "
             f"src='{_png(gp)}'>"
         )
-    body.append(_scenario_block(cmp.scenario))
-    from aqmlab.runner import metrics_doc
-
+    body.append(_scenario_block(cmp.scenario.model_dump()))
     path.write_text(_page(f"aqmlab compare: {cmp.scenario.name}", body, metrics_doc()))
     return path
