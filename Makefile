@@ -8,10 +8,10 @@ STAMP   := $(VENV)/.installed
 
 .PHONY: demo test setup build lint rust-test py-test bench clean docs chromium
 
-$(STAMP): pyproject.toml Cargo.toml $(wildcard crates/*/Cargo.toml)
+$(STAMP): pyproject.toml constraints.txt Cargo.toml $(wildcard crates/*/Cargo.toml)
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip==25.3
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -1,7 +1,9 @@
 """The ``aqmlab`` command.
 
 Exit codes: 0 success; 2 bad input (one line naming the field and what is allowed); 3 a run whose
-end-of-run invariants failed (its results are not written as complete); 1 an internal error.
+end-of-run invariants failed (its results are not written as complete); 4 a sweep that finished
+with failed runs (recorded with their errors); 130 / 143 interrupted by SIGINT / SIGTERM;
+1 an internal error.
 """
 
 from __future__ import annotations
@@ -122,6 +124,35 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from aqmlab.sweep import engine, spec
+
+    sw = spec.load(args.sweep)
+    out = Path(args.out) if args.out else Path("runs") / sw.name
+    n = len(sw.points) * len(sw.seeds)
+    print(f"sweep {sw.name}: {len(sw.points)} points x {len(sw.seeds)} seeds = {n} runs")
+    if args.dry_run:
+        for label, point, _ in sw.points:
+            print(f"  {label}: " + ", ".join(f"{k}={v!r}" for k, v in point.items()))
+        return 0
+    res = engine.run(
+        sw,
+        out,
+        jobs=args.jobs,
+        dask=args.dask,
+        retry_failed=args.retry_failed,
+        quiet=args.quiet,
+    )
+    print(
+        f"{res.total} runs: {res.reused} already recorded, {res.ran} run now, "
+        f"{res.failed} failed; wrote {out}/runs.parquet and {out}/points.parquet"
+    )
+    if res.failed:
+        print(f"first failure: {res.first_error}", file=sys.stderr)
+        return 4
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from aqmlab import report
 
@@ -181,6 +212,18 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     d.add_argument("--no-plots", dest="plots", action="store_false", help="no plots or report")
     d.set_defaults(func=_cmd_run, scenario=None, plots=True)
 
+    sw = sub.add_parser("sweep", help="many runs over axes of a scenario (docs/sweeps.md)")
+    sw.add_argument("sweep", help="TOML sweep file")
+    sw.add_argument("--out", help="sweep directory (default: runs/<sweep name>)")
+    sw.add_argument("--jobs", type=int, help="local worker processes (default: every core)")
+    sw.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a Dask scheduler (or 'local': a LocalCluster)"
+    )
+    sw.add_argument("--retry-failed", action="store_true", help="run recorded failures again")
+    sw.add_argument("--dry-run", action="store_true", help="validate and list the points only")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_cmd_sweep)
+
     rep = sub.add_parser("report", help="draw the plots and HTML report of a run directory")
     rep.add_argument("dir", help="a run directory written by 'aqmlab run'")
     rep.set_defaults(func=_cmd_report)
@@ -231,7 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if args.command == "sweep":
+            print(
+                "\ninterrupted: finished runs are kept; the same command resumes", file=sys.stderr
+            )
+            return 143 if type(e).__name__ == "TerminatedError" else 130
         print("\ninterrupted: no results were written as complete", file=sys.stderr)
         return 130
     except Exception as e:
