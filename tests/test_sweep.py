@@ -284,3 +284,41 @@ def test_killing_a_worker_reruns_its_run(sweep_dir):
     assert b"8 runs: 0 already recorded, 8 run now, 0 failed" in stdout
     df = aqmlab.load_sweep(out)
     assert len(df) == 8 and df["key"].is_unique and (df["status"] == "ok").all()
+
+
+# ---- Dask ----------------------------------------------------------------------------------------
+
+
+def test_dask_local_cluster_gives_the_same_runs_as_local_workers(sweep_dir):
+    pytest.importorskip("dask.distributed")
+    sw = spec.load(sweep_dir / "sw.toml")
+    local = engine.run(sw, sweep_dir / "local", jobs=2, quiet=True)
+    dask = engine.run(sw, sweep_dir / "dask", jobs=2, dask="local", quiet=True)
+    assert local.ran == dask.ran == 8 and local.failed == dask.failed == 0
+    for t in sw.tasks():
+        a = json.loads(store.record_path(sweep_dir / "local", t.key).read_text())
+        b = json.loads(store.record_path(sweep_dir / "dask", t.key).read_text())
+        assert runner.summary_json(a["summary"]) == runner.summary_json(b["summary"])
+        assert (a["label"], a["point"], a["seed"]) == (b["label"], b["point"], b["seed"])
+
+
+def test_an_unreachable_scheduler_is_one_line_after_a_bounded_wait(sweep_dir):
+    pytest.importorskip("dask.distributed")
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on (bound, never listening)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        t0 = time.monotonic()
+        r = aqmlab_cli(
+            "sweep",
+            str(sweep_dir / "sw.toml"),
+            "--out",
+            str(sweep_dir / "o"),
+            "--dask",
+            f"tcp://127.0.0.1:{port}",
+        )
+        took = time.monotonic() - t0
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "--dask: no Dask scheduler answered" in r.stderr
+    assert took < 60 and not (sweep_dir / "o").exists()

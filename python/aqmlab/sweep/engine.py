@@ -7,18 +7,19 @@ and an edited sweep file reuses every run whose resolved scenario and seed did n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aqmlab.errors import InputError
 from aqmlab.sweep import spec, store
+from aqmlab.sweep.local import LocalPool
 from aqmlab.sweep.spec import Sweep, Task
 
 
@@ -85,27 +86,45 @@ def run(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out: {out} exists and is not a directory")
+    jobs = jobs or os.cpu_count() or 1
+    if jobs < 1:
+        raise InputError(f"--jobs: must be at least 1 (got {jobs})")
+    cluster = None
+    if dask is not None:
+        from aqmlab.sweep.distributed import DaskBackend
+
+        cluster = DaskBackend(dask, jobs)  # an unreachable scheduler fails here, before any write
+    try:
+        return _run(sw, out, jobs, cluster, retry_failed, quiet)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _run(sw: Sweep, out: Path, jobs: int, cluster: Any, retry_failed: bool, quiet: bool) -> Outcome:
     store.prepare(out)
     tasks = _plan(sw, out)
     done = store.finished(out)
     keep = {"ok", "failed"} if not retry_failed else {"ok"}
     todo = [t for t in tasks if done.get(t.key) not in keep]
-    jobs = jobs or os.cpu_count() or 1
-    if jobs < 1:
-        raise InputError(f"--jobs: must be at least 1 (got {jobs})")
     outcome = Outcome(out, len(tasks), len(tasks) - len(todo), 0, 0)
     in_main = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, _on_term) if in_main else None
     bar = _progress(len(tasks), outcome.reused, quiet)
     try:
         if todo:
-            for _key, status, error in _backend(todo, out, sw.series, jobs, dask):
-                outcome.ran += 1
-                if status != "ok":
-                    outcome.failed += 1
-                    outcome.first_error = outcome.first_error or error
-                bar.set_postfix(failed=outcome.failed, refresh=False)
-                bar.update(1)
+            if cluster is not None:
+                runs = cluster.run(todo, out, sw.series)
+            else:
+                runs = LocalPool(out, jobs, sw.series).run(todo)
+            with contextlib.closing(runs):  # workers stop however the loop ends
+                for _key, status, error in runs:
+                    outcome.ran += 1
+                    if status != "ok":
+                        outcome.failed += 1
+                        outcome.first_error = outcome.first_error or error
+                    bar.set_postfix(failed=outcome.failed, refresh=False)
+                    bar.update(1)
     finally:
         bar.close()
         if in_main:
@@ -116,18 +135,6 @@ def run(
 
 def _on_term(signum: int, frame: Any) -> None:
     raise TerminatedError()
-
-
-def _backend(
-    todo: list[Task], out: Path, series: bool, jobs: int, dask: str | None
-) -> Iterator[tuple[str, str, str | None]]:
-    if dask is not None:
-        from aqmlab.sweep import distributed
-
-        return distributed.run(todo, out, series, dask, jobs)
-    from aqmlab.sweep.local import LocalPool
-
-    return LocalPool(out, jobs, series).run(todo)
 
 
 def sweep(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any
 
 from aqmlab.sweep import store
 from aqmlab.sweep.spec import Task
-from aqmlab.sweep.worker import record_head, worker_main
+from aqmlab.sweep.worker import failed_record, worker_main
 
 #: Times a task is started before a worker death while running it counts as the task's failure.
 ATTEMPTS = 3
@@ -52,7 +52,7 @@ class LocalPool:
 
     def run(
         self, tasks: list[Task], on_start: Callable[[int], None] | None = None
-    ) -> Iterator[tuple[str, str, str | None]]:
+    ) -> Generator[tuple[str, str, str | None], None, None]:
         """Runs ``tasks``; yields (key, status, error) as each finishes."""
         queue = deque(tasks)
         attempts: dict[str, int] = {}
@@ -86,7 +86,7 @@ class LocalPool:
                         queue.appendleft(task)
                     else:
                         err = f"worker died {ATTEMPTS} times running this run (exit code {code})"
-                        store.write_record(self.out, _died(task, err))
+                        store.write_record(self.out, failed_record(task, err))
                         yield task.key, "failed", err
         finally:
             self.close()
@@ -113,13 +113,3 @@ class LocalPool:
                 w.proc.join()
             w.conn.close()
         self._workers = []
-
-
-def _died(task: Task, error: str) -> dict[str, Any]:
-    return {
-        **record_head(task),
-        "status": "failed",
-        "error": error,
-        "wall_s": None,
-        "summary": None,
-    }

@@ -31,6 +31,17 @@ def record_head(task: Task) -> dict[str, Any]:
     }
 
 
+def failed_record(task: Task, error: str) -> dict[str, Any]:
+    """The record of a task that could not run at all (its worker died, the cluster failed)."""
+    return {
+        **record_head(task),
+        "status": "failed",
+        "error": error,
+        "wall_s": None,
+        "summary": None,
+    }
+
+
 def execute(task: Task, series_dir: str | None = None) -> dict[str, Any]:
     """Runs ``task``; the record has its key, label, point, seed, status ("ok" or "failed"),
     error (one line), wall_s and summary (the run's summary.json as a dict, or None).
