@@ -19,7 +19,7 @@ import aqmlab
 from aqmlab import runner
 from aqmlab.errors import InputError
 from aqmlab.sweep import engine, spec, store
-from conftest import SMALL, aqmlab_cli
+from conftest import ROOT, SMALL, aqmlab_cli
 
 SWEEP = """
 name = "t"
@@ -60,6 +60,13 @@ def test_grid_zip_and_seeds_expand_to_the_product(sweep_dir):
     assert sw.points[1][2]["aqm"] == {"name": "red", "min_th": 20, "max_th": 60, "max_p": 0.05}
     tasks = sw.tasks()
     assert len(tasks) == 8 and len({t.key for t in tasks}) == 8
+
+
+def test_every_sweep_file_in_the_repository_validates():
+    files = sorted((ROOT / "sweeps").glob("*.toml"))
+    assert files
+    for p in files:
+        assert spec.load(p).tasks(), p
 
 
 def test_ranges_give_the_hand_computed_values():

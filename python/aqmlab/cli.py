@@ -147,6 +147,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         f"{res.total} runs: {res.reused} already recorded, {res.ran} run now, "
         f"{res.failed} failed; wrote {out}/runs.parquet and {out}/points.parquet"
     )
+    if args.plots:
+        from aqmlab.sweep import report as sweep_report
+
+        print(f"wrote {sweep_report.write(out)} (figures in {out / 'plots'}/)")
     if res.failed:
         print(f"first failure: {res.first_error}", file=sys.stderr)
         return 4
@@ -154,9 +158,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    d = Path(args.dir)
+    if (d / "sweep.json").is_file() and (d / "runs").is_dir():
+        from aqmlab.sweep import report as sweep_report
+
+        page = sweep_report.write(d)
+        print(f"wrote {page} (figures as PNG, SVG and PDF in {d / 'plots'}/)")
+        return 0
     from aqmlab import report
 
-    page = report.report_dir(args.dir)
+    page = report.report_dir(d)
     print(f"wrote {page} (and queue.png, goodput.png beside it)")
     return 0
 
@@ -221,11 +232,12 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     )
     sw.add_argument("--retry-failed", action="store_true", help="run recorded failures again")
     sw.add_argument("--dry-run", action="store_true", help="validate and list the points only")
+    sw.add_argument("--plots", action="store_true", help="also write report.html and plots/")
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
-    rep = sub.add_parser("report", help="draw the plots and HTML report of a run directory")
-    rep.add_argument("dir", help="a run directory written by 'aqmlab run'")
+    rep = sub.add_parser("report", help="draw the plots and HTML report of a run or a sweep")
+    rep.add_argument("dir", help="a directory written by 'aqmlab run' or 'aqmlab sweep'")
     rep.set_defaults(func=_cmd_report)
 
     c = sub.add_parser("compare", help="run one scenario under several AQMs")

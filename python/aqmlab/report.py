@@ -181,14 +181,30 @@ def report_dir(run_dir: str | Path) -> Path:
     res = runner.load(run_dir)
     d = Path(run_dir)
     tmp = d / ".report.partial"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+    fresh_dir(tmp)
     run_outputs(res, tmp)
-    for f in sorted(tmp.iterdir()):
-        f.replace(d / f.name)
-    tmp.rmdir()
+    publish(tmp, d)
     return d / "report.html"
+
+
+def fresh_dir(path: Path) -> None:
+    """An empty directory at ``path`` (what an interrupted earlier attempt left is removed)."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+
+
+def publish(tmp: Path, dest: Path, figures_dir: str | None = None) -> None:
+    """Moves the files drawn in ``tmp`` into ``dest`` (figures into ``dest/figures_dir`` when
+    given), ``report.html`` last, each by an atomic rename; removes ``tmp``."""
+    target = dest / figures_dir if figures_dir else dest
+    target.mkdir(parents=True, exist_ok=True)
+    for f in sorted(tmp.iterdir()):
+        if f.name != "report.html":
+            f.replace(target / f.name)
+    if (tmp / "report.html").exists():
+        (tmp / "report.html").replace(dest / "report.html")
+    tmp.rmdir()
 
 
 def write_comparison(cmp: Comparison, path: Path) -> Path:
