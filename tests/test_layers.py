@@ -119,3 +119,18 @@ def test_summary_is_byte_identical_to_the_pre_split_code_path(
     q_old = pd.read_parquet(tmp_path / "old" / "link_bottleneck.parquet")
     q_new = pd.read_parquet(tmp_path / "new" / "link_bottleneck.parquet")
     assert q_old.equals(q_new)
+
+
+def test_bash_completion_completes_commands_and_options(tmp_path):
+    script = aqmlab_cli("completion", "bash")
+    assert script.returncode == 0, script.stderr
+    (tmp_path / "c.sh").write_text(script.stdout)
+    probe = (
+        f"source {tmp_path / 'c.sh'}\n"
+        'COMP_WORDS=(aqmlab sw); COMP_CWORD=1; _shtab_aqmlab; echo "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(aqmlab sweep --dr); COMP_CWORD=2; _shtab_aqmlab; echo "${COMPREPLY[@]}"\n'
+    )
+    r = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.splitlines()[:2]
+    assert first.split() == ["sweep"] and second.split() == ["--dry-run"]

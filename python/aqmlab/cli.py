@@ -157,6 +157,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    sys.stdout.write(shtab.complete(build_parser(theory=True), shell=args.shell))
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     d = Path(args.dir)
     if (d / "sweep.json").is_file() and (d / "runs").is_dir():
@@ -254,6 +261,15 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, help="override the scenario's seed")
     c.add_argument("--jobs", type=int, default=2, help="runs in parallel (default 2)")
     c.set_defaults(func=_cmd_compare)
+
+    comp = sub.add_parser(
+        "completion",
+        help="print a shell completion script",
+        description='Print a completion script: eval "$(aqmlab completion bash)" in ~/.bashrc, '
+        "or aqmlab completion zsh > ~/.zfunc/_aqmlab.",
+    )
+    comp.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    comp.set_defaults(func=_cmd_completion)
 
     lst = sub.add_parser("list", help="algorithms with their parameters and defaults")
     lst.add_argument("--markdown", action="store_true", help="as Markdown tables")
