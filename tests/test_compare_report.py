@@ -51,6 +51,11 @@ def test_compare_writes_table_csv_plots_and_report(small_scenario, tmp_path):
     html = (out / "report.html").read_text()
     assert html.count("<img") == 4 and "data:image/png;base64," in html
     assert "Metric definitions" in html and "burst ratio" in html
+    # Titled as a comparison (not as the base scenario), portable (no path of this machine), and
+    # the C column says when it differs from Ie_eff (Idd = 0 up to 100 ms, ITU-T G.107).
+    assert "<h1>Comparison of 3 AQMs: red, pie, droptail</h1>" in html
+    assert "file://" not in html and str(out) not in html
+    assert "differs from Ie_eff only when fixed path delay + queueing delay &gt; 100 ms" in html
 
 
 @pytest.mark.parametrize(

@@ -243,7 +243,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
-    rep = sub.add_parser("report", help="draw the plots and HTML report of a run or a sweep")
+    rep = sub.add_parser(
+        "report", aliases=["plot"], help="draw the plots and HTML report of a run or a sweep"
+    )
     rep.add_argument("dir", help="a directory written by 'aqmlab run' or 'aqmlab sweep'")
     rep.set_defaults(func=_cmd_report)
 

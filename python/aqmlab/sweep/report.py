@@ -121,7 +121,7 @@ def write(out: str | Path) -> Path:
             f"src='{run_report._png(png)}'><p class='note'>{links}</p>"
         )
     body += ["<h2>Failed runs</h2>", _failures(df)]
-    page = run_report._page(f"aqmlab sweep: {meta['name']}", body, run_report.metrics_doc())
+    page = run_report._page(f"aqmlab sweep: {meta['name']}", body)
     (tmp / "report.html").write_text(page)
     run_report.publish(tmp, out, figures_dir="plots")
     return out / "report.html"
