@@ -297,15 +297,14 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `aqmlab list | head` ends quietly
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(theory="theory" in argv)
-    args = parser.parse_args(argv)
     try:
+        args = build_parser(theory="theory" in argv).parse_args(argv)
         return int(args.func(args) or 0)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        if args.command == "sweep":
+        if "sweep" in argv:
             print(
                 "\ninterrupted: finished runs are kept; the same command resumes", file=sys.stderr
             )
