@@ -24,7 +24,9 @@ use crate::params::{
 };
 use crate::red::{base_prob, ewma, idle_decay, uniformize};
 use crate::registry::AqmInfo;
-use crate::{Aqm, AqmRng, PacketMeta, Precedence, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{
+    Aqm, AqmRng, PacketMeta, Precedence, QueueView, ThrottleHold, Time, Verdict, NS_PER_SEC,
+};
 use rand::Rng;
 
 /// ModRED's parameters. The paper gives no thresholds; the defaults are ns-2's RIO defaults
@@ -39,6 +41,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "w_q", kind: K::Real, default: D::Num(0.002), help: "EWMA weight of both averages, in (0, 1] (RED)" },
     ParamSpec { name: "throttle", kind: K::Choice(&["always", "red"]), default: D::Str("always"), help: "always: every packet in [min_th, max_th) is throttled (s. 3); red: RED's count-spaced probability up to max_p picks them" },
     ParamSpec { name: "mean_pkt_size", kind: K::Size, default: D::Auto, help: "typical packet size for the idle-time decay of the averages, bytes; default: the link's" },
+    ParamSpec { name: "hold", kind: K::Choice(&["ack", "flow"]), default: D::Str("ack"), help: "ack: one ACK of the flow rewritten per throttled packet; flow: every ACK of the flow until one of its packets is admitted unthrottled (s. 3 does not say; docs/reproductions.md)" },
 ];
 
 /// Registry entry.
@@ -85,6 +88,8 @@ pub struct ModRedParams {
     pub throttle: ThrottleMode,
     /// Typical packet size, bytes.
     pub mean_pkt_size: f64,
+    /// How long a throttle lasts at the router.
+    pub hold: ThrottleHold,
 }
 
 impl ModRedParams {
@@ -111,6 +116,11 @@ impl ModRedParams {
             mean_pkt_size: p
                 .opt_num("mean_pkt_size")?
                 .unwrap_or(l.mean_pkt_bytes as f64),
+            hold: if p.choice("hold") == "flow" {
+                ThrottleHold::UntilAdmit
+            } else {
+                ThrottleHold::OneAck
+            },
         };
         r.validate(l)?;
         Ok(r)
@@ -356,6 +366,10 @@ impl Aqm for ModRed {
 
     /// The probability of a congestion action (throttle or drop) on the last arrival: 0 below
     /// min_th, 1 (always) or RED's pb (red) in the band, 1 above max_th.
+    fn throttle_hold(&self) -> ThrottleHold {
+        self.params.hold
+    }
+
     fn drop_prob(&self) -> Option<f64> {
         Some(self.state.last_p)
     }
