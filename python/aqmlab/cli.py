@@ -173,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
         theory_cli = None
     if theory_cli is not None:
         theory_cli.register(sub)
+    from aqmlab.reproduce import cli as reproduce_cli
+
+    reproduce_cli.register(sub)
     return p
 
 

@@ -1,0 +1,102 @@
+"""`aqmlab reproduce`: the paper's numbers as transcribed, the ranking rule, the confidence
+intervals, and a quick reproduction end to end (resumed from its cache)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from aqmlab.reproduce import core
+
+
+def test_modred_tables_transcribed_whole_and_spot_checked_against_the_paper():
+    pub = core.load_published("modred")
+    # Tables 2 and 3: 3 node counts x 4 loads x 3 buffers x 3 algorithms each.
+    assert pub.groupby("table").size().to_dict() == {"Table 2": 108, "Table 3": 108}
+
+    def cell(table, nodes, load, buf, aqm):
+        m = pub[
+            (pub["table"] == table)
+            & (pub["nodes"] == nodes)
+            & (pub["load"] == load)
+            & (pub["buffer"] == buf)
+            & (pub["aqm"] == aqm)
+        ]
+        assert len(m) == 1
+        return float(m["value"].iloc[0])
+
+    # Read off the paper's Tables 2 and 3 by hand (seed 004, s. 4).
+    assert cell("Table 2", 16, 0.25, 25, "droptail") == 0.36
+    assert cell("Table 2", 64, 1.0, 250, "modred") == 0.78
+    assert cell("Table 2", 32, 0.75, 100, "red") == 4.01
+    assert cell("Table 3", 64, 0.75, 100, "red") == 83.7
+    assert cell("Table 3", 16, 0.25, 100, "modred") == 99.6
+    assert cell("Table 3", 64, 1.0, 25, "droptail") == 93.1
+
+
+def test_ranking_rule_judges_only_the_pairs_the_paper_orders():
+    paper = {"droptail": 1.0, "red": 2.0, "modred": 1.0}  # droptail and modred tie
+    assert core.rank_agreement(paper, {"droptail": 0.5, "red": 3.0, "modred": 0.9}, "lower")
+    assert core.rank_agreement(paper, {"droptail": 0.9, "red": 3.0, "modred": 0.5}, "lower")
+    assert not core.rank_agreement(paper, {"droptail": 0.5, "red": 0.4, "modred": 0.9}, "lower")
+    # a tie of ours where the paper orders strictly does not reproduce the order
+    assert not core.rank_agreement({"a": 1.0, "b": 2.0}, {"a": 5.0, "b": 5.0}, "lower")
+    assert core.rank_agreement({"a": 1.0, "b": 2.0}, {"a": 7.0, "b": 9.0}, "higher")
+    assert not core.rank_agreement({"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 1.0}, "higher")
+
+
+def test_confidence_interval_is_students_t_over_seeds():
+    runs = pd.DataFrame({"k": ["x"] * 3 + ["y"], "m": [1.0, 2.0, 3.0, 5.0]})
+    agg = core.aggregate(runs, ["k"], ["m"]).set_index("k")
+    assert agg.loc["x", "m"] == pytest.approx(2.0)
+    # t(0.975, 2) = 4.302653; s = 1; n = 3
+    assert agg.loc["x", "m_ci"] == pytest.approx(4.302653 / 3**0.5, rel=1e-5)
+    assert agg.loc["y", "m_ci"] == 0.0 and agg.loc["y", "seeds"] == 1
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "aqmlab.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_unknown_paper_is_one_line_exit_2(tmp_path):
+    p = _cli("reproduce", "lindrop-typo", "--out", str(tmp_path))
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and "paper" in p.stderr and "modred" in p.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_quick_modred_reproduction_end_to_end_and_resumed(tmp_path):
+    p = _cli("reproduce", "modred", "--quick", "--out", str(tmp_path), "--jobs", "2")
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "modred"
+    for f in ("report.html", "report.md", "cells.csv", "rankings.csv", "runs.parquet"):
+        assert (out / f).stat().st_size > 0, f
+    summary = json.loads((out / "summary.json").read_text())
+    assert {v["table"] for v in summary["verdicts"]} == {"Table 2", "Table 3"}
+    cells = pd.read_csv(out / "cells.csv")
+    # every published cell of the quick grid has our value; the loss and delivery columns of one
+    # run are complementary (delivery = 100 - loss)
+    assert cells["ours"].notna().all() and len(cells) == 2 * 2 * 2 * 2 * 3
+    runs = pd.read_parquet(out / "runs.parquet")
+    ours = runs[runs["engine"] == "aqmlab"]
+    assert ((ours["loss_pct"] + ours["delivery_pct"] - 100).abs() < 1e-9).all()
+    cache = sorted((out / "runs").glob("*.json"))
+    # resume: remove one finished run; only it is run again, the others are reused untouched
+    mtimes = {c.name: c.stat().st_mtime_ns for c in cache}
+    cache[0].unlink()
+    p2 = _cli("reproduce", "modred", "--quick", "--out", str(tmp_path), "--jobs", "1")
+    assert p2.returncode == 0, p2.stderr
+    after = {c.name: c.stat().st_mtime_ns for c in (out / "runs").glob("*.json")}
+    assert set(after) == set(mtimes)
+    changed = [n for n in after if after[n] != mtimes[n]]
+    assert changed == [cache[0].name]
