@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from aqmlab import units
 from aqmlab.reproduce import core
 
 NAME = "modred"
@@ -84,18 +85,22 @@ def specs(quick: bool) -> list[core.RunSpec]:
                     key = {"nodes": nodes, "load": load, "buffer": buffer, "aqm": v}
                     for seed in range(1, grid["seeds"] + 1):
                         out.append(core.RunSpec(key, sc, seed, extract))
-                    out += _ns2_specs(exp, key, sc["flows"][0]["count"], grid["seeds"])
+                    f0 = sc["flows"][0]
+                    out += _ns2_specs(exp, key, f0["count"], f0["start_spread"], grid["seeds"])
     return out
 
 
-def _ns2_specs(exp: dict[str, Any], key: dict[str, Any], flows: int, seeds: int) -> list:
+def _ns2_specs(
+    exp: dict[str, Any], key: dict[str, Any], flows: int, sc_spread: str, seeds: int
+) -> list:
     """The ns-2 runs of one point (DropTail and RED only), when ns-2 is installed."""
     n2 = exp.get("ns2")
     if not n2 or key["aqm"] not in n2["queues"] or not core.ns2_available():
         return []
     script = str(core.experiment_dir(NAME) / n2["script"])
     args = [str(flows), str(key["buffer"]), n2["queues"][key["aqm"]], str(n2["window"])]
-    tail = [n2["tcp"]]
+    spread = str(units.seconds("flows[0].start_spread", sc_spread))
+    tail = [n2["tcp"], spread]
     return [
         core.RunSpec(key, {"script": script, "args": args, "tail": tail}, seed, extract_ns2, "ns2")
         for seed in range(1, seeds + 1)
@@ -120,4 +125,52 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
         [core.ranking(m, cells, ROW, "aqm", better) for m, (_, better) in COMPARED.items()],
         ignore_index=True,
     )
-    return {"points": ours, "cells": cells, "rankings": ranks}
+    out = {"points": ours, "cells": cells, "rankings": ranks, "readings": readings(ours, pub)}
+    if "ns2" in cells:
+        out["baseline"] = baseline(cells)
+    return out
+
+
+def baseline(cells: pd.DataFrame) -> pd.DataFrame:
+    """DropTail against RED, the two algorithms ns-2 runs too: in how many table rows does ns-2,
+    and do we, order them as the paper does? (Tells "the paper differs" from "we differ".)"""
+    rows = []
+    for m, (_, better) in COMPARED.items():
+        c = cells[(cells["metric"] == m) & cells["aqm"].isin(["droptail", "red"])]
+        w = c.pivot_table(index=ROW, columns="aqm", values=["paper", "ns2", "ours"])
+        strict = w[("paper", "droptail")] != w[("paper", "red")]
+        w = w[strict]
+        sign = 1 if better == "higher" else -1
+        paper_dt = sign * (w[("paper", "droptail")] - w[("paper", "red")]) > 0
+        row: dict[str, Any] = {"metric": m, "rows": len(w)}
+        for eng in ("ns2", "ours"):
+            e_dt = sign * (w[(eng, "droptail")] - w[(eng, "red")]) > 0
+            row[f"{eng}_agrees"] = int((e_dt == paper_dt).sum())
+        row["paper_droptail_better"] = int(paper_dt.sum())
+        d = (c["ours"] - c["ns2"]).abs()
+        row["median_abs_diff_ours_vs_ns2"] = float(d.median())
+        row["median_abs_diff_paper_vs_ns2"] = float((c["paper"] - c["ns2"]).abs().median())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
+    """Each reading of the paper's open points in ModRED's place: how many table rows keep the
+    paper's ranking, and how far ModRED's own cells are from the paper's."""
+    names = ["modred"] + [a for a in ours["aqm"].unique() if a.startswith("modred-")]
+    rows = []
+    for name in names:
+        o = ours[ours["aqm"].isin(["droptail", "red", name])].copy()
+        o["aqm"] = o["aqm"].replace({name: "modred"})
+        cells = core.side_by_side(o, pub, KEYS, {m: c for m, (c, _) in COMPARED.items()})
+        cells = cells.dropna(subset=["ours"])
+        row: dict[str, Any] = {"reading": name}
+        for m, (_, better) in COMPARED.items():
+            r = core.ranking(m, cells, ROW, "aqm", better)
+            row[f"{m}_rows_ranking_holds"] = f"{int(r['holds'].sum())}/{len(r)}"
+            mc = cells[(cells["metric"] == m) & (cells["aqm"] == "modred")]
+            row[f"{m}_modred_median_abs_diff"] = float(mc["diff"].abs().median())
+        b = o[o["aqm"] == "modred"]
+        row["modred_mean_utilisation_pct"] = float(b["utilisation_pct"].mean())
+        rows.append(row)
+    return pd.DataFrame(rows)

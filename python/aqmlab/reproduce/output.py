@@ -97,7 +97,8 @@ def write(
     """Writes the reproduction's directory (tables, plots, report.md, report.html, summary.json)."""
     out.mkdir(parents=True, exist_ok=True)
     t["runs"].to_parquet(out / "runs.parquet", index=False)
-    for k in ("points", "cells", "rankings", "verdicts"):
+    extra = [k for k in ("readings", "baseline") if k in t]
+    for k in ("points", "cells", "rankings", "verdicts", *extra):
         _fmt(t[k]).to_csv(out / f"{k}.csv", index=False)
     images = {}
     for metric in t["cells"]["metric"].unique():
@@ -108,6 +109,12 @@ def write(
     doc = (mod.__doc__ or "").strip()
     md = [f"# Reproduction: {name}{' (quick)' if quick else ''}", "", doc, "", "## Verdicts", ""]
     md.append(_fmt(t["verdicts"]).to_markdown(index=False))
+    if "readings" in t:
+        md += ["", "## Readings of the paper's open points", ""]
+        md.append(_fmt(t["readings"]).to_markdown(index=False))
+    if "baseline" in t:
+        md += ["", "## DropTail vs RED: the paper, ns-2.35 and aqmlab", ""]
+        md.append(_fmt(t["baseline"]).to_markdown(index=False))
     md += ["", "## Rankings per row", "", t["rankings"].to_markdown(index=False)]
     for metric in t["cells"]["metric"].unique():
         c = t["cells"][t["cells"]["metric"] == metric]
@@ -138,6 +145,11 @@ def write(
         body += [
             f"<h2>{html.escape(metric)}</h2>",
             f'<img alt="{html.escape(metric)}" src="data:image/png;base64,{b64}">',
+        ]
+    if "readings" in t:
+        body += [
+            "<h2>Readings of the paper's open points</h2>",
+            _fmt(t["readings"]).to_html(index=False),
         ]
     body += ["<h2>Rankings per row</h2>", t["rankings"].to_html(index=False)]
     body += ["<h2>Cells</h2>", _fmt(t["cells"]).to_html(index=False)]

@@ -1,15 +1,17 @@
 # Seed 004's dumbbell in ns-2.35 (the paper's simulator), to tell "the paper differs" from
 # "ns-2 differs" from "aqmlab differs" (docs/reproductions.md).
-# usage: ns experiments/modred/ns2_dumbbell.tcl FLOWS BUFFER QUEUE WINDOW SEED [TCP] [DURATION]
+# usage: ns experiments/modred/ns2_dumbbell.tcl FLOWS BUFFER QUEUE WINDOW SEED [TCP] [SPREAD] [DURATION]
 #   QUEUE: DropTail | RED (ns-2 defaults unless RED_* env below) ; WINDOW: Agent/TCP window_
-#   TCP: Newreno (default) | Reno | Sack1 ; prints one line of key=value results.
+#   TCP: Newreno (default) | Reno | Sack1 ; SPREAD: flows start uniformly in [0, SPREAD] s (0: all at
+#   0 s) ; prints one line of key=value results.
 set nflows [lindex $argv 0]
 set buffer [lindex $argv 1]
 set qtype  [lindex $argv 2]
 set wnd    [lindex $argv 3]
 set seed   [lindex $argv 4]
 set tcpv   [expr {[llength $argv] > 5 ? [lindex $argv 5] : "Newreno"}]
-set dur    [expr {[llength $argv] > 6 ? [lindex $argv 6] : 10.0}]
+set spread [expr {[llength $argv] > 6 ? [lindex $argv 6] : 0.0}]
+set dur    [expr {[llength $argv] > 7 ? [lindex $argv 7] : 10.0}]
 
 set ns [new Simulator]
 ns-random $seed
@@ -48,7 +50,7 @@ for {set i 0} {$i < $nflows} {incr i} {
     $ns connect $tcp($i) $sink($i)
     set ftp($i) [new Application/FTP]
     $ftp($i) attach-agent $tcp($i)
-    $ns at [$rng uniform 0 1.0] "$ftp($i) start"
+    $ns at [expr {$spread > 0 ? [$rng uniform 0 $spread] : 0.0}] "$ftp($i) start"
 }
 set qm [$ns monitor-queue $r1 $r2 [open /dev/null w] 0.1]
 proc finish {} {
