@@ -448,11 +448,15 @@ mod tests {
 
     #[test]
     fn gentle_drops_with_reds_gentle_probability_and_throttles_the_rest() {
-        // OUT 5/15, max_p_out 0.2; at q = 22.5 -> 22 or 23 alternately is awkward, so take
-        // q = 21: p = 0.2 + 0.8 (21 - 15) / 15 = 0.52 (Floyd 2000); from 2 max_th = 30 on, all drop.
+        // OUT 5/15, max_p_out 0.2, w_q 1 (avg = queue): at q = 21, p = 0.2 + 0.8 (21 - 15) / 15
+        // = 0.52 (Floyd 2000); from 2 max_th = 30 on, every packet is dropped.
         let mut s = instant(&[("gentle", ParamValue::Bool(true))]);
         s.set_queue(14);
-        assert_eq!(s.arrive(1000), Verdict::Throttle, "below max_th: the band as without gentle");
+        assert_eq!(
+            s.arrive(1000),
+            Verdict::Throttle,
+            "below max_th: the band as without gentle"
+        );
         let (n, mut drops, mut throttles) = (20_000, 0, 0);
         for _ in 0..n {
             s.set_queue(21);
