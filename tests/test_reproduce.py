@@ -75,11 +75,36 @@ def test_unknown_paper_is_one_line_exit_2(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_quick_modred_reproduction_end_to_end_and_resumed(tmp_path):
-    p = _cli("reproduce", "modred", "--quick", "--out", str(tmp_path), "--jobs", "2")
+def test_laq_routh_table_from_the_fluid_model_against_table3():
+    from aqmlab.reproduce import laq
+
+    t = laq.routh_cells().set_index("metric")
+    # Example 1 by hand (Eqs 19-21, 23): a2 = 12.5 + 31.25 + 25 - 1 = 67.75 (printed 68),
+    # a1 = 390.625 - 12.5 - 31.25 - 50 = 296.875 (printed 296.625), a0 = 625 - 390.625 = 234.375,
+    # L1 = (a2 a1 - a0) / a2 = 293.416 (printed 293.178, from the rounded a2 and a1).
+    assert t.loc["routh_s2_col1", "ours"] == pytest.approx(67.75)
+    assert t.loc["routh_s3_col2", "ours"] == pytest.approx(296.875)
+    assert t.loc["routh_s0_col1", "ours"] == pytest.approx(234.375)
+    assert t.loc["routh_s1_col1", "ours"] == pytest.approx((67.75 * 296.875 - 234.375) / 67.75)
+    assert t.loc["routh_s1_col1", "paper"] == 293.178
+    assert bool(t["stable_ours"].iloc[0])
+
+
+def test_quick_reproduction_of_all_papers_end_to_end_and_resumed(tmp_path):
+    p = _cli("reproduce", "all", "--quick", "--out", str(tmp_path), "--jobs", "2")
     assert p.returncode == 0, p.stderr
+    laq_summary = json.loads((tmp_path / "laq" / "summary.json").read_text())
+    assert {v["table"]: v["verdict"] for v in laq_summary["verdicts"]}["Table 3"] == "reproduced"
+    assert (tmp_path / "laq" / "table1.png").stat().st_size > 0
     out = tmp_path / "modred"
-    for f in ("report.html", "report.md", "cells.csv", "rankings.csv", "runs.parquet"):
+    for f in (
+        "report.html",
+        "report.md",
+        "cells.csv",
+        "rankings.csv",
+        "runs.parquet",
+        "loss_rate.png",
+    ):
         assert (out / f).stat().st_size > 0, f
     summary = json.loads((out / "summary.json").read_text())
     assert {v["table"] for v in summary["verdicts"]} == {"Table 2", "Table 3"}

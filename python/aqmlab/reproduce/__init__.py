@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 #: Paper name -> module. Papers not yet plugged in are refused with the list of those that are.
-PAPERS = {"modred": "aqmlab.reproduce.modred"}
+PAPERS = {"laq": "aqmlab.reproduce.laq", "modred": "aqmlab.reproduce.modred"}
 
 
 def reproduce(

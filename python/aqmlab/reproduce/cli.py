@@ -24,7 +24,7 @@ def _cmd(args: argparse.Namespace) -> int:
         print(f"{name}: {len(t['runs'])} runs")
         for v in t["verdicts"].itertuples():
             print(
-                f"  {v.table} ({v.metric}): {v.verdict}; "
+                f"  {v.table} ({v.metrics}): {v.verdict}; "
                 f"ranking holds in {v.rows_ranking_holds} rows, "
                 f"median |relative difference| {v.median_abs_rel_diff:.0%}"
             )

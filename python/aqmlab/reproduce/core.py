@@ -228,6 +228,7 @@ def ranking(
         rev = better == "higher"
         rows.append(
             {
+                "table": g["table"].iloc[0],
                 **dict(zip(row_keys, key if isinstance(key, tuple) else (key,), strict=True)),
                 "metric": pub_metric,
                 "paper_order": " > ".join(sorted(paper, key=paper.get, reverse=rev)),

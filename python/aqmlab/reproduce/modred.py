@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from aqmlab import units
-from aqmlab.reproduce import core
+from aqmlab.reproduce import core, output
 
 NAME = "modred"
 KEYS = ["nodes", "load", "buffer", "aqm"]
@@ -174,3 +174,67 @@ def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
         row["modred_mean_utilisation_pct"] = float(b["utilisation_pct"].mean())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _by_load(cells: pd.DataFrame, metric: str):
+    """Paper (dashed, open markers) and ours (solid, 95% CI bars) against load: one panel per
+    (nodes, buffer), one colour per algorithm."""
+    plt = output.pyplot()
+
+    c = cells[cells["metric"] == metric]
+    nodes = sorted(c["nodes"].unique())
+    bufs = sorted(c["buffer"].unique())
+    fig, axes = plt.subplots(
+        len(nodes), len(bufs), figsize=(3.6 * len(bufs), 2.8 * len(nodes)), squeeze=False
+    )
+    colours = dict(
+        zip(
+            sorted(c["aqm"].unique()),
+            plt.rcParams["axes.prop_cycle"].by_key()["color"],
+            strict=False,
+        )
+    )
+    for i, n in enumerate(nodes):
+        for j, b in enumerate(bufs):
+            ax = axes[i][j]
+            for a, g in c[(c["nodes"] == n) & (c["buffer"] == b)].groupby("aqm"):
+                g = g.sort_values("load")
+                ax.plot(
+                    g["load"] * 100,
+                    g["paper"],
+                    "--o",
+                    mfc="none",
+                    color=colours[a],
+                    label=f"{a} (paper)",
+                )
+                ax.errorbar(
+                    g["load"] * 100,
+                    g["ours"],
+                    yerr=g["ours_ci"],
+                    fmt="-s",
+                    ms=3,
+                    color=colours[a],
+                    label=f"{a} (aqmlab)",
+                )
+                if "ns2" in g and g["ns2"].notna().any():
+                    ax.plot(
+                        g["load"] * 100,
+                        g["ns2"],
+                        ":^",
+                        ms=4,
+                        color=colours[a],
+                        label=f"{a} (ns-2.35)",
+                    )
+            ax.set_title(f"{n} nodes, buffer {b}", fontsize=9)
+            ax.set_xlabel("load, % of nodes active", fontsize=8)
+            ax.set_ylabel(f"{metric}, %", fontsize=8)
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def figures(cells: pd.DataFrame) -> dict:
+    """The paper's figures 6-11 as data: loss and throughput against load, the paper beside ns-2
+    and aqmlab."""
+    return {m: _by_load(cells, m) for m in cells["metric"].unique()}

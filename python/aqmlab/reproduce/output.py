@@ -13,78 +13,56 @@ from typing import Any
 
 import pandas as pd
 
-
-def _plot(mod: ModuleType, cells: pd.DataFrame, metric: str) -> bytes:
-    """Paper (dashed, open markers) and ours (solid, 95% CI bars) against load: one panel per
-    (nodes, buffer), one colour per algorithm."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    c = cells[cells["metric"] == metric]
-    nodes = sorted(c["nodes"].unique())
-    bufs = sorted(c["buffer"].unique())
-    fig, axes = plt.subplots(
-        len(nodes), len(bufs), figsize=(3.6 * len(bufs), 2.8 * len(nodes)), squeeze=False
-    )
-    colours = dict(
-        zip(
-            sorted(c["aqm"].unique()),
-            plt.rcParams["axes.prop_cycle"].by_key()["color"],
-            strict=False,
-        )
-    )
-    for i, n in enumerate(nodes):
-        for j, b in enumerate(bufs):
-            ax = axes[i][j]
-            for a, g in c[(c["nodes"] == n) & (c["buffer"] == b)].groupby("aqm"):
-                g = g.sort_values("load")
-                ax.plot(
-                    g["load"] * 100,
-                    g["paper"],
-                    "--o",
-                    mfc="none",
-                    color=colours[a],
-                    label=f"{a} (paper)",
-                )
-                ax.errorbar(
-                    g["load"] * 100,
-                    g["ours"],
-                    yerr=g["ours_ci"],
-                    fmt="-s",
-                    ms=3,
-                    color=colours[a],
-                    label=f"{a} (aqmlab)",
-                )
-                if "ns2" in g and g["ns2"].notna().any():
-                    ax.plot(
-                        g["load"] * 100,
-                        g["ns2"],
-                        ":^",
-                        ms=4,
-                        color=colours[a],
-                        label=f"{a} (ns-2.35)",
-                    )
-            ax.set_title(f"{n} nodes, buffer {b}", fontsize=9)
-            ax.set_xlabel("load, % of nodes active", fontsize=8)
-            ax.set_ylabel(f"{metric}, %", fontsize=8)
-            ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    svg = io.BytesIO()
-    fig.savefig(svg, format="svg")
-    plt.close(fig)
-    return buf.getvalue(), svg.getvalue()
-
-
 _CSS = (
     "body{font-family:sans-serif;max-width:1100px;margin:auto}"
     "table{border-collapse:collapse;font-size:12px}"
     "td,th{border:1px solid #ccc;padding:2px 6px}img{max-width:100%}"
 )
+
+
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (imported only when a report is drawn)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure_bytes(fig) -> tuple[bytes, bytes]:
+    """A figure as PNG and SVG bytes; the figure is closed."""
+    plt = pyplot()
+    png, svg = io.BytesIO(), io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
+    fig.savefig(svg, format="svg")
+    plt.close(fig)
+    return png.getvalue(), svg.getvalue()
+
+
+def bars_by_metric(cells: pd.DataFrame, metrics: list[str], title: str):
+    """One panel per metric: the paper's value and ours (95% CI) per algorithm, side by side."""
+    plt = pyplot()
+    n = len(metrics)
+    cols = min(4, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.7 * rows), squeeze=False)
+    for k, m in enumerate(metrics):
+        ax = axes[k // cols][k % cols]
+        c = cells[cells["metric"] == m]
+        x = range(len(c))
+        ax.bar([i - 0.2 for i in x], c["paper"].fillna(0), 0.4, label="paper", color="#bbb")
+        ax.bar([i + 0.2 for i in x], c["ours"], 0.4, yerr=c["ours_ci"], label="aqmlab")
+        ax.set_xticks(list(x), list(c["aqm"]), fontsize=8)
+        unit = c["unit"].iloc[0] if "unit" in c and isinstance(c["unit"].iloc[0], str) else ""
+        ax.set_title(f"{m} ({unit})" if unit else m, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    for k in range(n, rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def _fmt(df: pd.DataFrame) -> pd.DataFrame:
@@ -101,11 +79,11 @@ def write(
     for k in ("points", "cells", "rankings", "verdicts", *extra):
         _fmt(t[k]).to_csv(out / f"{k}.csv", index=False)
     images = {}
-    for metric in t["cells"]["metric"].unique():
-        png, svg = _plot(mod, t["cells"], metric)
-        (out / f"{metric}.png").write_bytes(png)
-        (out / f"{metric}.svg").write_bytes(svg)
-        images[metric] = png
+    for name_, fig in mod.figures(t["cells"]).items():
+        png, svg = figure_bytes(fig)
+        (out / f"{name_}.png").write_bytes(png)
+        (out / f"{name_}.svg").write_bytes(svg)
+        images[name_] = png
     doc = (mod.__doc__ or "").strip()
     md = [f"# Reproduction: {name}{' (quick)' if quick else ''}", "", doc, "", "## Verdicts", ""]
     md.append(_fmt(t["verdicts"]).to_markdown(index=False))
@@ -131,7 +109,9 @@ def write(
             "rel_diff",
         ]
         cols = [x for x in cols if x in c.columns]
-        md += ["", f"## {metric}: the paper and aqmlab", "", f"![{metric}]({metric}.png)", ""]
+        md += ["", f"## {metric}: the paper and aqmlab", ""]
+        if metric in images:
+            md += [f"![{metric}]({metric}.png)", ""]
         md.append(_fmt(c[cols]).to_markdown(index=False))
     md += ["", f"{len(t['runs'])} runs; wall time {wall_s:.1f} s (cached runs are reused)."]
     (out / "report.md").write_text("\n".join(md) + "\n")
