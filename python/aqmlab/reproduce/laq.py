@@ -104,6 +104,8 @@ def _rank_rows(cells: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for m in METRICS:
         c = cells[(cells["metric"] == m)].dropna(subset=["paper", "ours"])
+        if len(c) < 2:  # e.g. settling times that only one algorithm has in both
+            continue
         paper = dict(zip(c["aqm"], c["paper"], strict=True))
         ours = dict(zip(c["aqm"], c["ours"], strict=True))
         better = BETTER[m]

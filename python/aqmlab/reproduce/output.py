@@ -51,7 +51,7 @@ def bars_by_metric(cells: pd.DataFrame, metrics: list[str], title: str):
         ax = axes[k // cols][k % cols]
         c = cells[cells["metric"] == m]
         x = range(len(c))
-        ax.bar([i - 0.2 for i in x], c["paper"].fillna(0), 0.4, label="paper", color="#bbb")
+        ax.bar([i - 0.2 for i in x], c["paper"], 0.4, label="paper", color="#bbb")
         ax.bar([i + 0.2 for i in x], c["ours"], 0.4, yerr=c["ours_ci"], label="aqmlab")
         ax.set_xticks(list(x), list(c["aqm"]), fontsize=8)
         unit = c["unit"].iloc[0] if "unit" in c and isinstance(c["unit"].iloc[0], str) else ""
