@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from aqmlab import units
-from aqmlab.errors import InputError
+from aqmlab.errors import InputError, show
 
 _STRICT = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -163,7 +163,8 @@ def _fmt_loc(loc: tuple) -> str:
         if isinstance(p, int):
             out += f"[{p}]"
         else:
-            out += ("." if out else "") + str(p)
+            part = str(p) if len(str(p)) <= 40 else show(str(p), 40)
+            out += ("." if out else "") + part
     return out
 
 
@@ -202,7 +203,7 @@ def _one_line(e: ValidationError) -> str:
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "literal_error":
-        return f"{field}: {msg} (got {err.get('input')!r})"
+        return f"{field}: {msg} (got {show(err.get('input'))})"
     return f"{field}: {msg}"
 
 
@@ -215,18 +216,45 @@ def from_dict(data: dict[str, Any]) -> Scenario:
 
 
 def load(path: str | Path) -> Scenario:
-    """Reads and validates a TOML scenario file."""
+    """Reads and validates a TOML scenario file.
+
+    Refused in one line: a missing or unreadable file, one larger than
+    :data:`aqmlab.limits.MAX_SCENARIO_BYTES`, one that is not UTF-8 text (binary garbage), invalid
+    TOML, and a file with no settings at all (empty or only comments: running every default
+    silently would hide a wrong file; ``aqmlab demo`` runs the default scenario).
+    """
+    from aqmlab import limits
+
     p = Path(path)
+    name = show(str(p))
     try:
-        text = p.read_text()
+        with p.open("rb") as fh:
+            raw = fh.read(limits.MAX_SCENARIO_BYTES + 1)
     except FileNotFoundError:
-        raise InputError(f"scenario: no such file: {p}") from None
+        raise InputError(f"scenario: no such file: {name}") from None
     except OSError as e:
-        raise InputError(f"scenario: cannot read {p}: {e.strerror}") from None
+        raise InputError(f"scenario: cannot read {name}: {e.strerror}") from None
+    if len(raw) > limits.MAX_SCENARIO_BYTES:
+        raise InputError(
+            f"scenario: {name} is larger than {limits.MAX_SCENARIO_BYTES // 2**20} MiB; "
+            "a scenario is a small TOML file"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"scenario: {name} is not a text file (byte 0x{raw[e.start]:02x} at offset {e.start} "
+            "is not UTF-8); a scenario is a TOML text file"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise InputError(f"scenario: {p.name} is not valid TOML: {e}") from None
+        raise InputError(f"scenario: {show(p.name)} is not valid TOML: {e}") from None
+    if not data:
+        raise InputError(
+            f"scenario: {name} has no settings (it is empty or only comments); write at least one, "
+            "e.g. name = \"...\", to run every default ('aqmlab demo' runs the default scenario)"
+        )
     return from_dict(data)
 
 
@@ -396,6 +424,9 @@ class _Net:
 
 def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
+    from aqmlab import limits
+
+    limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
     seed = sc.seed if seed is None else seed
     if seed < 0 or seed >= 2**64:
         raise InputError(f"seed: must be in [0, 2^64) (got {seed})")
@@ -452,9 +483,7 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
         monitor=True,
     )
     rev = net.link("reverse", rb, ra, rrate, delay, rbuf, mean_pkt_bytes=40, monitor=monitor_all)
-    n_flows = sum(g.count for g in sc.flows)
-    if n_flows > 1_000_000:
-        raise InputError(f"flows: at most 1000000 flows (got {n_flows})")
+    n_flows = sum(g.count for g in sc.flows)  # at most limits.MAX_FLOWS: checked above
 
     # Hosts with their access links (both directions).
     hosts: dict[str, dict[str, int]] = {}

@@ -7,9 +7,10 @@ binary (KiB = 1024 B) prefixes.
 
 from __future__ import annotations
 
+import math
 import re
 
-from aqmlab.errors import InputError
+from aqmlab.errors import InputError, show
 
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 _RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/]+)\s*$")
@@ -36,6 +37,14 @@ SIZE_UNITS = {
     "GB": 1000**3,
     "GiB": 1024**3,
 }
+#: Largest value of each kind (base units) with how it is written: beyond them the simulator's
+#: integers (ns, bit/s, bytes in 64 bits) would overflow, and no network is that large.
+MAXIMA = {
+    "rate": (1e15, "1000Tbps"),
+    "duration": (1e9, "1e9s (about 31 years)"),
+    "size": (1e15, "1e15B"),
+    "buffer size": (1e15, "1e15B"),
+}
 PACKET_UNITS = {"pkt", "pkts", "packet", "packets", "p"}
 
 
@@ -43,22 +52,27 @@ def _parse(field: str, value: object, units: dict[str, float], kind: str, exampl
     allowed = ", ".join(units)
     if isinstance(value, bool) or not isinstance(value, str):
         raise InputError(
-            f"{field}: {value!r} has no unit; write a {kind} like {example!r} (units: {allowed})"
+            f"{field}: {show(value)} has no unit; write a {kind} like {example!r} "
+            f"(units: {allowed})"
         )
     m = _RE.match(value)
     if not m:
-        raise InputError(f"{field}: {value!r} is not a {kind}; write e.g. {example!r}")
+        raise InputError(f"{field}: {show(value)} is not a {kind}; write e.g. {example!r}")
     num, unit = float(m.group(1)), m.group(2)
     if unit not in units:
-        raise InputError(f"{field}: unit {unit!r} is not a {kind} unit; allowed: {allowed}")
-    return num * units[unit]
+        raise InputError(f"{field}: unit {show(unit)} is not a {kind} unit; allowed: {allowed}")
+    x = num * units[unit]
+    top = MAXIMA[kind]
+    if not math.isfinite(x) or x > top[0]:
+        raise InputError(f"{field}: {show(value)} is too large; at most {top[1]}")
+    return x
 
 
 def rate_bps(field: str, value: object) -> float:
     """A rate in bit/s from a string like ``"100Mbps"``; must be > 0."""
     r = _parse(field, value, RATE_UNITS, "rate", "100Mbps")
     if r <= 0:
-        raise InputError(f"{field}: must be > 0 (got {value!r})")
+        raise InputError(f"{field}: must be > 0 (got {show(value)})")
     return r
 
 
@@ -66,7 +80,7 @@ def seconds(field: str, value: object, *, positive: bool = False) -> float:
     """A duration in seconds from a string like ``"2ms"``; >= 0, or > 0 if ``positive``."""
     t = _parse(field, value, TIME_UNITS, "duration", "2ms")
     if t < 0 or (positive and t == 0):
-        raise InputError(f"{field}: must be {'> 0' if positive else '>= 0'} (got {value!r})")
+        raise InputError(f"{field}: must be {'> 0' if positive else '>= 0'} (got {show(value)})")
     return t
 
 
@@ -74,7 +88,7 @@ def size_bytes(field: str, value: object) -> float:
     """A size in bytes from a string like ``"50kB"``; must be > 0."""
     b = _parse(field, value, SIZE_UNITS, "size", "1500B")
     if b <= 0:
-        raise InputError(f"{field}: must be > 0 (got {value!r})")
+        raise InputError(f"{field}: must be > 0 (got {show(value)})")
     return b
 
 
@@ -92,12 +106,15 @@ def buffer(field: str, value: object) -> tuple[int | None, int | None]:
         if m and m.group(2) in PACKET_UNITS:
             n = float(m.group(1))
             if n < 1 or n != int(n):
-                raise InputError(f"{field}: must be a whole number of packets >= 1 (got {value!r})")
+                raise InputError(
+                    f"{field}: must be a whole number of packets >= 1 (got {show(value)})"
+                )
             return int(n), None
         b = _parse(field, value, SIZE_UNITS, "buffer size", "450kB")
         if b < 1:
-            raise InputError(f"{field}: must be at least 1 byte (got {value!r})")
+            raise InputError(f"{field}: must be at least 1 byte (got {show(value)})")
         return None, int(b)
     raise InputError(
-        f"{field}: must be a number of packets (300 or '300pkt') or a size ('450kB'), got {value!r}"
+        f"{field}: must be a number of packets (300 or '300pkt') or a size ('450kB'), "
+        f"got {show(value)}"
     )
