@@ -198,13 +198,54 @@ def _one_line(e: ValidationError) -> str:
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
         allowed = ", ".join(model.model_fields) if model else "see docs/scenarios.md"
-        return f"{field}: unknown field; allowed here: {allowed}"
+        hint = _lives_elsewhere(str(loc[-1]), list(model.model_fields) if model else []) or ""
+        return f"{field}: unknown field{hint}; allowed here: {allowed}"
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "literal_error":
         return f"{field}: {msg} (got {show(err.get('input'))})"
     return f"{field}: {msg}"
+
+
+# Settings that people write where they do not live here (tc, ns-2 and ns-3 habits): the place
+# they live in a scenario. Only used for a key that is not a field or parameter of its own table.
+_ELSEWHERE = {
+    "limit": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "qlen": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "queue_limit": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "buffer": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "bandwidth": "the link's rate is topology.rate (e.g. '100Mbps')",
+    "rate": "the link's rate is topology.rate (e.g. '100Mbps')",
+    "delay": "the link's delay is topology.delay (e.g. '2ms')",
+    "ecn": "ECN-capable senders are set by tcp.ecn = true",
+    "min": "tc's min is min_th (packets)",
+    "max": "tc's max is max_th (packets)",
+    "probability": "tc's probability is max_p",
+    "avpkt": "tc's avpkt is mean_pkt_size",
+}
+
+
+def _lives_elsewhere(key: str, own: list[str]) -> str | None:
+    """Where a setting written in the wrong table lives (``"; the queue's limit is
+    topology.buffer ..."``), or a close spelling of a known one (``" (did you mean 'buffer'?)"``).
+    """
+    if key in own:
+        return None
+    where = _ELSEWHERE.get(key)
+    if where is not None:
+        # tc's RED names: only when this table has the parameter they stand for.
+        target = where.rsplit(" is ", 1)[-1].split(" ")[0]
+        if where.startswith("tc's") and target not in own:
+            where = None
+        elif key in ("buffer", "rate", "delay") and "type" in own:
+            where = None  # inside [topology] itself these are fields, not misplaced
+    if where is not None:
+        return f"; {where}"
+    import difflib
+
+    close = difflib.get_close_matches(key, own, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else None
 
 
 def from_dict(data: dict[str, Any]) -> Scenario:
@@ -364,7 +405,10 @@ def aqm_params(
             continue
         if k not in kinds:
             allowed = ", ".join(kinds) or "none"
-            raise InputError(f"{field}.{k}: unknown parameter of {name}; allowed: {allowed}")
+            hint = _lives_elsewhere(str(k), list(kinds)) or ""  # aqm.limit -> topology.buffer
+            raise InputError(
+                f"{field}.{show(k)[1:-1]}: unknown parameter of {name}{hint}; allowed: {allowed}"
+            )
         kind = kinds[k]
         f = f"{field}.{k}"
         if kind == "duration" and isinstance(v, str):

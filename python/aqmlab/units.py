@@ -1,8 +1,10 @@
-"""Unit strings of scenario files: ``"100Mbps"``, ``"2ms"``, ``"50kB"``.
+"""Unit strings of scenario files: ``"100Mbps"``, ``"100mbit"``, ``"2ms"``, ``"50kB"``.
 
 A value without a unit, or with a unit of the wrong kind, is an error that names the
-field. Rates are decimal (1 Mbps = 10^6 bit/s); sizes accept decimal (kB = 1000 B) and
-binary (KiB = 1024 B) prefixes.
+field. Rates are decimal (1 Mbps = 1 mbit = 10^6 bit/s; tc's ``kibit`` family is binary) and
+``B/s`` units are bytes per second; tc's lower-case ``kbps``/``mbps``/``gbps`` (bytes per second
+to tc, bits to most papers) are refused as ambiguous. Sizes accept decimal (kB = 1000 B) and
+binary (KiB = 1024 B) prefixes. The table is in docs/scenarios.md ("Units").
 """
 
 from __future__ import annotations
@@ -18,13 +20,43 @@ _RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/]+)\s*$")
 RATE_UNITS = {
     "bps": 1.0,
     "bit/s": 1.0,
-    "kbps": 1e3,
+    "bit": 1.0,
     "Kbps": 1e3,
     "kb/s": 1e3,
+    "kbit": 1e3,
+    "Kbit": 1e3,
     "Mbps": 1e6,
     "Mb/s": 1e6,
+    "mbit": 1e6,
+    "Mbit": 1e6,
     "Gbps": 1e9,
     "Gb/s": 1e9,
+    "gbit": 1e9,
+    "Gbit": 1e9,
+    "Tbps": 1e12,
+    "Tb/s": 1e12,
+    "tbit": 1e12,
+    "Tbit": 1e12,
+    "kibit": 1024.0,
+    "Kibit": 1024.0,
+    "mibit": 1024.0**2,
+    "Mibit": 1024.0**2,
+    "gibit": 1024.0**3,
+    "Gibit": 1024.0**3,
+    "B/s": 8.0,
+    "kB/s": 8e3,
+    "MB/s": 8e6,
+    "GB/s": 8e9,
+    "TB/s": 8e12,
+}
+#: Rate units that mean bytes per second to tc (tc-tbf(8), "UNITS") but bits per second to most
+#: papers: refused, naming both readings (``Kbps``, ``Mbps``, ``Gbps`` are bits: an upper-case
+#: prefix is not tc's spelling).
+AMBIGUOUS_RATE_UNITS = {
+    "kbps": ("kilo", "kbit", "Kbps", "kB/s"),
+    "mbps": ("mega", "mbit", "Mbps", "MB/s"),
+    "gbps": ("giga", "gbit", "Gbps", "GB/s"),
+    "tbps": ("tera", "tbit", "Tbps", "TB/s"),
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 SIZE_UNITS = {
@@ -59,6 +91,13 @@ def _parse(field: str, value: object, units: dict[str, float], kind: str, exampl
     if not m:
         raise InputError(f"{field}: {show(value)} is not a {kind}; write e.g. {example!r}")
     num, unit = float(m.group(1)), m.group(2)
+    if units is RATE_UNITS and unit in AMBIGUOUS_RATE_UNITS:
+        (p, bit, bps, byte), n = AMBIGUOUS_RATE_UNITS[unit], m.group(1)
+        raise InputError(
+            f"{field}: unit {unit!r} is ambiguous: tc reads it as {p}bytes per second, most papers "
+            f"as {p}bits; write '{n}{bit}' or '{n}{bps}' for bits per second, or '{n}{byte}' for "
+            "bytes per second"
+        )
     if unit not in units:
         raise InputError(f"{field}: unit {show(unit)} is not a {kind} unit; allowed: {allowed}")
     x = num * units[unit]
