@@ -26,7 +26,7 @@ def _one_line(msg: str) -> str:
     msg = " ".join(msg.split())  # one line: newlines and runs of spaces become one space
     if len(msg) <= MAX_MESSAGE:
         return msg
-    keep = MAX_MESSAGE // 2 - 10
+    keep = (MAX_MESSAGE - 40) // 2  # room for the marker: the result is at most MAX_MESSAGE
     return f"{msg[:keep]} [... {len(msg) - 2 * keep} characters cut ...] {msg[-keep:]}"
 
 

@@ -314,7 +314,7 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         raise InputError(f"{field}.{_one_line(e)}") from None
     mss = units.size_bytes(f"{field}.mss", t.mss)
     if mss != int(mss) or mss < 1:
-        raise InputError(f"{field}.mss: must be a whole number of bytes >= 1 (got {t.mss!r})")
+        raise InputError(f"{field}.mss: must be a whole number of bytes >= 1 (got {show(t.mss)})")
     rwnd = units.size_bytes(f"{field}.rwnd", t.rwnd)
     if t.init_cwnd < 1:
         raise InputError(f"{field}.init_cwnd: must be >= 1 segment (got {t.init_cwnd})")
@@ -365,7 +365,7 @@ def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]
         raise InputError(f"{field}.table: give either a table or a family, not both")
     if not isinstance(fam, str) or fam not in families.FAMILIES:
         known = ", ".join(families.FAMILIES)
-        raise InputError(f"{field}.family: unknown family {fam!r}; known: {known}")
+        raise InputError(f"{field}.family: unknown family {show(fam)}; known: {known}")
     if scale is None:
         if target is None:
             raise InputError(
@@ -396,7 +396,7 @@ def aqm_params(
     info = algorithms.get(name)
     if info is None:
         raise InputError(
-            f"{field}.name: unknown AQM {name!r}; known: {', '.join(algorithms.names())}"
+            f"{field}.name: unknown AQM {show(name)}; known: {', '.join(algorithms.names())}"
         )
     kinds = {p["name"]: p["kind"] for p in info["params"]}
     out: dict[str, Any] = {}
@@ -419,14 +419,14 @@ def aqm_params(
             v = units.size_bytes(f, v)
         elif kind in ("duration", "rate", "size") and not isinstance(v, bool):
             ex = {"duration": "'5ms'", "rate": "'10Mbps'", "size": "'1500B'"}[kind]
-            raise InputError(f"{f}: {v!r} has no unit; write a {kind} like {ex}")
+            raise InputError(f"{f}: {show(v)} has no unit; write a {kind} like {ex}")
         elif kind in ("real", "int"):
             if isinstance(v, bool) or not isinstance(v, int | float):
-                raise InputError(f"{f}: must be a number (got {v!r})")
+                raise InputError(f"{f}: must be a number (got {show(v)})")
         elif kind == "bool" and not isinstance(v, bool):
-            raise InputError(f"{f}: must be true or false (got {v!r})")
+            raise InputError(f"{f}: must be true or false (got {show(v)})")
         elif kind == "choice" and not isinstance(v, str):
-            raise InputError(f"{f}: must be a string (got {v!r})")
+            raise InputError(f"{f}: must be a string (got {show(v)})")
         elif kind == "list" and not (
             isinstance(v, list)
             and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
@@ -444,7 +444,7 @@ class _Net:
 
     def node(self, name: str, kind: str) -> int:
         if name in self.index:
-            raise InputError(f"topology: node name {name!r} is used twice")
+            raise InputError(f"topology: node name {show(name)} is used twice")
         self.index[name] = len(self.nodes)
         self.nodes.append({"name": name, "kind": kind})
         return self.index[name]
@@ -657,7 +657,7 @@ def _endpoints(spec: str, left: list[str], right: list[str], hosts: dict, field:
     names = [s.strip() for s in spec.split(",")]
     for n in names:
         if n not in hosts:
-            raise InputError(f"{field}: unknown host {n!r}; use 'left', 'right' or host names")
+            raise InputError(f"{field}: unknown host {show(n)}; use 'left', 'right' or host names")
     return names
 
 
