@@ -183,9 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `aqmlab list | head` ends quietly
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
