@@ -1,7 +1,7 @@
 //! `aqmlab-fwd CONFIG.json OUT.json`: forwards frames between two interfaces through the
 //! configured delay lines and AQM-guarded queues until the configured duration or SIGINT/SIGTERM,
-//! then writes its statistics (also every `report_interval_ns` while running). Prints `ready` on
-//! stdout once both sockets are open. Errors: one line on stderr, exit 2.
+//! then writes its statistics (also every `report_interval_ns` while running). Prints `ready <t>` on
+//! stdout once both sockets are open, `<t>` being its time origin (CLOCK_MONOTONIC, ns). Errors: one line on stderr, exit 2.
 
 use fwd::config::Config;
 use fwd::engine::{Engine, Side};
@@ -192,7 +192,7 @@ fn run(cfg: &Config, out: &str) -> Result<(), String> {
         to_left: Vec::new(),
         to_right: Vec::new(),
     };
-    println!("ready");
+    println!("ready {start}");
     let _ = std::io::stdout().flush();
     let mut next_report = start + cfg.report_interval_ns;
     while !STOP.load(Ordering::Relaxed) {
