@@ -80,6 +80,10 @@ pub struct Config {
     /// Spin instead of sleeping in ppoll between events.
     #[serde(default)]
     pub busy_poll: bool,
+    /// The engine's lag behind the wall clock, ns (covers the ring's block-retire timeout and
+    /// wake-up latency; also the smallest one-way delay).
+    #[serde(default = "default_lag")]
+    pub lag_ns: Time,
     /// Write the summary this often while running, ns (0: only at the end).
     #[serde(default)]
     pub report_interval_ns: Time,
@@ -87,6 +91,10 @@ pub struct Config {
 
 fn default_max_samples() -> usize {
     200_000
+}
+
+fn default_lag() -> Time {
+    2_000_000
 }
 
 fn default_throttle() -> u32 {
@@ -122,6 +130,7 @@ impl DirConfig {
                 .map(|d| ((u32::from(d.src), u32::from(d.dst)), d.delay_ns))
                 .collect(),
             warmup: c.warmup_ns,
+            lag: c.lag_ns,
             sample_interval: c.sample_interval_ns.max(1),
             max_samples: c.max_samples,
         };

@@ -71,14 +71,18 @@ struct Io {
 }
 
 impl Io {
-    fn pump(&mut self, eng: &mut Engine) {
+    fn pump(&mut self, eng: &mut Engine, lag: u64) {
         let now = mono();
         let (st, e) = (&mut self.stamps, &mut *eng);
         self.left
             .recv(|b, ts| e.ingress(Side::Left, b, st.arrival(ts, now)));
         self.right
             .recv(|b, ts| e.ingress(Side::Right, b, st.arrival(ts, now)));
-        eng.advance(mono(), &mut self.to_right, &mut self.to_left);
+        eng.advance(
+            mono().saturating_sub(lag),
+            &mut self.to_right,
+            &mut self.to_left,
+        );
         for (sock, frames) in [
             (&mut self.right, &mut self.to_right),
             (&mut self.left, &mut self.to_left),
@@ -91,14 +95,18 @@ impl Io {
         }
     }
 
-    /// Sleeps until the next event, a frame, or 2 ms (so partly filled ring blocks are seen).
-    fn wait(&self, eng: &Engine, busy: bool) {
+    /// Sleeps until the next event (plus the lag), a frame, or 1 ms (so partly filled ring
+    /// blocks, retired after 1 ms, are seen).
+    fn wait(&self, eng: &Engine, busy: bool, lag: u64) {
         if busy {
             std::hint::spin_loop();
             return;
         }
         let now = mono();
-        let until = eng.next_event().unwrap_or(u64::MAX).min(now + 2_000_000);
+        let until = eng
+            .next_event()
+            .map_or(u64::MAX, |t| t + lag)
+            .min(now + 1_000_000);
         if until <= now {
             return;
         }
@@ -196,7 +204,7 @@ fn run(cfg: &Config, out: &str) -> Result<(), String> {
     let _ = std::io::stdout().flush();
     let mut next_report = start + cfg.report_interval_ns;
     while !STOP.load(Ordering::Relaxed) {
-        io.pump(&mut eng);
+        io.pump(&mut eng, cfg.lag_ns);
         let now = mono();
         if cfg.duration_ns > 0 && now - start >= cfg.duration_ns {
             break;
@@ -205,7 +213,7 @@ fn run(cfg: &Config, out: &str) -> Result<(), String> {
             report(&mut eng, &mut io, start, out).map_err(|e| format!("{out}: {e}"))?;
             next_report = now + cfg.report_interval_ns;
         }
-        io.wait(&eng, cfg.busy_poll);
+        io.wait(&eng, cfg.busy_poll, cfg.lag_ns);
     }
     report(&mut eng, &mut io, start, out).map_err(|e| format!("{out}: {e}"))
 }

@@ -86,6 +86,10 @@ pub struct PathConfig {
     pub delays: HashMap<(u32, u32), Time>,
     /// Measurement window start, ns since the forwarder's start.
     pub warmup: Time,
+    /// The engine runs this far behind the wall clock (so frames the ring hands over late are
+    /// still in time order); delays are shortened by it, so frames leave on time. The smallest
+    /// one-way delay the forwarder can apply is this lag.
+    pub lag: Time,
     /// Interval of the time series, ns.
     pub sample_interval: Time,
     /// Bound on the points per series.
@@ -103,6 +107,7 @@ pub struct Path {
     len_bytes: u64,
     on_wire: Option<(Frame, Time)>,
     idle_since: Time,
+    clock: Time,
     last_change: Time,
     start: Time,
     flows: HashMap<FlowKey, u32>,
@@ -143,6 +148,7 @@ impl Path {
             len_bytes: 0,
             on_wire: None,
             idle_since: start,
+            clock: start,
             last_change: start,
             start,
             flows: HashMap::new(),
@@ -187,7 +193,7 @@ impl Path {
             buf,
             ip,
             meta,
-            join: at + delay,
+            join: at + delay.saturating_sub(self.cfg.lag),
         };
         self.lines.entry(delay).or_default().push_back(f);
     }
@@ -394,8 +400,12 @@ impl Path {
         out: &mut Vec<Frame>,
         verdicts: &mut Vec<(FlowKey, Verdict)>,
     ) {
-        while let Some(t) = self.next_event().filter(|&t| t <= now) {
-            if let Some((f, end)) = self.on_wire.take_if(|(_, end)| *end == t) {
+        while let Some(te) = self.next_event().filter(|&t| t <= now) {
+            // A frame read late from the ring may carry a join time before events already
+            // processed: it joins now (the engine's clock never goes back).
+            let t = te.max(self.clock);
+            self.clock = t;
+            if let Some((f, end)) = self.on_wire.take_if(|(_, end)| *end <= t) {
                 self.totals.sent += 1;
                 if self.in_window(end) {
                     let begin = end - self.tx_ns(f.buf.len());
@@ -411,17 +421,17 @@ impl Path {
                 self.start_next(t);
                 continue;
             }
-            if let Some(u) = self.aqm.next_update().filter(|&u| u + self.start == t) {
+            if let Some(u) = self.aqm.next_update().filter(|&u| u + self.start <= t) {
                 let q = self.view(t);
                 self.aqm.update(&q, u);
                 continue;
             }
-            let key = *self
+            let key = self
                 .lines
                 .iter()
-                .filter(|(_, l)| l.front().is_some_and(|f| f.join == t))
-                .map(|(k, _)| k)
-                .next()
+                .filter_map(|(k, l)| l.front().map(|f| (f.join, *k)))
+                .min()
+                .map(|(_, k)| k)
                 .expect("an event at t comes from a delay line");
             let line = self.lines.get_mut(&key).expect("line exists");
             let f = line.pop_front().expect("non-empty line");
@@ -436,6 +446,7 @@ impl Path {
             }
             self.start_next(t);
         }
+        self.clock = self.clock.max(now);
     }
 
     /// The summary of this direction at `now` (statistics over [warm-up, now]).
@@ -505,6 +516,7 @@ mod tests {
             default_delay: 0,
             delays: delays.iter().copied().collect(),
             warmup: 0,
+            lag: 0,
             sample_interval: 1_000_000,
             max_samples: 1000,
         };
@@ -605,5 +617,23 @@ mod tests {
         p.advance(20_000_000, &mut out, &mut v);
         let srcs: Vec<u32> = out.iter().map(|f| f.ip.unwrap().src).collect();
         assert_eq!(srcs, vec![3, 1]);
+    }
+
+    #[test]
+    fn a_frame_read_late_joins_at_the_engine_clock_never_in_the_past() {
+        // 12 Mb/s: 1500 B take 1 ms. Frame A departs at 1 ms; frame B, stamped 0.5 ms but read
+        // at 5 ms (after A's departure was processed), joins at 5 ms and ends at 6 ms.
+        let mut p = path("droptail", 12_000_000, 100, &[]);
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        let (a, ia) = ipv4(1, 2, 1500);
+        p.receive(a, Some(ia), 1_000);
+        p.advance(5_000_000, &mut out, &mut v);
+        assert_eq!(out.len(), 1);
+        let (b, ib) = ipv4(1, 2, 1500);
+        p.receive(b, Some(ib), 500_000);
+        p.advance(5_999_999, &mut out, &mut v);
+        assert_eq!(out.len(), 1, "B cannot use link time that already passed");
+        p.advance(6_000_000, &mut out, &mut v);
+        assert_eq!(out.len(), 2);
     }
 }

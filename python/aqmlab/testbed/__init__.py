@@ -20,15 +20,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aqmlab.errors import InputError
-from aqmlab.testbed import net, plan
+from aqmlab.testbed import net
+
+if TYPE_CHECKING:
+    from aqmlab.testbed import plan
 
 __all__ = ["cleanup", "testbed"]
 
 PORT = 5001
-LEAD_S = 1.0
+# The forwarder starts this long before the flows' time origin (its clock and warm-up include it).
+LEAD_S = 0.3
 
 
 def _require_root() -> None:
@@ -101,6 +105,22 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
         n.route_options(p.init_cwnd, p.min_rto_ms)
         offl = n.offloads()
+        py = [sys.executable, "-m", "aqmlab.testbed.traffic"]
+        sink = _start(
+            [*py, "sink", str(PORT)], n.rcv, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        procs.append(sink)
+        _wait_ready(sink, "traffic sink")
+        (work / "traffic.json").write_text(json.dumps(dict(p.traffic, port=PORT)))
+        src = _start(
+            [*py, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
+            n.snd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        procs.append(src)
+        _wait_ready(src, "traffic source")
         fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b)
         fcfg["duration_ns"] = int((LEAD_S + p.duration_s) * 1e9)
         fcfg["warmup_ns"] = int((LEAD_S + p.warmup_s) * 1e9)
@@ -113,21 +133,8 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         )
         procs.append(fwd)
         t_fwd = int(_wait_ready(fwd, "aqmlab-fwd").split()[1])
-        py = [sys.executable, "-m", "aqmlab.testbed.traffic"]
-        sink = _start(
-            [*py, "sink", str(PORT)], n.rcv, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        procs.append(sink)
-        _wait_ready(sink, "traffic sink")
-        spec = dict(p.traffic, t0_mono_ns=t_fwd + int(LEAD_S * 1e9), port=PORT)
-        (work / "traffic.json").write_text(json.dumps(spec))
-        src = _start(
-            [*py, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
-            n.snd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        procs.append(src)
+        src.stdin.write(f"{t_fwd + int(LEAD_S * 1e9)}\n")
+        src.stdin.flush()
         _, err = src.communicate(timeout=LEAD_S + p.duration_s + 60)
         if src.returncode != 0:
             raise RuntimeError(f"traffic source failed: {err.strip()[-500:]}")
@@ -160,6 +167,7 @@ def testbed(
     (written as a run directory when ``out`` is given). ``cc`` (newreno, sack, cubic, bbr) replaces
     every flow group's TCP variant, for kernel congestion controls the scenario schema lacks."""
     from aqmlab import runner, scenario
+    from aqmlab.testbed import plan
 
     _require_root()
     sc = runner._as_scenario(sc)

@@ -18,6 +18,7 @@ def _cmd(args: argparse.Namespace) -> int:
         return 0
     if args.scenario is None:
         raise InputError("testbed: give a SCENARIO file (or --cleanup)")
+    testbed._require_root()
     sc = scenario.load(Path(args.scenario))
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-testbed"
     print(

@@ -4,7 +4,7 @@ with TCP_INFO (Linux ``struct tcp_info``).
 Runs inside a network namespace (``ip netns exec``)::
 
     python -m aqmlab.testbed.traffic sink PORT            # drains every connection; prints ready
-    python -m aqmlab.testbed.traffic source SPEC.json OUT.json
+    python -m aqmlab.testbed.traffic source SPEC.json OUT.json   # prints ready, reads t0
 
 The source starts each flow at ``t0 + start_s`` (``t0`` on CLOCK_MONOTONIC, shared by every
 namespace), bound to its own source address, with its congestion control set by TCP_CONGESTION,
@@ -202,6 +202,9 @@ def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "source":
         with open(argv[1]) as fh:
             spec = json.load(fh)
+        # Ready to start: the orchestrator answers with the start instant (CLOCK_MONOTONIC, ns).
+        print("ready", flush=True)
+        spec["t0_mono_ns"] = int(sys.stdin.readline())
         res = source(spec)
         with open(argv[2], "w") as fh:
             json.dump(res, fh)
