@@ -49,10 +49,10 @@ impl Stamps {
     }
 
     /// The arrival time: the kernel's stamp when it is plausible (not in the future, at most
-    /// 50 ms old), else `now`.
+    /// 1 s old: a descheduled forwarder may read a full ring late), else `now`.
     fn arrival(&mut self, kernel_real: u64, now: u64) -> u64 {
         let t = kernel_real as i128 - self.real_minus_mono;
-        if t <= now as i128 && (now as i128 - t) < 50_000_000 {
+        if t <= now as i128 && (now as i128 - t) < 1_000_000_000 {
             self.used += 1;
             t as u64
         } else {

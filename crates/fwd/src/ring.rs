@@ -32,7 +32,7 @@ impl Default for RingConfig {
     fn default() -> Self {
         RingConfig {
             block_size: 1 << 17,
-            block_nr: 64,
+            block_nr: 128,
             retire_ms: 1,
         }
     }
