@@ -118,7 +118,16 @@ impl DirConfig {
             mean_pkt_bytes: self.mean_pkt_bytes.max(1),
         };
         let params = self.aqm.param_map().map_err(|e| format!("{f}.aqm.{e}"))?;
-        let aqm = aqm::build(&self.aqm.name, &params, &ctx).map_err(|e| format!("{f}.aqm: {e}"))?;
+        let err = |e: aqm::ParamError| format!("{f}.aqm: {e}");
+        let fq = match self.aqm.name.as_str() {
+            "fq_codel" => Some(aqm::fq_codel::build_fq_codel(&params, &ctx).map_err(err)?),
+            _ => None,
+        };
+        let aqm = match fq {
+            // FQ-CoDel holds the frames itself; the single-queue AQM slot stays a DropTail.
+            Some(_) => aqm::build("droptail", &aqm::ParamMap::new(), &ctx).map_err(err)?,
+            None => aqm::build(&self.aqm.name, &params, &ctx).map_err(err)?,
+        };
         let cfg = PathConfig {
             name: self.name.clone(),
             rate_bps: self.rate_bps,
@@ -134,7 +143,11 @@ impl DirConfig {
             sample_interval: c.sample_interval_ns.max(1),
             max_samples: c.max_samples,
         };
-        Ok(Path::new(cfg, aqm, aqm::rng_from_seed(seed), start))
+        let path = Path::new(cfg, aqm, aqm::rng_from_seed(seed), start);
+        Ok(match fq {
+            Some(fq) => path.with_fq_codel(fq),
+            None => path,
+        })
     }
 }
 

@@ -15,6 +15,7 @@
 
 use crate::frame::{self, Ipv4, Transport};
 use crate::throttle::FlowKey;
+use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use sim::results::LinkSummary;
@@ -32,6 +33,23 @@ pub struct Frame {
     pub meta: PacketMeta,
     /// When it joins the queue (arrival + delay), ns.
     pub join: Time,
+}
+
+impl FqPacket for Frame {
+    fn flow_id(&self) -> u32 {
+        self.meta.flow
+    }
+    fn size_bytes(&self) -> u32 {
+        self.buf.len() as u32
+    }
+    fn ecn_capable(&self) -> bool {
+        self.meta.ecn_capable
+    }
+    fn set_ce(&mut self) {
+        if let Some(ip) = &self.ip {
+            frame::mark_ce(&mut self.buf, ip);
+        }
+    }
 }
 
 /// Counters of one direction over the whole run, for the conservation check
@@ -104,6 +122,9 @@ pub struct Path {
     rng: AqmRng,
     lines: BTreeMap<Time, VecDeque<Frame>>,
     queue: VecDeque<Frame>,
+    /// FQ-CoDel (RFC 8290) holds the frames instead of `queue` when set; `aqm` is then unused.
+    fq: Option<Box<FqCodel<Frame>>>,
+    len_pkts: u32,
     len_bytes: u64,
     on_wire: Option<(Frame, Time)>,
     idle_since: Time,
@@ -145,6 +166,8 @@ impl Path {
             rng,
             lines: BTreeMap::new(),
             queue: VecDeque::new(),
+            fq: None,
+            len_pkts: 0,
             len_bytes: 0,
             on_wire: None,
             idle_since: start,
@@ -159,15 +182,38 @@ impl Path {
         }
     }
 
+    /// This direction with FQ-CoDel as its queue (RFC 8290): per-flow queues with CoDel each,
+    /// in place of the single queue and its AQM.
+    pub fn with_fq_codel(mut self, fq: FqCodel<Frame>) -> Self {
+        self.fq = Some(Box::new(fq));
+        self.series = Series::new(
+            vec!["queue_pkts", "queue_bytes"],
+            self.cfg.sample_interval,
+            self.cfg.max_samples,
+        );
+        self
+    }
+
     /// The AQM's name.
     pub fn aqm_name(&self) -> &'static str {
-        self.aqm.name()
+        if self.fq.is_some() {
+            "fq_codel"
+        } else {
+            self.aqm.name()
+        }
+    }
+
+    fn aqm_stats(&self) -> Vec<(&'static str, f64)> {
+        match &self.fq {
+            Some(fq) => fq.stats_vec(),
+            None => self.aqm.stats(),
+        }
     }
 
     /// Frames inside this direction now (delay lines, queue, on the wire).
     pub fn in_system(&self) -> u64 {
         let lines: usize = self.lines.values().map(VecDeque::len).sum();
-        (lines + self.queue.len() + usize::from(self.on_wire.is_some())) as u64
+        lines as u64 + self.len_pkts as u64 + u64::from(self.on_wire.is_some())
     }
 
     /// The flow index of a frame (assigned in order of first appearance; 0 for non-IPv4).
@@ -207,17 +253,18 @@ impl Path {
             .filter_map(|l| l.front().map(|f| f.join))
             .min();
         let wire = self.on_wire.as_ref().map(|(_, end)| *end);
-        [join, wire, self.aqm.next_update().map(|u| u + self.start)]
-            .into_iter()
-            .flatten()
-            .min()
+        let update = match self.fq {
+            Some(_) => None,
+            None => self.aqm.next_update().map(|u| u + self.start),
+        };
+        [join, wire, update].into_iter().flatten().min()
     }
 
     fn view(&self, t: Time) -> QueueView {
         QueueView {
-            len_pkts: self.queue.len() as u32,
+            len_pkts: self.len_pkts,
             len_bytes: self.len_bytes,
-            idle_since: (self.queue.is_empty() && self.on_wire.is_none())
+            idle_since: (self.len_pkts == 0 && self.on_wire.is_none())
                 .then_some(self.idle_since.min(t) - self.start),
         }
     }
@@ -227,9 +274,12 @@ impl Path {
     }
 
     fn sample_values(&self, out: &mut [f64; 4]) -> usize {
-        out[0] = self.queue.len() as f64;
+        out[0] = self.len_pkts as f64;
         out[1] = self.len_bytes as f64;
         let mut n = 2;
+        if self.fq.is_some() {
+            return n;
+        }
         if let Some(a) = self.aqm.avg_queue() {
             out[n] = a;
             n += 1;
@@ -251,23 +301,22 @@ impl Path {
         }
     }
 
-    /// The queue changes at `at` by one frame of `bytes` (joining when `join`).
-    fn change(&mut self, at: Time, join: bool, bytes: u64) {
+    /// The queue becomes `pkts` frames and `bytes` bytes at `at`.
+    fn set_len(&mut self, at: Time, pkts: u32, bytes: u64) {
         self.touch(at);
         let lo = self.last_change.max(self.start + self.cfg.warmup);
         if at > lo {
             let dt = (at - lo) as f64;
-            let q = self.queue.len() as f64;
+            let q = self.len_pkts as f64;
             self.stats.q_int += q * dt;
             self.stats.q2_int += q * q * dt;
             self.stats.qb_int += self.len_bytes as f64 * dt;
         }
         self.last_change = at;
-        if join {
-            self.len_bytes += bytes;
-        } else {
-            self.len_bytes -= bytes;
-        }
+        self.len_pkts = pkts;
+        self.len_bytes = bytes;
+        self.stats.max_pkts = self.stats.max_pkts.max(pkts);
+        self.stats.max_bytes = self.stats.max_bytes.max(bytes);
     }
 
     fn record_drop(&mut self, t: Time, by_aqm: bool) {
@@ -287,7 +336,7 @@ impl Path {
 
     fn overflows(&self, size: u32) -> bool {
         match self.cfg.buffer {
-            Buffer::Packets(n) => self.queue.len() as u32 >= n,
+            Buffer::Packets(n) => self.len_pkts >= n,
             Buffer::Bytes(b) => self.len_bytes + size as u64 > b,
         }
     }
@@ -301,6 +350,10 @@ impl Path {
             let n = q.len_pkts as f64;
             self.stats.seen_sum += n;
             self.stats.seen_sq += n * n;
+        }
+        if self.fq.is_some() {
+            self.join_fq(f, t);
+            return None;
         }
         let v = self.aqm.enqueue(&f.meta, &q, rel, &mut self.rng);
         if v == Verdict::Drop {
@@ -326,11 +379,9 @@ impl Path {
         }
         let bytes = f.buf.len() as u64;
         f.join = t;
-        self.change(t, true, bytes);
+        self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
         self.queue.push_back(f);
-        let n = self.queue.len() as u32;
-        self.stats.max_pkts = self.stats.max_pkts.max(n);
-        self.stats.max_bytes = self.stats.max_bytes.max(self.len_bytes);
+        let n = self.len_pkts;
         let over = match self.cfg.buffer {
             Buffer::Packets(b) => n > b,
             Buffer::Bytes(b) => self.len_bytes > b,
@@ -339,21 +390,81 @@ impl Path {
         Some(v)
     }
 
+    /// A frame joins FQ-CoDel at `t`; frames over its limit are dropped from the fattest queue
+    /// (RFC 8290 s. 4.1) and counted as overflow drops, as the simulator counts them.
+    fn join_fq(&mut self, mut f: Frame, t: Time) {
+        f.join = t;
+        let rel = t - self.start;
+        let fq = self.fq.as_mut().expect("fq direction");
+        let dropped = fq.enqueue(f, rel, |_, _| {});
+        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        for _ in 0..dropped {
+            self.record_drop(t, false);
+        }
+        if dropped == 0 {
+            self.stats.last_dropped = false;
+        }
+        self.set_len(t, np, nb);
+    }
+
+    /// FQ-CoDel's next frame at `t` (CoDel's head drops and marks counted), if any.
+    fn dequeue_fq(&mut self, t: Time) -> Option<Frame> {
+        let rel = t - self.start;
+        let fq = self.fq.as_mut().expect("fq direction");
+        let marks0 = fq.stats().ecn_marks;
+        let mut head_drops = 0u64;
+        let out = fq.dequeue(rel, |_, _| head_drops += 1);
+        let marked = fq.stats().ecn_marks - marks0;
+        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        self.set_len(t, np, nb);
+        for _ in 0..head_drops {
+            self.record_drop(t, true);
+        }
+        if self.in_window(t) {
+            self.stats.marked += marked;
+        }
+        out
+    }
+
     /// Serialisation time of `bytes` at the configured rate, ns.
     pub fn tx_ns(&self, bytes: usize) -> Time {
         (bytes as u128 * 8 * NS_PER_SEC as u128 / self.cfg.rate_bps as u128) as Time
+    }
+
+    fn record_sojourn(&mut self, sojourn: Time, t: Time) {
+        if self.in_window(t) {
+            let d = sojourn as f64;
+            let s = &mut self.stats;
+            s.delay_sum += d;
+            s.delay_sq += d * d;
+            s.delay_n += 1;
+            if let Some(l) = s.last_delay {
+                s.delay_absdiff += (d - l).abs();
+            }
+            s.last_delay = Some(d);
+        }
     }
 
     /// Starts the next transmission at `t` when the wire is free (head drops by the AQM's
     /// dequeue verdict happen here).
     fn start_next(&mut self, t: Time) {
         while self.on_wire.is_none() {
+            if self.fq.is_some() {
+                let Some(f) = self.dequeue_fq(t) else {
+                    self.idle_since = t;
+                    return;
+                };
+                self.record_sojourn(t - f.join, t);
+                let end = t + self.tx_ns(f.buf.len());
+                self.on_wire = Some((f, end));
+                return;
+            }
             let Some(bytes) = self.queue.front().map(|f| f.buf.len() as u64) else {
                 self.idle_since = t;
                 return;
             };
             // Integrate the queue up to t with the frame still counted, then remove it.
-            self.change(t, false, bytes);
+            self.set_len(t, self.len_pkts - 1, self.len_bytes - bytes);
             let mut f = self.queue.pop_front().expect("front exists");
             let sojourn = t - f.join;
             if self.aqm.wants_dequeue() {
@@ -375,17 +486,7 @@ impl Path {
                     _ => {}
                 }
             }
-            if self.in_window(t) {
-                let d = sojourn as f64;
-                let s = &mut self.stats;
-                s.delay_sum += d;
-                s.delay_sq += d * d;
-                s.delay_n += 1;
-                if let Some(l) = s.last_delay {
-                    s.delay_absdiff += (d - l).abs();
-                }
-                s.last_delay = Some(d);
-            }
+            self.record_sojourn(sojourn, t);
             let end = t + self.tx_ns(f.buf.len());
             self.on_wire = Some((f, end));
         }
@@ -421,7 +522,8 @@ impl Path {
                 self.start_next(t);
                 continue;
             }
-            if let Some(u) = self.aqm.next_update().filter(|&u| u + self.start <= t) {
+            let due = self.fq.is_none().then(|| self.aqm.next_update()).flatten();
+            if let Some(u) = due.filter(|&u| u + self.start <= t) {
                 let q = self.view(t);
                 self.aqm.update(&q, u);
                 continue;
@@ -451,7 +553,7 @@ impl Path {
 
     /// The summary of this direction at `now` (statistics over [warm-up, now]).
     pub fn summary(&mut self, now: Time) -> LinkSummary {
-        self.change(now, true, 0);
+        self.set_len(now, self.len_pkts, self.len_bytes);
         let w0 = self.start + self.cfg.warmup;
         let window = now.saturating_sub(w0).max(1) as f64;
         let s = &self.stats;
@@ -465,7 +567,7 @@ impl Path {
         let drops = s.dropped_aqm + s.dropped_overflow;
         LinkSummary {
             name: self.cfg.name.clone(),
-            aqm: self.aqm.name().to_string(),
+            aqm: self.aqm_name().to_string(),
             rate_bps: self.cfg.rate_bps,
             arrived: s.arrived,
             dropped_aqm: s.dropped_aqm,
@@ -489,8 +591,7 @@ impl Path {
                 s.delay_absdiff / (dn - 1.0).max(1.0) / 1e9,
             ),
             aqm_stats: self
-                .aqm
-                .stats()
+                .aqm_stats()
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
@@ -635,5 +736,46 @@ mod tests {
         assert_eq!(out.len(), 1, "B cannot use link time that already passed");
         p.advance(6_000_000, &mut out, &mut v);
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn fq_codel_serves_a_new_thin_flow_before_a_fat_backlog() {
+        // RFC 8290 s. 4.2: a queue that becomes active goes on the new-flow list and is served
+        // before the old ones. 50 frames of flow (1, 2) wait; one frame of (3, 2) arrives later.
+        let cfg = PathConfig {
+            name: "bottleneck".into(),
+            rate_bps: 12_000_000,
+            buffer: Buffer::Packets(1000),
+            default_delay: 0,
+            delays: HashMap::new(),
+            warmup: 0,
+            lag: 0,
+            sample_interval: 1_000_000,
+            max_samples: 1000,
+        };
+        let ctx = LinkContext {
+            rate_bps: 12_000_000,
+            buffer: cfg.buffer,
+            mean_pkt_bytes: 1500,
+        };
+        let fq = aqm::fq_codel::build_fq_codel(&ParamMap::new(), &ctx).unwrap();
+        let dt = aqm::build("droptail", &ParamMap::new(), &ctx).unwrap();
+        let mut p = Path::new(cfg, dt, aqm::rng_from_seed(1), 0).with_fq_codel(fq);
+        for _ in 0..50 {
+            let (b, ip) = ipv4(1, 2, 1500);
+            p.receive(b, Some(ip), 0);
+        }
+        let (b, ip) = ipv4(3, 2, 1500);
+        p.receive(b, Some(ip), 2_500_000);
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        p.advance(100_000_000, &mut out, &mut v);
+        assert_eq!(out.len(), 51);
+        let pos = out.iter().position(|f| f.ip.unwrap().src == 3).unwrap();
+        assert!(pos <= 4, "the thin flow's frame left at position {pos}");
+        assert_eq!(p.aqm_name(), "fq_codel");
+        assert_eq!(
+            p.totals.received,
+            p.totals.sent + p.totals.dropped + p.in_system()
+        );
     }
 }

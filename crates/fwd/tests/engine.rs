@@ -76,7 +76,7 @@ proptest! {
     fn any_bytes_any_times_conserve_frames(
         frames in proptest::collection::vec(
             (proptest::collection::vec(any::<u8>(), 0..120), any::<bool>(), 0u64..5_000_000), 0..60),
-        aqm in prop_oneof![Just("red"), Just("codel"), Just("pie"), Just("modred")],
+        aqm in prop_oneof![Just("red"), Just("codel"), Just("pie"), Just("modred"), Just("fq_codel")],
     ) {
         let mut e = engine(aqm);
         let (mut r, mut l) = (Vec::new(), Vec::new());
