@@ -289,6 +289,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
         theory_cli = None
     if theory_cli is not None:
         theory_cli.register(sub)
+    from aqmlab.testbed import cli as testbed_cli  # real packets (docs/testbed.md)
+
+    testbed_cli.register(sub)
     return p
 
 
