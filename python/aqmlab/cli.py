@@ -280,6 +280,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     from aqmlab.reproduce import cli as reproduce_cli
 
     reproduce_cli.register(sub)
+    from aqmlab.testbed import cli as testbed_cli  # real packets (docs/testbed.md)
+
+    testbed_cli.register(sub)
     if not theory:
         sub.add_parser("theory", help=_THEORY_HELP)
         return p
@@ -289,9 +292,6 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
         theory_cli = None
     if theory_cli is not None:
         theory_cli.register(sub)
-    from aqmlab.testbed import cli as testbed_cli  # real packets (docs/testbed.md)
-
-    testbed_cli.register(sub)
     return p
 
 
