@@ -115,13 +115,14 @@ def test_quick_reproduction_of_all_papers_end_to_end_and_resumed(tmp_path):
     runs = pd.read_parquet(out / "runs.parquet")
     ours = runs[runs["engine"] == "aqmlab"]
     assert ((ours["loss_pct"] + ours["delivery_pct"] - 100).abs() < 1e-9).all()
-    cache = sorted((out / "runs").glob("*.json"))
+    cache = sorted((out / "runs" / "sweep" / "runs").glob("*.json"))  # one record per aqmlab run
+    assert len(cache) == 2 * 2 * 2 * 7  # nodes x loads x buffers x (3 algorithms + 4 readings)
     # resume: remove one finished run; only it is run again, the others are reused untouched
     mtimes = {c.name: c.stat().st_mtime_ns for c in cache}
     cache[0].unlink()
     p2 = _cli("reproduce", "modred", "--quick", "--out", str(tmp_path), "--jobs", "1")
     assert p2.returncode == 0, p2.stderr
-    after = {c.name: c.stat().st_mtime_ns for c in (out / "runs").glob("*.json")}
+    after = {c.name: c.stat().st_mtime_ns for c in (out / "runs" / "sweep" / "runs").glob("*.json")}
     assert set(after) == set(mtimes)
     changed = [n for n in after if after[n] != mtimes[n]]
     assert changed == [cache[0].name]

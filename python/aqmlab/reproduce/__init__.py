@@ -25,10 +25,13 @@ def reproduce(
     quick: bool = False,
     out: str | Path | None = None,
     jobs: int | None = None,
+    dask: str | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Runs (or resumes) one paper's reproduction and writes its comparison to ``out``
-    (default ``runs/reproduce/<paper>[-quick]``). Returns the tables as DataFrames."""
+    (default ``runs/reproduce/<paper>[-quick]``). Runs go through the sweep engine: ``jobs``
+    local workers (default: every core) or, with ``dask`` (a scheduler address or ``"local"``), a
+    Dask cluster. Returns the tables as DataFrames."""
     from aqmlab.reproduce import engine
 
-    return engine.reproduce(paper, quick=quick, out=out, jobs=jobs, progress=progress)
+    return engine.reproduce(paper, quick=quick, out=out, jobs=jobs, dask=dask, progress=progress)

@@ -1,4 +1,4 @@
-"""`aqmlab reproduce PAPER [PAPER...] [--quick] [--out DIR] [--jobs N]`."""
+"""`aqmlab reproduce PAPER [PAPER...] [--quick] [--out DIR] [--jobs N] [--dask ADDRESS]`."""
 
 from __future__ import annotations
 
@@ -19,7 +19,12 @@ def _cmd(args: argparse.Namespace) -> int:
     for name in papers:
         out = Path(args.out) / name if args.out else None
         t = rp.reproduce(
-            name, quick=args.quick, out=out, jobs=args.jobs, progress=sys.stderr.isatty()
+            name,
+            quick=args.quick,
+            out=out,
+            jobs=args.jobs,
+            dask=args.dask,
+            progress=sys.stderr.isatty(),
         )
         print(f"{name}: {len(t['runs'])} runs")
         for v in t["verdicts"].itertuples():
@@ -43,4 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="a smaller grid and one seed (for CI)")
     p.add_argument("--out", help="results directory (default: runs/reproduce/<paper>[-quick])")
     p.add_argument("--jobs", type=int, help="runs in parallel (default: every core)")
+    p.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a Dask scheduler, or 'local' for a LocalCluster"
+    )
     p.set_defaults(func=_cmd)

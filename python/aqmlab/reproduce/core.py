@@ -78,13 +78,8 @@ class RunSpec:
 
 
 def _run_one(engine: str, scenario: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Worker: runs one spec and returns its summary (JSON-safe)."""
-    if engine == "ns2":
-        return run_ns2(scenario["script"], [*scenario["args"], str(seed), *scenario["tail"]])
-    from aqmlab import runner
-
-    res = runner.run(scenario, seed=seed, plot=False)
-    return json.loads(json.dumps(res.summary, default=float))
+    """Worker of the ns-2 runs: runs one and returns its key=value output."""
+    return run_ns2(scenario["script"], [*scenario["args"], str(seed), *scenario["tail"]])
 
 
 def ns2_available() -> bool:
@@ -114,37 +109,88 @@ def _write_atomic(path: Path, data: dict[str, Any]) -> None:
 
 
 def run_specs(
-    specs: list[RunSpec], cache: Path, jobs: int | None = None, progress: bool = True
+    specs: list[RunSpec],
+    cache: Path,
+    jobs: int | None = None,
+    progress: bool = True,
+    dask: str | None = None,
+    name: str = "reproduce",
 ) -> pd.DataFrame:
-    """Runs every spec not already in ``cache`` (one JSON file per finished run, written
-    atomically, so an interrupted reproduction resumes where it stopped) and returns one row per
-    run: its key, seed and the metrics its ``extract`` took from the summary."""
+    """Runs every spec not already finished and returns one row per run: its key, engine, seed
+    and the metrics its ``extract`` took from the summary.
+
+    aqmlab runs go through the sweep engine (``aqmlab.sweep``: every local core or a Dask
+    cluster, one record per run written atomically under ``cache/sweep``, so an interrupted
+    reproduction resumes where it stopped); ns-2 runs are cached one JSON file each under
+    ``cache/ns2``. A failed aqmlab run stops the reproduction with its error (a table with a
+    missing cell would be misleading)."""
     cache.mkdir(parents=True, exist_ok=True)
-    todo = [s for s in specs if not (cache / f"{s.digest()}.json").exists()]
+    summaries = _run_aqmlab(
+        [s for s in specs if s.engine == "aqmlab"], cache, jobs, progress, dask, name
+    )
+    summaries.update(
+        _run_ns2([s for s in specs if s.engine == "ns2"], cache / "ns2", jobs, progress)
+    )
+    rows = []
+    for s in specs:
+        summary = summaries[(s.engine, s.digest())]
+        rows.append({**s.key, "engine": s.engine, "seed": s.seed, **s.extract(summary)})
+    return pd.DataFrame(rows)
+
+
+def _run_aqmlab(
+    specs: list[RunSpec], cache: Path, jobs: int | None, progress: bool, dask: str | None, name: str
+) -> dict[tuple[str, str], dict[str, Any]]:
+    if not specs:
+        return {}
+    from aqmlab.sweep import engine, store
+    from aqmlab.sweep.spec import Sweep, run_key
+
+    seeds = sorted({s.seed for s in specs})
+    points: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
+    pairs = set()
+    for s in specs:
+        label = ",".join(f"{k}={v}" for k, v in s.key.items())
+        ident = json.dumps([label, s.scenario], sort_keys=True)
+        points.setdefault(ident, (label, s.key, s.scenario))
+        pairs.add((ident, s.seed))
+    if len(pairs) != len(points) * len(seeds):
+        raise ValueError("reproduce: every point of a paper must run under the same seeds")
+    sw = Sweep(name, list(points.values()), seeds, series=False)
+    out = cache / "sweep"
+    engine.run(sw, out, jobs=jobs, dask=dask, quiet=not progress)
+    got: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in specs:
+        rec = json.loads(store.record_path(out, run_key(s.scenario, s.seed)).read_text())
+        if rec.get("status") != "ok":
+            raise InputError(f"reproduce: run {s.key} seed {s.seed} failed: {rec.get('error')}")
+        got[("aqmlab", s.digest())] = rec["summary"]
+    return got
+
+
+def _run_ns2(
+    specs: list[RunSpec], cache: Path, jobs: int | None, progress: bool
+) -> dict[tuple[str, str], dict[str, Any]]:
+    if not specs:
+        return {}
+    cache.mkdir(parents=True, exist_ok=True)
+    todo = {s.digest(): s for s in specs if not (cache / f"{s.digest()}.json").exists()}
     jobs = max(1, jobs or os.cpu_count() or 1)
     if todo:
         bar = _bar(len(specs), len(specs) - len(todo), progress)
         try:
-            if jobs == 1 or len(todo) == 1:
-                for s in todo:
-                    _write_atomic(
-                        cache / f"{s.digest()}.json", _run_one(s.engine, s.scenario, s.seed)
-                    )
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futs = {
+                    pool.submit(_run_one, s.engine, s.scenario, s.seed): d for d, s in todo.items()
+                }
+                for fut in as_completed(futs):
+                    _write_atomic(cache / f"{futs[fut]}.json", fut.result())
                     bar.update(1)
-            else:
-                with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    futs = {pool.submit(_run_one, s.engine, s.scenario, s.seed): s for s in todo}
-                    for fut in as_completed(futs):
-                        s = futs[fut]
-                        _write_atomic(cache / f"{s.digest()}.json", fut.result())
-                        bar.update(1)
         finally:
             bar.close()
-    rows = []
-    for s in specs:
-        summary = json.loads((cache / f"{s.digest()}.json").read_text())
-        rows.append({**s.key, "engine": s.engine, "seed": s.seed, **s.extract(summary)})
-    return pd.DataFrame(rows)
+    return {
+        ("ns2", s.digest()): json.loads((cache / f"{s.digest()}.json").read_text()) for s in specs
+    }
 
 
 def _bar(total: int, done: int, enabled: bool):
@@ -154,7 +200,7 @@ def _bar(total: int, done: int, enabled: bool):
         total=total,
         initial=done,
         unit="run",
-        desc="reproduce",
+        desc="ns-2",
         disable=not enabled or None,  # None: off when stderr is not a terminal
         leave=False,
     )

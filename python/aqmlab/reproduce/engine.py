@@ -50,6 +50,7 @@ def reproduce(
     quick: bool = False,
     out: str | Path | None = None,
     jobs: int | None = None,
+    dask: str | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Runs (or resumes) one paper's reproduction and writes its comparison to ``out``
@@ -59,7 +60,7 @@ def reproduce(
     out = Path(out or f"runs/reproduce/{name}{'-quick' if quick else ''}")
     specs = mod.specs(quick)
     t0 = time.perf_counter()
-    runs = core.run_specs(specs, out / "runs", jobs=jobs, progress=progress)
+    runs = core.run_specs(specs, out / "runs", jobs=jobs, progress=progress, dask=dask, name=name)
     tables = mod.compare(runs)
     tables["verdicts"] = verdicts(tables["cells"], tables["rankings"])
     tables["runs"] = runs
