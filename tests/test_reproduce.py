@@ -96,6 +96,9 @@ def test_quick_reproduction_of_all_papers_end_to_end_and_resumed(tmp_path):
     laq_summary = json.loads((tmp_path / "laq" / "summary.json").read_text())
     assert {v["table"]: v["verdict"] for v in laq_summary["verdicts"]}["Table 3"] == "reproduced"
     assert (tmp_path / "laq" / "table1.png").stat().st_size > 0
+    claims = pd.read_csv(tmp_path / "apace" / "claims.csv")
+    assert set(claims["table"]) == {"Fig. 9", "Fig. 11", "Fig. 12", "Figs. 13-14"}
+    assert claims["evidence"].str.len().min() > 10
     out = tmp_path / "modred"
     for f in (
         "report.html",
@@ -126,3 +129,31 @@ def test_quick_reproduction_of_all_papers_end_to_end_and_resumed(tmp_path):
     assert set(after) == set(mtimes)
     changed = [n for n in after if after[n] != mtimes[n]]
     assert changed == [cache[0].name]
+
+
+def test_apace_operating_point_claims_on_hand_made_points():
+    from aqmlab.reproduce import apace
+
+    def pts(rows):
+        cols = ["experiment", "aqm", "max_th", "max_p", "delay", "utilisation"]
+        return pd.DataFrame([dict(zip(cols, ["fig13-16", *r], strict=True)) for r in rows])
+
+    # RED (20 ms, 0.95) is achieved by APACE (19 ms, 0.99); RED (5 ms, 0.80) by none: APACE's
+    # lowest delay is 8 ms. APACE's delays 8-40 ms do not span RED's 5-30 ms.
+    p = pts(
+        [
+            ("apace", -1, 0.1, 0.040, 0.999),
+            ("apace", -1, 1.0, 0.008, 0.990),
+            ("apace", -1, 0.5, 0.019, 0.990),
+            ("red", 50, 0.1, 0.020, 0.950),
+            ("red", 50, 1.0, 0.005, 0.800),
+            ("red", 200, 0.1, 0.030, 0.990),
+        ]
+    )
+    span, every = apace._figs13_16(p)
+    assert not span["holds"] and "8.0-40.0 ms" in span["evidence"]
+    assert not every["holds"] and "(2/3)" in every["claim"]
+    # with an APACE point at (5 ms, 0.85) every RED point is achieved and the range is spanned
+    p2 = pd.concat([p, pts([("apace", -1, 2.0, 0.005, 0.85)])], ignore_index=True)
+    span2, every2 = apace._figs13_16(p2)
+    assert every2["holds"] and span2["holds"]

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 #: Paper name -> module. Papers not yet plugged in are refused with the list of those that are.
-PAPERS = {"laq": "aqmlab.reproduce.laq", "modred": "aqmlab.reproduce.modred"}
+PAPERS = {
+    "apace": "aqmlab.reproduce.apace",
+    "laq": "aqmlab.reproduce.laq",
+    "modred": "aqmlab.reproduce.modred",
+}
 
 
 def reproduce(

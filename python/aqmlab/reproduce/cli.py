@@ -28,11 +28,11 @@ def _cmd(args: argparse.Namespace) -> int:
         )
         print(f"{name}: {len(t['runs'])} runs")
         for v in t["verdicts"].itertuples():
-            print(
-                f"  {v.table} ({v.metrics}): {v.verdict}; "
-                f"ranking holds in {v.rows_ranking_holds} rows, "
-                f"median |relative difference| {v.median_abs_rel_diff:.0%}"
-            )
+            what = "claims hold" if v.metrics == "claims" else "rows keep the paper's ranking"
+            line = f"  {v.table}: {v.verdict}; {v.rows_ranking_holds} {what}"
+            if v.median_abs_rel_diff == v.median_abs_rel_diff:  # not NaN
+                line += f", median |relative difference| {v.median_abs_rel_diff:.0%}"
+            print(line)
         print(
             f"wrote {t['out_dir']}/ (report.html, report.md, cells.csv, rankings.csv, runs.parquet)"
         )

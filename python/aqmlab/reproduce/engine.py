@@ -62,7 +62,10 @@ def reproduce(
     t0 = time.perf_counter()
     runs = core.run_specs(specs, out / "runs", jobs=jobs, progress=progress, dask=dask, name=name)
     tables = mod.compare(runs)
-    tables["verdicts"] = verdicts(tables["cells"], tables["rankings"])
+    if hasattr(mod, "verdicts"):  # a paper judged by its claims rather than by tables
+        tables["verdicts"] = mod.verdicts(tables)
+    else:
+        tables["verdicts"] = verdicts(tables["cells"], tables["rankings"])
     tables["runs"] = runs
     from aqmlab.reproduce import output
 

@@ -13,6 +13,13 @@ from typing import Any
 
 import pandas as pd
 
+#: Optional tables a paper module may return, with their headings.
+EXTRA = {
+    "claims": "The paper's claims, checked",
+    "readings": "Readings of the paper's open points",
+    "baseline": "DropTail vs RED: the paper, ns-2.35 and aqmlab",
+}
+
 _CSS = (
     "body{font-family:sans-serif;max-width:1100px;margin:auto}"
     "table{border-collapse:collapse;font-size:12px}"
@@ -75,7 +82,7 @@ def write(
     """Writes the reproduction's directory (tables, plots, report.md, report.html, summary.json)."""
     out.mkdir(parents=True, exist_ok=True)
     t["runs"].to_parquet(out / "runs.parquet", index=False)
-    extra = [k for k in ("readings", "baseline") if k in t]
+    extra = [k for k in EXTRA if k in t]
     for k in ("points", "cells", "rankings", "verdicts", *extra):
         _fmt(t[k]).to_csv(out / f"{k}.csv", index=False)
     images = {}
@@ -87,14 +94,12 @@ def write(
     doc = (mod.__doc__ or "").strip()
     md = [f"# Reproduction: {name}{' (quick)' if quick else ''}", "", doc, "", "## Verdicts", ""]
     md.append(_fmt(t["verdicts"]).to_markdown(index=False))
-    if "readings" in t:
-        md += ["", "## Readings of the paper's open points", ""]
-        md.append(_fmt(t["readings"]).to_markdown(index=False))
-    if "baseline" in t:
-        md += ["", "## DropTail vs RED: the paper, ns-2.35 and aqmlab", ""]
-        md.append(_fmt(t["baseline"]).to_markdown(index=False))
-    md += ["", "## Rankings per row", "", t["rankings"].to_markdown(index=False)]
-    for metric in t["cells"]["metric"].unique():
+    for k in extra:
+        md += ["", f"## {EXTRA[k]}", "", _fmt(t[k]).to_markdown(index=False)]
+    if len(t["rankings"]):
+        md += ["", "## Rankings per row", "", t["rankings"].to_markdown(index=False)]
+    per_metric = t["cells"]["metric"].unique() if "paper" in t["cells"] else []
+    for metric in per_metric:
         c = t["cells"][t["cells"]["metric"] == metric]
         cols = [
             "table",
@@ -126,12 +131,10 @@ def write(
             f"<h2>{html.escape(metric)}</h2>",
             f'<img alt="{html.escape(metric)}" src="data:image/png;base64,{b64}">',
         ]
-    if "readings" in t:
-        body += [
-            "<h2>Readings of the paper's open points</h2>",
-            _fmt(t["readings"]).to_html(index=False),
-        ]
-    body += ["<h2>Rankings per row</h2>", t["rankings"].to_html(index=False)]
+    for k in extra:
+        body += [f"<h2>{html.escape(EXTRA[k])}</h2>", _fmt(t[k]).to_html(index=False)]
+    if len(t["rankings"]):
+        body += ["<h2>Rankings per row</h2>", t["rankings"].to_html(index=False)]
     body += ["<h2>Cells</h2>", _fmt(t["cells"]).to_html(index=False)]
     title = f"aqmlab reproduction: {html.escape(name)}"
     page = f"<!doctype html><meta charset=utf-8><title>{title}</title><style>{_CSS}</style>"
