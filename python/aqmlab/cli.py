@@ -277,6 +277,12 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     lst.add_argument("--markdown", action="store_true", help="as Markdown tables")
     lst.set_defaults(func=_cmd_list)
 
+    from aqmlab.reproduce import cli as reproduce_cli
+
+    reproduce_cli.register(sub)
+    from aqmlab.testbed import cli as testbed_cli  # real packets (docs/testbed.md)
+
+    testbed_cli.register(sub)
     if not theory:
         sub.add_parser("theory", help=_THEORY_HELP)
         return p

@@ -214,6 +214,10 @@ def run(
     from aqmlab import _core
 
     sc = _as_scenario(sc)
+    if out is not None:  # refused before simulating, not after (issue 13)
+        from aqmlab.limits import check_output_dir
+
+        check_output_dir(out, "out")
     cfg = scenario.build_config(sc, seed)
     bar = _Progress(progress)
     t0 = time.perf_counter()

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from aqmlab import units
-from aqmlab.errors import InputError
+from aqmlab.errors import InputError, show
 
 _STRICT = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -163,7 +163,8 @@ def _fmt_loc(loc: tuple) -> str:
         if isinstance(p, int):
             out += f"[{p}]"
         else:
-            out += ("." if out else "") + str(p)
+            part = str(p) if len(str(p)) <= 40 else show(str(p), 40)
+            out += ("." if out else "") + part
     return out
 
 
@@ -197,13 +198,54 @@ def _one_line(e: ValidationError) -> str:
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
         allowed = ", ".join(model.model_fields) if model else "see docs/scenarios.md"
-        return f"{field}: unknown field; allowed here: {allowed}"
+        hint = _lives_elsewhere(str(loc[-1]), list(model.model_fields) if model else []) or ""
+        return f"{field}: unknown field{hint}; allowed here: {allowed}"
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "literal_error":
-        return f"{field}: {msg} (got {err.get('input')!r})"
+        return f"{field}: {msg} (got {show(err.get('input'))})"
     return f"{field}: {msg}"
+
+
+# Settings that people write where they do not live here (tc, ns-2 and ns-3 habits): the place
+# they live in a scenario. Only used for a key that is not a field or parameter of its own table.
+_ELSEWHERE = {
+    "limit": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "qlen": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "queue_limit": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "buffer": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "bandwidth": "the link's rate is topology.rate (e.g. '100Mbps')",
+    "rate": "the link's rate is topology.rate (e.g. '100Mbps')",
+    "delay": "the link's delay is topology.delay (e.g. '2ms')",
+    "ecn": "ECN-capable senders are set by tcp.ecn = true",
+    "min": "tc's min is min_th (packets)",
+    "max": "tc's max is max_th (packets)",
+    "probability": "tc's probability is max_p",
+    "avpkt": "tc's avpkt is mean_pkt_size",
+}
+
+
+def _lives_elsewhere(key: str, own: list[str]) -> str | None:
+    """Where a setting written in the wrong table lives (``"; the queue's limit is
+    topology.buffer ..."``), or a close spelling of a known one (``" (did you mean 'buffer'?)"``).
+    """
+    if key in own:
+        return None
+    where = _ELSEWHERE.get(key)
+    if where is not None:
+        # tc's RED names: only when this table has the parameter they stand for.
+        target = where.rsplit(" is ", 1)[-1].split(" ")[0]
+        if where.startswith("tc's") and target not in own:
+            where = None
+        elif key in ("buffer", "rate", "delay") and "type" in own:
+            where = None  # inside [topology] itself these are fields, not misplaced
+    if where is not None:
+        return f"; {where}"
+    import difflib
+
+    close = difflib.get_close_matches(key, own, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else None
 
 
 def from_dict(data: dict[str, Any]) -> Scenario:
@@ -215,18 +257,45 @@ def from_dict(data: dict[str, Any]) -> Scenario:
 
 
 def load(path: str | Path) -> Scenario:
-    """Reads and validates a TOML scenario file."""
+    """Reads and validates a TOML scenario file.
+
+    Refused in one line: a missing or unreadable file, one larger than
+    :data:`aqmlab.limits.MAX_SCENARIO_BYTES`, one that is not UTF-8 text (binary garbage), invalid
+    TOML, and a file with no settings at all (empty or only comments: running every default
+    silently would hide a wrong file; ``aqmlab demo`` runs the default scenario).
+    """
+    from aqmlab import limits
+
     p = Path(path)
+    name = show(str(p))
     try:
-        text = p.read_text()
+        with p.open("rb") as fh:
+            raw = fh.read(limits.MAX_SCENARIO_BYTES + 1)
     except FileNotFoundError:
-        raise InputError(f"scenario: no such file: {p}") from None
+        raise InputError(f"scenario: no such file: {name}") from None
     except OSError as e:
-        raise InputError(f"scenario: cannot read {p}: {e.strerror}") from None
+        raise InputError(f"scenario: cannot read {name}: {e.strerror}") from None
+    if len(raw) > limits.MAX_SCENARIO_BYTES:
+        raise InputError(
+            f"scenario: {name} is larger than {limits.MAX_SCENARIO_BYTES // 2**20} MiB; "
+            "a scenario is a small TOML file"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"scenario: {name} is not a text file (byte 0x{raw[e.start]:02x} at offset {e.start} "
+            "is not UTF-8); a scenario is a TOML text file"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise InputError(f"scenario: {p.name} is not valid TOML: {e}") from None
+        raise InputError(f"scenario: {show(p.name)} is not valid TOML: {e}") from None
+    if not data:
+        raise InputError(
+            f"scenario: {name} has no settings (it is empty or only comments); write at least one, "
+            "e.g. name = \"...\", to run every default ('aqmlab demo' runs the default scenario)"
+        )
     return from_dict(data)
 
 
@@ -245,7 +314,7 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         raise InputError(f"{field}.{_one_line(e)}") from None
     mss = units.size_bytes(f"{field}.mss", t.mss)
     if mss != int(mss) or mss < 1:
-        raise InputError(f"{field}.mss: must be a whole number of bytes >= 1 (got {t.mss!r})")
+        raise InputError(f"{field}.mss: must be a whole number of bytes >= 1 (got {show(t.mss)})")
     rwnd = units.size_bytes(f"{field}.rwnd", t.rwnd)
     if t.init_cwnd < 1:
         raise InputError(f"{field}.init_cwnd: must be >= 1 segment (got {t.init_cwnd})")
@@ -296,7 +365,7 @@ def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]
         raise InputError(f"{field}.table: give either a table or a family, not both")
     if not isinstance(fam, str) or fam not in families.FAMILIES:
         known = ", ".join(families.FAMILIES)
-        raise InputError(f"{field}.family: unknown family {fam!r}; known: {known}")
+        raise InputError(f"{field}.family: unknown family {show(fam)}; known: {known}")
     if scale is None:
         if target is None:
             raise InputError(
@@ -327,7 +396,7 @@ def aqm_params(
     info = algorithms.get(name)
     if info is None:
         raise InputError(
-            f"{field}.name: unknown AQM {name!r}; known: {', '.join(algorithms.names())}"
+            f"{field}.name: unknown AQM {show(name)}; known: {', '.join(algorithms.names())}"
         )
     kinds = {p["name"]: p["kind"] for p in info["params"]}
     out: dict[str, Any] = {}
@@ -336,7 +405,10 @@ def aqm_params(
             continue
         if k not in kinds:
             allowed = ", ".join(kinds) or "none"
-            raise InputError(f"{field}.{k}: unknown parameter of {name}; allowed: {allowed}")
+            hint = _lives_elsewhere(str(k), list(kinds)) or ""  # aqm.limit -> topology.buffer
+            raise InputError(
+                f"{field}.{show(k)[1:-1]}: unknown parameter of {name}{hint}; allowed: {allowed}"
+            )
         kind = kinds[k]
         f = f"{field}.{k}"
         if kind == "duration" and isinstance(v, str):
@@ -347,14 +419,14 @@ def aqm_params(
             v = units.size_bytes(f, v)
         elif kind in ("duration", "rate", "size") and not isinstance(v, bool):
             ex = {"duration": "'5ms'", "rate": "'10Mbps'", "size": "'1500B'"}[kind]
-            raise InputError(f"{f}: {v!r} has no unit; write a {kind} like {ex}")
+            raise InputError(f"{f}: {show(v)} has no unit; write a {kind} like {ex}")
         elif kind in ("real", "int"):
             if isinstance(v, bool) or not isinstance(v, int | float):
-                raise InputError(f"{f}: must be a number (got {v!r})")
+                raise InputError(f"{f}: must be a number (got {show(v)})")
         elif kind == "bool" and not isinstance(v, bool):
-            raise InputError(f"{f}: must be true or false (got {v!r})")
+            raise InputError(f"{f}: must be true or false (got {show(v)})")
         elif kind == "choice" and not isinstance(v, str):
-            raise InputError(f"{f}: must be a string (got {v!r})")
+            raise InputError(f"{f}: must be a string (got {show(v)})")
         elif kind == "list" and not (
             isinstance(v, list)
             and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
@@ -372,7 +444,7 @@ class _Net:
 
     def node(self, name: str, kind: str) -> int:
         if name in self.index:
-            raise InputError(f"topology: node name {name!r} is used twice")
+            raise InputError(f"topology: node name {show(name)} is used twice")
         self.index[name] = len(self.nodes)
         self.nodes.append({"name": name, "kind": kind})
         return self.index[name]
@@ -396,6 +468,9 @@ class _Net:
 
 def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
+    from aqmlab import limits
+
+    limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
     seed = sc.seed if seed is None else seed
     if seed < 0 or seed >= 2**64:
         raise InputError(f"seed: must be in [0, 2^64) (got {seed})")
@@ -452,9 +527,7 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
         monitor=True,
     )
     rev = net.link("reverse", rb, ra, rrate, delay, rbuf, mean_pkt_bytes=40, monitor=monitor_all)
-    n_flows = sum(g.count for g in sc.flows)
-    if n_flows > 1_000_000:
-        raise InputError(f"flows: at most 1000000 flows (got {n_flows})")
+    n_flows = sum(g.count for g in sc.flows)  # at most limits.MAX_FLOWS: checked above
 
     # Hosts with their access links (both directions).
     hosts: dict[str, dict[str, int]] = {}
@@ -584,7 +657,7 @@ def _endpoints(spec: str, left: list[str], right: list[str], hosts: dict, field:
     names = [s.strip() for s in spec.split(",")]
     for n in names:
         if n not in hosts:
-            raise InputError(f"{field}: unknown host {n!r}; use 'left', 'right' or host names")
+            raise InputError(f"{field}: unknown host {show(n)}; use 'left', 'right' or host names")
     return names
 
 

@@ -13,6 +13,7 @@ pub mod packet;
 pub mod results;
 pub mod series;
 pub mod tcp;
+pub mod throttle;
 pub mod topo;
 
 pub use config::Config;

@@ -14,6 +14,7 @@ use crate::packet::{Kind, Packet};
 use crate::results::{self, Results};
 use crate::series::Series;
 use crate::tcp::{Marker, Receiver, Sender};
+use crate::throttle::Throttle;
 use aqm::params::{Buffer, LinkContext};
 use aqm::{Time, Verdict};
 use std::fmt;
@@ -60,8 +61,8 @@ pub struct Flow {
     pub mss: u32,
     /// Congestion window series, when asked for.
     pub cwnd_series: Option<Series>,
-    /// Router whose AQM asked to throttle this flow (ModRED), while it does.
-    pub throttle_node: Option<usize>,
+    /// ModRED's pending ACK-window clamp for this flow.
+    pub throttle: Throttle,
     /// The open-loop source, when the flow is one.
     pub poisson: Option<PoissonSource>,
     /// Bytes delivered to the destination in the measurement window (open-loop sources).
@@ -311,7 +312,7 @@ impl Sim {
                 cwnd_series: t
                     .trace_cwnd
                     .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
-                throttle_node: None,
+                throttle: Throttle::default(),
                 poisson: match &fc.poisson {
                     None => None,
                     Some(pc) => {
@@ -423,22 +424,14 @@ impl Sim {
             let f = pkt.flow as usize;
             let link = &mut self.links[l as usize];
             if pkt.kind == Kind::Ack {
-                // ModRED (seed 004 s. 3): the router clamps the ACK's window to one segment,
-                // never raising it and never lowering a zero window.
-                if self.flows[f].throttle_node == Some(link.from) && pkt.rwnd > 1 {
-                    pkt.rwnd = 1;
-                }
+                pkt.rwnd = self.flows[f].throttle.on_ack(link.from, pkt.rwnd);
             }
             let mut verdict = Verdict::Admit;
             let outcome = link.arrive(&mut pkt, t, &mut verdict);
-            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) && link.aqm.is_some()
-            {
-                let from = link.from;
-                let fl = &mut self.flows[f];
-                if verdict == Verdict::Throttle {
-                    fl.throttle_node = Some(from);
-                } else if fl.throttle_node == Some(from) {
-                    fl.throttle_node = None;
+            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) {
+                if let Some(a) = link.aqm.as_ref() {
+                    let (from, hold) = (link.from, a.throttle_hold());
+                    self.flows[f].throttle.on_data(from, verdict, hold);
                 }
             }
             match outcome {
