@@ -33,15 +33,16 @@ def bench_scenario(directory: Path) -> Path:
     return p
 
 
-def measure(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall seconds and peak resident memory (MB) of one process (wait4's rusage)."""
+def measure(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak resident memory (MB) of one process
+    (wait4's rusage). CPU time is less sensitive than wall time to other load on the machine."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{cmd} failed: {proc.stderr.read().decode()[-500:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -62,14 +63,15 @@ def main() -> None:
             ),
         ]
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        print("| command | wall s (median) | runs | peak RSS MB (median) |")
-        print("|---|---|---|---|")
+        print("| command | wall s (median) | runs | CPU s (median) | peak RSS MB (median) |")
+        print("|---|---|---|---|---|")
         for name, cmd in cases:
             res = [measure(cmd, d) for _ in range(args.repeat)]
-            walls = ", ".join(f"{w:.2f}" for w, _ in res)
-            wall = statistics.median(w for w, _ in res)
-            rss = statistics.median(m for _, m in res)
-            print(f"| `{name}` | {wall:.2f} | {walls} | {rss:.0f} |")
+            walls = ", ".join(f"{w:.2f}" for w, _, _ in res)
+            wall = statistics.median(w for w, _, _ in res)
+            cpu = statistics.median(c for _, c, _ in res)
+            rss = statistics.median(m for _, _, m in res)
+            print(f"| `{name}` | {wall:.2f} | {walls} | {cpu:.2f} | {rss:.0f} |")
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
