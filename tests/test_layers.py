@@ -147,3 +147,29 @@ def test_vector_plots_on_request(small_scenario, tmp_path):
     first = (out / "queue.svg").read_bytes()
     assert aqmlab_cli("report", str(out), "--vector").returncode == 0
     assert (out / "queue.svg").read_bytes() == first
+
+
+def test_a_result_built_from_dataframes_writes_and_reads_back(tmp_path):
+    """Producers other than the simulator (the testbed) hand the runner DataFrames."""
+    import numpy as np
+    import pandas as pd
+
+    from aqmlab import runner
+
+    sim = runner.run(__import__("tomllib").loads(SMALL_SHORT))
+    q = pd.DataFrame({"t_s": [0.0, 0.5, 1.0], "queue_pkts": [0.0, 3.0, 1.0], "n": [1, 2, 3]})
+    res = runner.Result(sim.summary, series={"link:bottleneck": q}, scenario={"name": "x"})
+    out = runner.write(res, {"cfg": 1}, tmp_path / "r")
+    back = runner.load(out)
+    assert back.queue.equals(q) and back.queue["n"].dtype == np.int64
+    assert back.summary == json.loads(runner.summary_json(sim.summary))
+
+
+SMALL_SHORT = """
+duration = "1s"
+warmup = "0s"
+[topology]
+rate = "10Mbps"
+[[flows]]
+count = 2
+"""

@@ -49,13 +49,24 @@ class Result:
         scenario: dict[str, Any] | None = None,
         out_dir: Path | None = None,
         wall_s: float = float("nan"),
+        series: dict[str, pd.DataFrame] | None = None,
+        links: pd.DataFrame | None = None,
+        flows: pd.DataFrame | None = None,
     ) -> None:
+        """``columns`` are the time series as numpy columns; a producer that has DataFrames
+        (the testbed) may give ``series`` instead, and its own ``links``/``flows`` tables."""
         self.summary = summary
         self.columns = columns or {}
+        self._series: dict[str, pd.DataFrame] | None = None
+        if series is not None:
+            self._series = dict(series)
+            for name, df in series.items():
+                self.columns[name] = {c: df[c].to_numpy() for c in df.columns}
         self.scenario = scenario
         self.out_dir = out_dir
         self.wall_s = wall_s
-        self._series: dict[str, pd.DataFrame] | None = None
+        self._links = links
+        self._flows = flows
 
     @property
     def bottleneck(self) -> dict[str, Any]:
@@ -65,6 +76,8 @@ class Result:
     @property
     def links(self) -> pd.DataFrame:
         """One row per monitored link (the summary's scalars)."""
+        if self._links is not None:
+            return self._links
         import pandas as pd
 
         return pd.DataFrame(self.summary["links"]).drop(columns=["aqm_stats"], errors="ignore")
@@ -72,6 +85,8 @@ class Result:
     @property
     def flows(self) -> pd.DataFrame:
         """One row per flow."""
+        if self._flows is not None:
+            return self._flows
         import pandas as pd
 
         return pd.DataFrame(self.summary["flows"])
@@ -242,12 +257,16 @@ def _write_parquet(table: Columns, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # Arrays from raw buffers: pa.array(ndarray) and pa.table(dict) import pandas (0.3-0.5 s)
-    # only to test whether their argument is a pandas object. Every column is float64.
+    # float64 arrays from raw buffers: pa.array(ndarray) and pa.table(dict) import pandas
+    # (0.3-0.5 s) only to test whether their argument is a pandas object. The simulator's
+    # series are all float64; other producers' columns (the testbed's) go through pa.array.
     arrays = []
     for v in table.values():
-        x = np.ascontiguousarray(v, dtype="<f8")
-        arrays.append(pa.Array.from_buffers(pa.float64(), len(x), [None, pa.py_buffer(x)]))
+        if v.dtype == np.float64:
+            x = np.ascontiguousarray(v, dtype="<f8")
+            arrays.append(pa.Array.from_buffers(pa.float64(), len(x), [None, pa.py_buffer(x)]))
+        else:
+            arrays.append(pa.array(v))
     pq.write_table(pa.Table.from_arrays(arrays, names=list(table)), path)
 
 

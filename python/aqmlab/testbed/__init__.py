@@ -186,5 +186,9 @@ def testbed(
     wall = time.perf_counter() - t0
     res = plan.result(sc, cfg, p, stats, traffic, env, LEAD_S, wall)
     if out is not None:
-        res.out_dir = runner.write(res, sc, cfg, Path(out), plot=plot)
+        from aqmlab import report
+
+        res.scenario = sc.model_dump()
+        extra = report.run_outputs if plot else None
+        res.out_dir = runner.write(res, cfg, Path(out), extra)
     return res
