@@ -250,7 +250,7 @@ def run_or_refuse(doc: Any) -> str:
     with bounded(HANG_S):
         try:
             sc = scenario.from_dict(doc)
-            runner.run(sc, plot=False)
+            runner.run(sc)
         except InputError as e:
             _assert_one_line(e)
             return "refused"

@@ -186,5 +186,10 @@ def testbed(
     wall = time.perf_counter() - t0
     res = plan.result(sc, cfg, p, stats, traffic, env, LEAD_S, wall)
     if out is not None:
-        res.out_dir = runner.write(res, sc, cfg, Path(out), plot=plot)
+        extra = None
+        if plot:
+            from aqmlab import report
+
+            extra = report.run_outputs
+        res.out_dir = runner.write(res, cfg, Path(out), extra)
     return res
