@@ -134,3 +134,16 @@ def test_bash_completion_completes_commands_and_options(tmp_path):
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.splitlines()[:2]
     assert first.split() == ["sweep"] and second.split() == ["--dry-run"]
+
+
+def test_vector_plots_on_request(small_scenario, tmp_path):
+    out = tmp_path / "r"
+    assert aqmlab_cli("run", str(small_scenario), "--out", str(out), "--vector").returncode == 0
+    for stem in ("queue", "goodput"):
+        assert (out / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
+        assert b"<svg" in (out / f"{stem}.svg").read_bytes()[:2000]
+        assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
+    # Reproducible: drawing again gives the same SVG bytes (no creation date inside).
+    first = (out / "queue.svg").read_bytes()
+    assert aqmlab_cli("report", str(out), "--vector").returncode == 0
+    assert (out / "queue.svg").read_bytes() == first

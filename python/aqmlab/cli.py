@@ -103,10 +103,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     sc = scenario.load(path)
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-seed{args.seed or sc.seed}"
     extra = None
-    if args.plots:
+    if args.plots or args.vector:
+        from functools import partial
+
         from aqmlab import report
 
-        extra = report.run_outputs
+        extra = partial(report.run_outputs, vector=args.vector)
     res = runner.run(
         sc,
         seed=args.seed,
@@ -115,7 +117,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         extra_outputs=extra,
     )
     print_summary(res)
-    files = "queue.png, report.html" if args.plots else f"plots: aqmlab report {res.out_dir}"
+    files = "queue.png, report.html" if extra else f"plots: aqmlab report {res.out_dir}"
     print(
         f"wrote {res.out_dir}/ (summary.json, time series .parquet; {files}) "
         f"in {res.wall_s:.2f} s wall",
@@ -174,8 +176,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return 0
     from aqmlab import report
 
-    page = report.report_dir(d)
-    print(f"wrote {page} (and queue.png, goodput.png beside it)")
+    page = report.report_dir(d, vector=args.vector)
+    also = " and .svg/.pdf" if args.vector else ""
+    print(f"wrote {page} (and queue.png, goodput.png{also} beside it)")
     return 0
 
 
@@ -221,6 +224,7 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     r.add_argument(
         "--plots", action="store_true", help="also draw queue.png and report.html (slower)"
     )
+    r.add_argument("--vector", action="store_true", help="--plots, and the plots as SVG and PDF")
     r.set_defaults(func=_cmd_run)
 
     d = sub.add_parser("demo", help="run the embedded default scenario (RED dumbbell)")
@@ -228,7 +232,7 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int)
     d.add_argument("--quiet", action="store_true")
     d.add_argument("--no-plots", dest="plots", action="store_false", help="no plots or report")
-    d.set_defaults(func=_cmd_run, scenario=None, plots=True)
+    d.set_defaults(func=_cmd_run, scenario=None, plots=True, vector=False)
 
     sw = sub.add_parser("sweep", help="many runs over axes of a scenario (docs/sweeps.md)")
     sw.add_argument("sweep", help="TOML sweep file")
@@ -247,6 +251,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
         "report", aliases=["plot"], help="draw the plots and HTML report of a run or a sweep"
     )
     rep.add_argument("dir", help="a directory written by 'aqmlab run' or 'aqmlab sweep'")
+    rep.add_argument(
+        "--vector", action="store_true", help="a run's plots also as SVG and PDF (sweeps: always)"
+    )
     rep.set_defaults(func=_cmd_report)
 
     c = sub.add_parser("compare", help="run one scenario under several AQMs")

@@ -136,12 +136,12 @@ def _scenario_block(sc: dict[str, Any] | None) -> str:
     return "<h2>Scenario</h2><pre>" + html.escape(json.dumps(sc, indent=2)) + "</pre>"
 
 
-def write_run(res: Result, path: Path, queue_png: Path) -> Path:
-    """The report of one run (``goodput.png`` is drawn beside it)."""
+def write_run(res: Result, path: Path, queue_png: Path, formats: tuple[str, ...] = ()) -> Path:
+    """The report of one run (``goodput.png`` is drawn beside it, and in ``formats`` too)."""
     from aqmlab import plots
 
     gp = Path(path).with_name("goodput.png")
-    plots.goodput_plot(res, gp)
+    plots.goodput_plot(res, gp, formats)
     b = res.bottleneck
     s = res.summary
     name, desc = s["scenario"]["name"], s["scenario"]["description"]
@@ -163,17 +163,19 @@ def write_run(res: Result, path: Path, queue_png: Path) -> Path:
     return Path(path)
 
 
-def run_outputs(res: Result, directory: Path) -> None:
+def run_outputs(res: Result, directory: Path, vector: bool = False) -> None:
     """Draws ``queue.png``, ``goodput.png`` and ``report.html`` of a run into ``directory``
-    (usable as the runner's ``extra_outputs``)."""
+    (usable as the runner's ``extra_outputs``); with ``vector``, the plots as SVG and PDF too."""
     from aqmlab import plots
 
     directory = Path(directory)
-    plots.queue_plot(res, directory / "queue.png", title=res.summary["scenario"]["name"])
-    write_run(res, directory / "report.html", directory / "queue.png")
+    formats = plots.VECTOR if vector else ()
+    name = res.summary["scenario"]["name"]
+    plots.queue_plot(res, directory / "queue.png", title=name, formats=formats)
+    write_run(res, directory / "report.html", directory / "queue.png", formats)
 
 
-def report_dir(run_dir: str | Path) -> Path:
+def report_dir(run_dir: str | Path, vector: bool = False) -> Path:
     """``aqmlab report DIR``: the plots and report of a finished run directory, written beside its
     results (each file through a temporary name, so none is ever half-written)."""
     from aqmlab import runner
@@ -182,7 +184,7 @@ def report_dir(run_dir: str | Path) -> Path:
     d = Path(run_dir)
     tmp = d / ".report.partial"
     fresh_dir(tmp)
-    run_outputs(res, tmp)
+    run_outputs(res, tmp, vector)
     publish(tmp, d)
     return d / "report.html"
 

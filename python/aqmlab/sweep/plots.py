@@ -39,13 +39,10 @@ def _label(metric: str) -> tuple[str, float]:
 
 def save(fig, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
     """Writes ``fig`` as ``stem.<fmt>`` for each format and closes it."""
-    out = []
-    for fmt in formats:
-        p = Path(f"{stem}.{fmt}")
-        fig.savefig(p, dpi=110, metadata={"Date": None} if fmt in ("svg", "pdf") else None)
-        out.append(p)
-    plt.close(fig)
-    return out
+    from aqmlab.plots import save as save_one
+
+    save_one(fig, Path(f"{stem}.{formats[0]}"), tuple(formats[1:]))
+    return [Path(f"{stem}.{fmt}") for fmt in formats]
 
 
 def _curves(agg: pd.DataFrame, axes: list[str], along: str) -> list[tuple[str, pd.DataFrame]]:
