@@ -179,3 +179,12 @@ def test_load_echoes_a_long_path_cut(tmp_path):
     with pytest.raises(InputError) as e:
         scenario.load(Path(tmp_path) / ("n" * 200 + ".toml"))
     assert "no such file" in str(e.value) and len(str(e.value)) < 150
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_an_empty_host_list_is_refused(side):
+    # found by the property test: an empty list divided by zero while pairing flows with hosts
+    sc = scenario.from_dict({"topology": {side: []}, "flows": [{"count": 3}]})
+    with pytest.raises(InputError) as e:
+        scenario.build_config(sc)
+    assert str(e.value).startswith(f"topology.{side}: must be at least 1 host")

@@ -35,13 +35,14 @@ MAX_HOSTS_PER_SIDE = 1_000_000
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
 # Memory model, bytes (whole process: Python, the network description, the simulator, the
-# results). Measured as peak RSS on the dumbbell with 0.5 s runs: see docs/benchmarks.md.
-#: Python with numpy/pandas/pyarrow imported and an empty run.
-BASE_BYTES = 160 * 2**20
+# results). Measured as peak RSS of 0.5 s runs (benches/memory_per_flow.py, docs/benchmarks.md):
+# 100,000 flows over one host pair, and one flow over 100,000 hosts, against an empty run.
+#: Python with numpy/pandas imported and a one-flow run.
+BASE_BYTES = 130 * 2**20
 #: Per flow: its description, sender and receiver state, its summary and results row.
-PER_FLOW_BYTES = 3_300
+PER_FLOW_BYTES = 2_300
 #: Per host: its node and its two access links (description and simulator state).
-PER_HOST_BYTES = 3_400
+PER_HOST_BYTES = 2_200
 #: Per point of a time series column (the simulator's f64/u64, NumPy copy, Parquet writing).
 PER_SAMPLE_BYTES = 3 * 8
 #: Columns of a link's time series (time, queue packets, queue bytes, AQM average, probability).
@@ -84,9 +85,7 @@ def fmt_bytes(n: float) -> str:
 def _side_hosts(spec: object, n_flows: int) -> int:
     if spec is None:
         return n_flows
-    if isinstance(spec, list):
-        return len(spec)
-    return int(spec)  # type: ignore[call-overload]
+    return len(spec) if isinstance(spec, list) else int(spec)  # type: ignore[arg-type]
 
 
 def size_of(sc: Scenario) -> Size:
@@ -103,6 +102,8 @@ def size_of(sc: Scenario) -> Size:
         hosts = 0
         for side in ("left", "right"):
             n = _side_hosts(getattr(topo, side), n_flows)
+            if n < 1:
+                raise InputError(f"topology.{side}: must be at least 1 host (got {n})")
             if n > MAX_HOSTS_PER_SIDE:
                 raise InputError(
                     f"topology.{side}: at most {MAX_HOSTS_PER_SIDE} hosts per side (got {show(n)})"

@@ -138,6 +138,13 @@ class _Progress:
         )
         sys.stderr.flush()
 
+    def stage(self, text: str) -> None:
+        """A line saying what a long preparation step is doing."""
+        if self.enabled:
+            el = time.perf_counter() - self.t0
+            sys.stderr.write(f"[{el:6.1f} s] {text}\n")
+            sys.stderr.flush()
+
     def done(self) -> None:
         if self.enabled:
             sys.stderr.write("\n")
@@ -171,13 +178,17 @@ def run(
         from aqmlab.limits import check_output_dir
 
         check_output_dir(out, "out")
-    cfg = scenario.build_config(sc, seed)
     bar = _Progress(progress)
-    t0 = time.perf_counter()
+    size = _announce_build(sc, bar)
+    cfg = scenario.build_config(sc, seed)
+    end_s = cfg["duration_ns"] / 1e9
+    # The description as text; the dicts (GBs for a million flows) are freed before simulating.
+    cfg = _config_text(cfg)
+    if size.flows + size.hosts >= _LARGE:
+        bar.stage(f"network described in {time.perf_counter() - bar.t0:.1f} s; simulating")
+    t0 = bar.t0 = time.perf_counter()
     try:
-        summary_json, raw = _core.simulate(
-            json.dumps(cfg), bar, max(cfg["duration_ns"] / 1e9 / 50, 0.05)
-        )
+        summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05))
     except ValueError as e:
         bar.done()
         raise InputError(str(e)) from None
@@ -199,13 +210,39 @@ def run(
     return res
 
 
-def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plot: bool = True) -> Path:
+# Issue 13 item 15: a large network is described and built for a while before the first
+# simulated second; say what is being built, with the memory estimate, so the wait is explained.
+_LARGE = 20_000
+
+
+def _announce_build(sc: scenario.Scenario, bar: _Progress):
+    from aqmlab import limits
+
+    size = limits.check(sc)
+    if size.flows + size.hosts >= _LARGE:
+        bar.stage(
+            f"building the network: {size.flows:,} flows, {size.hosts:,} hosts "
+            f"(estimated peak memory {limits.fmt_bytes(size.memory_bytes())})"
+        )
+    return size
+
+
+def _config_text(cfg: dict) -> str:
+    """The network description as the simulator reads it and config.json keeps it (indented for
+    networks small enough to read)."""
+    small = len(cfg["flows"]) + len(cfg["links"]) <= 20_000
+    return json.dumps(cfg, sort_keys=True, indent=1 if small else None) + "\n"
+
+
+def write(
+    res: Result, sc: scenario.Scenario, cfg: dict | str, out: Path, plot: bool = True
+) -> Path:
     """Writes a run directory atomically (see the module doc)."""
     partial = out.with_name(out.name + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
     partial.mkdir(parents=True)
-    (partial / "config.json").write_text(json.dumps(cfg, indent=1, sort_keys=True) + "\n")
+    (partial / "config.json").write_text(cfg if isinstance(cfg, str) else _config_text(cfg))
     (partial / "scenario.json").write_text(
         json.dumps(sc.model_dump(), indent=2, sort_keys=True) + "\n"
     )

@@ -47,8 +47,9 @@ fn simulate<'py>(
     let mut s = catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
         .map_err(panic_msg)?
         .map_err(sim_err)?;
-    // Progress every `chunk_s` simulated seconds; signals (Ctrl-C) every STEP_WALL of wall time,
-    // whatever the run's events per simulated second: the simulated step adapts to that.
+    drop(cfg); // the run holds what it needs: the description's memory is returned (issue 13)
+               // Progress every `chunk_s` simulated seconds; signals (Ctrl-C) every STEP_WALL of wall time,
+               // whatever the run's events per simulated second: the simulated step adapts to that.
     const STEP_WALL: f64 = 0.02;
     let report = ((chunk_s.max(1e-3)) * 1e9) as u64;
     let (mut until, mut next_report, mut step) = (0u64, report, 1_000_000u64);
