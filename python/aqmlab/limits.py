@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -205,3 +206,48 @@ def check_output_dir(out: str | Path, field: str = "--out") -> Path:
             f"{field}: cannot create {show(str(p))}: {show(str(parent))} is not writable"
         )
     return p
+
+
+def rss_bytes() -> int:
+    """This process's resident memory now, bytes (0 where /proc is missing)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class BuildTicker:
+    """While a large network is being described and built (minutes for a million flows, before
+    the first simulated second), a line on stderr every ``every_s`` seconds: time so far and the
+    memory reached against the estimate, which grows with the part built."""
+
+    def __init__(self, size: Size, every_s: float = 2.0) -> None:
+        import threading
+
+        self.estimate = size.memory_bytes()
+        self.every_s = every_s
+        self.t0 = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        import sys
+
+        while not self._stop.wait(self.every_s):
+            el = time.perf_counter() - self.t0
+            sys.stderr.write(
+                f"\r[{el:6.1f} s] building the network: {fmt_bytes(rss_bytes())} of an "
+                f"estimated {fmt_bytes(self.estimate)}   "
+            )
+            sys.stderr.flush()
+
+    def stop(self) -> None:
+        """Ends the lines (idempotent)."""
+        if not self._stop.is_set():
+            self._stop.set()
+            self._thread.join()
+            import sys
+
+            sys.stderr.write("\n")
+            sys.stderr.flush()

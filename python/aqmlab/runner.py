@@ -125,10 +125,12 @@ class _Progress:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.t0 = time.perf_counter()
+        self.ticker = None  # lines while a large network is built (limits.BuildTicker)
 
     def __call__(self, now_s: float, end_s: float, events: int) -> None:
         if not self.enabled:
             return
+        self.stop_ticker()
         frac = min(1.0, now_s / end_s) if end_s > 0 else 1.0
         el = time.perf_counter() - self.t0
         bar = "#" * int(frac * 30)
@@ -145,7 +147,12 @@ class _Progress:
             sys.stderr.write(f"[{el:6.1f} s] {text}\n")
             sys.stderr.flush()
 
+    def stop_ticker(self) -> None:
+        if self.ticker is not None:
+            self.ticker.stop()
+
     def done(self) -> None:
+        self.stop_ticker()
         if self.enabled:
             sys.stderr.write("\n")
 
@@ -179,13 +186,15 @@ def run(
 
         check_output_dir(out, "out")
     bar = _Progress(progress)
-    size = _announce_build(sc, bar)
-    cfg = scenario.build_config(sc, seed)
+    _announce_build(sc, bar)
+    try:
+        cfg = scenario.build_config(sc, seed)
+    except BaseException:
+        bar.stop_ticker()
+        raise
     end_s = cfg["duration_ns"] / 1e9
     # The description as text; the dicts (GBs for a million flows) are freed before simulating.
     cfg = _config_text(cfg)
-    if size.flows + size.hosts >= _LARGE:
-        bar.stage(f"network described in {time.perf_counter() - bar.t0:.1f} s; simulating")
     t0 = bar.t0 = time.perf_counter()
     try:
         summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05))
@@ -193,7 +202,7 @@ def run(
         bar.done()
         raise InputError(str(e)) from None
     finally:
-        pass
+        bar.stop_ticker()
     wall = time.perf_counter() - t0
     bar.done()
     series = _series_frames(raw)
@@ -224,6 +233,8 @@ def _announce_build(sc: scenario.Scenario, bar: _Progress):
             f"building the network: {size.flows:,} flows, {size.hosts:,} hosts "
             f"(estimated peak memory {limits.fmt_bytes(size.memory_bytes())})"
         )
+        if bar.enabled:
+            bar.ticker = limits.BuildTicker(size)
     return size
 
 
