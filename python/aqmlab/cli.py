@@ -188,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted: no results were written as complete", file=sys.stderr)
+        # An interrupt that lands in code an extension runs with PyRun_String during an import
+        # leaves CPython's "unhandled KeyboardInterrupt" flag set, and the interpreter then kills
+        # itself with SIGINT at exit instead of returning 130; running a string clears the flag.
+        exec("pass")
         return 130
     except Exception as e:
         from aqmlab import _core
