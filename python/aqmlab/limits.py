@@ -38,8 +38,8 @@ MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 # Memory model, bytes (whole process: Python, the network description, the simulator, the
 # results). Measured as peak RSS of 0.5 s runs (benches/memory_per_flow.py, docs/benchmarks.md):
 # 100,000 flows over one host pair, and one flow over 100,000 hosts, against an empty run.
-#: Python with numpy/pandas imported and a one-flow run.
-BASE_BYTES = 130 * 2**20
+#: Python with numpy, pandas and matplotlib imported, a one-flow run written with its plots.
+BASE_BYTES = 250 * 2**20
 #: Per flow: its description, sender and receiver state, its summary and results row.
 PER_FLOW_BYTES = 2_300
 #: Per host: its node and its two access links (description and simulator state).
