@@ -198,7 +198,7 @@ def test_building_a_large_network_says_what_it_builds(capsys):
     sc = scenario.from_dict(
         {"duration": "20ms", "warmup": "0s", "flows": [{"count": 7000, "start_spread": "10ms"}]}
     )
-    runner.run(sc, plot=False, progress=True)
+    runner.run(sc, progress=True)
     err = capsys.readouterr().err
     est = limits.fmt_bytes(limits.size_of(sc).memory_bytes())
     assert f"building the network: 7,000 flows, 14,000 hosts (estimated peak memory {est})" in err
@@ -207,5 +207,5 @@ def test_building_a_large_network_says_what_it_builds(capsys):
 def test_a_small_network_builds_quietly(capsys):
     from aqmlab import runner
 
-    runner.run(scenario.from_dict({"duration": "20ms", "warmup": "0s"}), plot=False, progress=True)
+    runner.run(scenario.from_dict({"duration": "20ms", "warmup": "0s"}), progress=True)
     assert "building the network" not in capsys.readouterr().err
