@@ -61,7 +61,7 @@ def main() -> int:
         for n in (10, 50):
             sc = _scenario(aqm, n, args.duration, args.warmup)
             runs = {
-                "sim newreno": lambda sc=sc: aqmlab.run(sc, out=out / f"{sc.name}-sim", plot=False),
+                "sim newreno": lambda sc=sc: aqmlab.run(sc, out=out / f"{sc.name}-sim"),
                 "testbed newreno": lambda sc=sc: testbed.testbed(
                     sc, out=out / f"{sc.name}-tb-newreno", plot=False, cc="newreno"
                 ),

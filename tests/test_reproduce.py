@@ -157,3 +157,25 @@ def test_apace_operating_point_claims_on_hand_made_points():
     p2 = pd.concat([p, pts([("apace", -1, 2.0, 0.005, 0.85)])], ignore_index=True)
     span2, every2 = apace._figs13_16(p2)
     assert every2["holds"] and span2["holds"]
+
+
+def test_lindrop_tables_transcribed_whole_and_spot_checked_against_the_paper():
+    pub = core.load_published("lindrop")
+    assert pub.groupby("table").size().to_dict() == {"Table 3": 24, "Table 4": 48, "Table 5": 48}
+
+    def cell(table, delay, congestion, aqm):
+        m = pub[
+            (pub["table"] == table)
+            & (pub["delay"] == delay)
+            & (pub["congestion"] == congestion)
+            & (pub["aqm"] == aqm)
+        ]
+        assert len(m) == 1
+        return float(m["value"].iloc[0])
+
+    # read off seed 000's Tables 3-5 by hand
+    assert cell("Table 3", "LAN", "low", "avq") == 75.90
+    assert cell("Table 4", "WAN_100", "heavy", "lindrop") == 98.19
+    assert cell("Table 4", "WAN_300", "low", "droptail") == 15.32
+    assert cell("Table 5", "WAN_100", "heavy", "lindrop") == 282.66
+    assert cell("Table 5", "WAN_300", "moderate", "anaqm") == 3.85

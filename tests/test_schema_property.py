@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from aqmlab import _core, limits, runner, scenario
@@ -169,20 +169,20 @@ FIELDS: list[tuple[tuple, st.SearchStrategy]] = [
 
 
 def _set(doc: Any, path: tuple, value: Any) -> None:
-    """Sets ``path`` in ``doc``, creating tables on the way; a path through a non-table stops."""
+    """Sets ``path`` in ``doc``, creating tables on the way; a path through a non-table (or an
+    index into a non-list) stops there."""
     for p in path[:-1]:
-        if isinstance(p, int):
-            if not isinstance(doc, list) or not doc:
-                return
+        if isinstance(p, int) and isinstance(doc, list) and doc:
             doc = doc[min(p, len(doc) - 1)]
-        else:
-            if not isinstance(doc, dict):
-                return
+        elif isinstance(p, str) and isinstance(doc, dict):
             doc = doc.setdefault(p, {})
-    if isinstance(doc, dict):
-        doc[path[-1]] = value
-    elif isinstance(doc, list) and doc:
-        doc[min(path[-1], len(doc) - 1)] = value
+        else:
+            return
+    last = path[-1]
+    if isinstance(doc, dict) and isinstance(last, str):
+        doc[last] = value
+    elif isinstance(doc, list) and doc and isinstance(last, int):
+        doc[min(last, len(doc) - 1)] = value
 
 
 def _delete(doc: Any, path: tuple) -> None:
@@ -261,6 +261,7 @@ def run_or_refuse(doc: Any) -> str:
 
 @SETTINGS
 @given(documents())
+@example({**BASE, "topology": {**BASE["topology"], "left": []}})  # found: ZeroDivisionError
 def test_every_generated_document_runs_or_is_refused_in_one_line(doc):
     event(run_or_refuse(doc))
     assert _peak_rss_bytes() < PEAK_MAX_BYTES, f"peak RSS {_peak_rss_bytes() / 1e9:.2f} GB"

@@ -247,3 +247,18 @@ def test_sigterm_removes_everything_and_cleanup_removes_leftovers(tmp_path):
     r = subprocess.run([AQMLAB, "testbed", "--cleanup"], capture_output=True, text=True)
     assert r.returncode == 0 and "aqtb00beef-rtr" in r.stdout
     assert "aqtb00beef-rtr" not in net.leftover_namespaces()
+
+
+@needs_net
+def test_modred_throttle_rewrites_real_acks(tmp_path):
+    from aqmlab import testbed
+
+    res = testbed.testbed(
+        ROOT / "scenarios" / "testbed" / "modred-4-cubic.toml", out=tmp_path / "m", cc="cubic"
+    )
+    tb = res.summary["testbed"]
+    c = tb["conservation"]
+    assert c["received"] == c["sent"] + c["dropped"] + c["in_system"]
+    # ModRED throttled flows, and the forwarder clamped real ACK windows for them.
+    assert res.bottleneck["throttled"] > 0
+    assert tb["throttle_rewrites"] > 0

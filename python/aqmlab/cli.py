@@ -323,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 143 if type(e).__name__ == "TerminatedError" else 130
         print("\ninterrupted: no results were written as complete", file=sys.stderr)
+        # An interrupt that lands in code an extension runs with PyRun_String during an import
+        # leaves CPython's "unhandled KeyboardInterrupt" flag set, and the interpreter then kills
+        # itself with SIGINT at exit instead of returning 130; running a string clears the flag.
+        exec("pass")
         return 130
     except Exception as e:
         from aqmlab import _core

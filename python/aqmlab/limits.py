@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,13 +36,14 @@ MAX_HOSTS_PER_SIDE = 1_000_000
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
 # Memory model, bytes (whole process: Python, the network description, the simulator, the
-# results). Measured as peak RSS on the dumbbell with 0.5 s runs: see docs/benchmarks.md.
-#: Python with numpy/pandas/pyarrow imported and an empty run.
-BASE_BYTES = 160 * 2**20
+# results). Measured as peak RSS of 0.5 s runs (benches/memory_per_flow.py, docs/benchmarks.md):
+# 100,000 flows over one host pair, and one flow over 100,000 hosts, against an empty run.
+#: Python with numpy, pandas and matplotlib imported, a one-flow run written with its plots.
+BASE_BYTES = 250 * 2**20
 #: Per flow: its description, sender and receiver state, its summary and results row.
-PER_FLOW_BYTES = 3_300
+PER_FLOW_BYTES = 2_300
 #: Per host: its node and its two access links (description and simulator state).
-PER_HOST_BYTES = 3_400
+PER_HOST_BYTES = 2_200
 #: Per point of a time series column (the simulator's f64/u64, NumPy copy, Parquet writing).
 PER_SAMPLE_BYTES = 3 * 8
 #: Columns of a link's time series (time, queue packets, queue bytes, AQM average, probability).
@@ -84,9 +86,7 @@ def fmt_bytes(n: float) -> str:
 def _side_hosts(spec: object, n_flows: int) -> int:
     if spec is None:
         return n_flows
-    if isinstance(spec, list):
-        return len(spec)
-    return int(spec)  # type: ignore[call-overload]
+    return len(spec) if isinstance(spec, list) else int(spec)  # type: ignore[arg-type]
 
 
 def size_of(sc: Scenario) -> Size:
@@ -103,6 +103,8 @@ def size_of(sc: Scenario) -> Size:
         hosts = 0
         for side in ("left", "right"):
             n = _side_hosts(getattr(topo, side), n_flows)
+            if n < 1:
+                raise InputError(f"topology.{side}: must be at least 1 host (got {n})")
             if n > MAX_HOSTS_PER_SIDE:
                 raise InputError(
                     f"topology.{side}: at most {MAX_HOSTS_PER_SIDE} hosts per side (got {show(n)})"
@@ -204,3 +206,48 @@ def check_output_dir(out: str | Path, field: str = "--out") -> Path:
             f"{field}: cannot create {show(str(p))}: {show(str(parent))} is not writable"
         )
     return p
+
+
+def rss_bytes() -> int:
+    """This process's resident memory now, bytes (0 where /proc is missing)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class BuildTicker:
+    """While a large network is being described and built (minutes for a million flows, before
+    the first simulated second), a line on stderr every ``every_s`` seconds: time so far and the
+    memory reached against the estimate, which grows with the part built."""
+
+    def __init__(self, size: Size, every_s: float = 2.0) -> None:
+        import threading
+
+        self.estimate = size.memory_bytes()
+        self.every_s = every_s
+        self.t0 = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        import sys
+
+        while not self._stop.wait(self.every_s):
+            el = time.perf_counter() - self.t0
+            sys.stderr.write(
+                f"\r[{el:6.1f} s] building the network: {fmt_bytes(rss_bytes())} of an "
+                f"estimated {fmt_bytes(self.estimate)}   "
+            )
+            sys.stderr.flush()
+
+    def stop(self) -> None:
+        """Ends the lines (idempotent)."""
+        if not self._stop.is_set():
+            self._stop.set()
+            self._thread.join()
+            import sys
+
+            sys.stderr.write("\n")
+            sys.stderr.flush()

@@ -182,10 +182,12 @@ class _Progress:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.t0 = time.perf_counter()
+        self.ticker = None  # lines while a large network is built (limits.BuildTicker)
 
     def __call__(self, now_s: float, end_s: float, events: int) -> None:
         if not self.enabled:
             return
+        self.stop_ticker()
         frac = min(1.0, now_s / end_s) if end_s > 0 else 1.0
         el = time.perf_counter() - self.t0
         bar = "#" * int(frac * 30)
@@ -195,7 +197,19 @@ class _Progress:
         )
         sys.stderr.flush()
 
+    def stage(self, text: str) -> None:
+        """A line saying what a long preparation step is doing."""
+        if self.enabled:
+            el = time.perf_counter() - self.t0
+            sys.stderr.write(f"[{el:6.1f} s] {text}\n")
+            sys.stderr.flush()
+
+    def stop_ticker(self) -> None:
+        if self.ticker is not None:
+            self.ticker.stop()
+
     def done(self) -> None:
+        self.stop_ticker()
         if self.enabled:
             sys.stderr.write("\n")
 
@@ -233,13 +247,19 @@ def run(
         from aqmlab.limits import check_output_dir
 
         check_output_dir(out, "out")
-    cfg = scenario.build_config(sc, seed)
     bar = _Progress(progress)
-    t0 = time.perf_counter()
+    _announce_build(sc, bar)
     try:
-        summary_json, raw = _core.simulate(
-            json.dumps(cfg), bar, max(cfg["duration_ns"] / 1e9 / 50, 0.05)
-        )
+        cfg = scenario.build_config(sc, seed)
+    except BaseException:
+        bar.stop_ticker()
+        raise
+    end_s = cfg["duration_ns"] / 1e9
+    # The description as text; the dicts (GBs for a million flows) are freed before simulating.
+    cfg = _config_text(cfg)
+    t0 = bar.t0 = time.perf_counter()
+    try:
+        summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05))
     except ValueError as e:
         raise InputError(str(e)) from None
     finally:
@@ -270,13 +290,41 @@ def _write_parquet(table: Columns, path: Path) -> None:
     pq.write_table(pa.Table.from_arrays(arrays, names=list(table)), path)
 
 
-def write(res: Result, cfg: dict, out: Path, extra_outputs: ExtraOutputs | None = None) -> Path:
+# Issue 13 item 15: a large network is described and built for a while before the first
+# simulated second; say what is being built, with the memory estimate, so the wait is explained.
+_LARGE = 20_000
+
+
+def _announce_build(sc: scenario.Scenario, bar: _Progress):
+    from aqmlab import limits
+
+    size = limits.check(sc)
+    if size.flows + size.hosts >= _LARGE:
+        bar.stage(
+            f"building the network: {size.flows:,} flows, {size.hosts:,} hosts "
+            f"(estimated peak memory {limits.fmt_bytes(size.memory_bytes())})"
+        )
+        if bar.enabled:
+            bar.ticker = limits.BuildTicker(size)
+    return size
+
+
+def _config_text(cfg: dict) -> str:
+    """The network description as the simulator reads it and config.json keeps it (indented for
+    networks small enough to read)."""
+    small = len(cfg["flows"]) + len(cfg["links"]) <= 20_000
+    return json.dumps(cfg, sort_keys=True, indent=1 if small else None) + "\n"
+
+
+def write(
+    res: Result, cfg: dict | str, out: Path, extra_outputs: ExtraOutputs | None = None
+) -> Path:
     """Writes a run directory atomically (see the module doc)."""
     partial = out.with_name(out.name + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
     partial.mkdir(parents=True)
-    (partial / "config.json").write_text(json.dumps(cfg, indent=1, sort_keys=True) + "\n")
+    (partial / "config.json").write_text(cfg if isinstance(cfg, str) else _config_text(cfg))
     (partial / "scenario.json").write_text(
         json.dumps(res.scenario, indent=2, sort_keys=True) + "\n"
     )

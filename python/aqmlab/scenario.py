@@ -379,15 +379,29 @@ def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]
 
 
 def aqm_params(
-    aqm: dict[str, Any], field: str = "aqm", n_max: int = 10_000
+    aqm: dict[str, Any],
+    field: str = "aqm",
+    n_max: int = 10_000,
+    link: tuple[float, float] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Splits an ``[aqm]`` table into its name and its parameters in base units.
 
     Unit strings are converted by each parameter's kind (``duration``: seconds, ``rate``: bit/s,
     ``size``: bytes) as ``aqmlab list`` shows it. ``n_max`` bounds a tabulated dropping function.
+    ``defaults = "ns2"`` starts from ns-2.35's parameter set (:mod:`aqmlab.ns2_defaults`), sized
+    for ``link`` = (rate in bit/s, one-way delay in s); explicit parameters override it.
     """
-    from aqmlab import algorithms
+    from aqmlab import algorithms, ns2_defaults
 
+    preset = aqm.get("defaults", "aqmlab")
+    if preset not in ns2_defaults.PRESETS:
+        allowed = ", ".join(repr(p) for p in ns2_defaults.PRESETS)
+        raise InputError(f"{field}.defaults: must be one of {allowed} (got {preset!r})")
+    aqm = {k: v for k, v in aqm.items() if k != "defaults"}
+    if preset == "ns2" and "name" in aqm:
+        rate_bps, delay_s = link if link is not None else (10e6, 0.0)
+        base = ns2_defaults.params(aqm["name"], rate_bps, delay_s, f"{field}.defaults")
+        aqm = {**base, **aqm}
     if aqm.get("name") == "dropfn":
         aqm = _dropfn_table(aqm, field, n_max)
     if "name" not in aqm:
@@ -507,7 +521,9 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
     mean_pkt = round(sum(sizes) / len(sizes))
 
-    aqm_name, aqm_par = aqm_params(sc.aqm, n_max=(buf[0] + 1) if buf[0] else 10_000)
+    aqm_name, aqm_par = aqm_params(
+        sc.aqm, n_max=(buf[0] + 1) if buf[0] else 10_000, link=(rate, delay / 1e9)
+    )
     from aqmlab import algorithms
 
     algorithms.check(aqm_name, aqm_par, rate, buf, mean_pkt, field="aqm")

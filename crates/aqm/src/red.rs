@@ -1,6 +1,14 @@
 //! RED: Random Early Detection (S. Floyd, V. Jacobson, "Random Early Detection Gateways for
 //! Congestion Avoidance", IEEE/ACM ToN 1(4), 1993, section 4 and Fig. 2), with the gentle variant
 //! (S. Floyd, "Recommendation on using the gentle variant of RED", 2000) and ECN (RFC 3168 s. 5).
+//!
+//! `wait` is the inter-drop spacing that ns-2 (`Queue/RED wait_`, default true; queue/red.cc
+//! `modify_p`) and ns-3 (`RedQueueDisc::Wait`, default true; red-queue-disc.cc `ModifyP`) run by
+//! default: no early drop until count x pb reaches 1, then pa = pb / (2 - count x pb), 1 from
+//! count x pb = 2 on, so the gap between early drops is uniform on [1/pb, 2/pb] instead of
+//! Floyd-Jacobson's pa = pb / (1 - count x pb) with gaps uniform on [1, 1/pb]. Floyd's ns-2
+//! notes ("RED: discussions of setting parameters", 1997, and the red.cc comment "wait_: true for
+//! waiting between dropped packets") describe it; it halves the early-drop rate at a given pb.
 
 use crate::params::{
     check_range, check_thresholds, DefaultValue as D, LinkContext, ParamError, ParamKind as K,
@@ -16,6 +24,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "max_th", kind: K::Real, default: D::Num(15.0), help: "upper threshold of avg, packets; must not exceed the buffer" },
     ParamSpec { name: "w_q", kind: K::Real, default: D::Num(0.002), help: "EWMA weight of the average queue, in (0, 1]" },
     ParamSpec { name: "max_p", kind: K::Real, default: D::Num(0.1), help: "drop probability at avg = max_th, in (0, 1]" },
+    ParamSpec { name: "wait", kind: K::Bool, default: D::Bool(false), help: "ns-2 wait_ / ns-3 Wait: no early drop until count pb >= 1, then pb / (2 - count pb) (red.cc modify_p; both simulators default to true)" },
     ParamSpec { name: "gentle", kind: K::Bool, default: D::Bool(false), help: "gentle variant: p rises from max_p to 1 between max_th and 2 max_th (Floyd 2000)" },
     ParamSpec { name: "mode", kind: K::Choice(&["packet", "byte"]), default: D::Str("packet"), help: "packet: avg in packets; byte: avg in bytes / mean_pkt_size and pb scaled by size / max_pkt_size (1993 s. 4)" },
     ParamSpec { name: "mean_pkt_size", kind: K::Size, default: D::Auto, help: "typical packet size s for idle decay and byte mode; default: the link's mean packet size" },
@@ -57,6 +66,8 @@ pub struct RedParams {
     pub max_p: f64,
     /// Gentle variant.
     pub gentle: bool,
+    /// ns-2/ns-3 `wait` spacing of early drops (see [`spacing`]).
+    pub wait: bool,
     /// Packet or byte mode.
     pub mode: Mode,
     /// Typical packet size, bytes.
@@ -77,6 +88,7 @@ impl RedParams {
             w_q: p.num("w_q")?,
             max_p: p.num("max_p")?,
             gentle: p.bool("gentle"),
+            wait: p.bool("wait"),
             mode: if p.choice("mode") == "byte" {
                 Mode::Byte
             } else {
@@ -192,6 +204,32 @@ pub fn uniformize(pb: f64, count: i64) -> f64 {
     }
 }
 
+/// ns-2's `wait_` spacing (queue/red.cc `modify_p`; ns-3 red-queue-disc.cc `ModifyP` with
+/// `Wait` true): pa = 0 while count pb < 1, pb / (2 - count pb) while count pb < 2, 1 after.
+/// The gap between early drops is then uniform on [1/pb, 2/pb] (mean 1.5/pb).
+#[inline]
+pub fn uniformize_wait(pb: f64, count: i64) -> f64 {
+    let cp = count as f64 * pb;
+    if cp < 1.0 {
+        0.0
+    } else if cp < 2.0 {
+        (pb / (2.0 - cp)).min(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// The probability of an early drop after `count` admitted packets: [`uniformize_wait`] when
+/// `wait` is set, else Floyd-Jacobson's [`uniformize`].
+#[inline]
+pub fn spacing(pb: f64, count: i64, wait: bool) -> f64 {
+    if wait {
+        uniformize_wait(pb, count)
+    } else {
+        uniformize(pb, count)
+    }
+}
+
 impl Red {
     /// A RED instance with validated parameters for a link.
     pub fn new(params: RedParams, l: &LinkContext) -> Self {
@@ -248,7 +286,7 @@ impl Aqm for Red {
                 }
                 self.state.last_pb = pb;
                 self.state.count += 1;
-                let pa = uniformize(pb, self.state.count);
+                let pa = spacing(pb, self.state.count, p.wait);
                 if rng.random::<f64>() < pa {
                     self.state.count = 0;
                     let v = congestion_signal(p.ecn, pkt);
@@ -335,6 +373,62 @@ mod tests {
         assert!((uniformize(0.1, 5) - 0.2).abs() < 1e-12);
         assert_eq!(uniformize(0.1, 9), 1.0);
         assert_eq!(uniformize(0.1, 20), 1.0);
+    }
+
+    #[test]
+    fn wait_rule_matches_ns2_modify_p_by_hand() {
+        // pb = 0.1, wait on: count 0..9 -> count pb < 1 -> 0; count 10 -> 0.1 / (2 - 1) = 0.1;
+        // count 15 -> 0.1 / (2 - 1.5) = 0.2; count 19 -> 0.1 / 0.1 = 1 (rounding aside); count 20
+        // and beyond -> 1.
+        for c in 0..10 {
+            assert_eq!(uniformize_wait(0.1, c), 0.0, "count {c}");
+        }
+        assert!((uniformize_wait(0.1, 10) - 0.1).abs() < 1e-12);
+        assert!((uniformize_wait(0.1, 15) - 0.2).abs() < 1e-12);
+        assert!((uniformize_wait(0.1, 19) - 1.0).abs() < 1e-9);
+        assert_eq!(uniformize_wait(0.1, 20), 1.0);
+        assert_eq!(uniformize_wait(0.1, 40), 1.0);
+        // wait off is Floyd-Jacobson's rule.
+        assert_eq!(spacing(0.1, 5, false), uniformize(0.1, 5));
+        assert_eq!(spacing(0.1, 5, true), 0.0);
+    }
+
+    #[test]
+    fn wait_gaps_are_uniform_between_one_and_two_over_pb() {
+        // avg fixed at 10: pb = 0.05. The k-th packet after a drop has count k. With wait, pa = 0
+        // for k < 20, and the survival through count k telescopes: the product over j = 20..=k
+        // of (1 - pb / (2 - j pb)) = (2 - (k + 1) pb) / (2 - 20 pb) = 2 - (k + 1) pb, which is 0
+        // at k = 39. So the gap is uniform on 20..=39 packets (P = pb each): mean 29.5, against
+        // 10 without wait.
+        let mut s = Script::new(Box::new(
+            red(
+                &[
+                    ("w_q", ParamValue::Num(1.0)),
+                    ("wait", ParamValue::Bool(true)),
+                ],
+                100,
+            )
+            .unwrap(),
+        ));
+        let n = 300_000;
+        let mut drops = 0;
+        let mut gaps = Vec::new();
+        let mut since = 0;
+        for _ in 0..n {
+            s.set_queue(10);
+            since += 1;
+            if s.arrive(1000) == Verdict::Drop {
+                drops += 1;
+                gaps.push(since);
+                since = 0;
+            }
+        }
+        let gaps = &gaps[1..];
+        let mean = gaps.iter().sum::<i64>() as f64 / gaps.len() as f64;
+        let (lo, hi) = (*gaps.iter().min().unwrap(), *gaps.iter().max().unwrap());
+        assert!(drops > 1000);
+        assert!((mean - 29.5).abs() < 0.3, "mean gap {mean}");
+        assert!(lo == 20 && hi == 39, "gaps in [{lo}, {hi}]");
     }
 
     #[test]

@@ -286,14 +286,16 @@ pub fn mark_ce(frame: &mut [u8], p: &Ipv4) -> bool {
     true
 }
 
-/// Lowers the advertised window of a TCP segment to `max_bytes` (never raises it, never below one
-/// unit of the scale, so never a zero window), given the window-scale shift of the segment's
-/// sender; fixes the TCP checksum incrementally. Returns true when the field changed.
+/// Lowers the advertised window of a TCP segment to `max_bytes`, rounded up to a whole unit of the
+/// window scale so the window still holds `max_bytes` (never raises it, never a zero window),
+/// given the window-scale shift of the segment's sender; fixes the TCP checksum incrementally.
+/// Returns true when the field changed.
 pub fn clamp_window(frame: &mut [u8], p: &Ipv4, max_bytes: u32, wscale: u8) -> bool {
     let Transport::Tcp { off, window, .. } = p.l4 else {
         return false;
     };
-    let field = (max_bytes >> wscale.min(14)).clamp(1, 0xffff) as u16;
+    let unit = 1u64 << wscale.min(14);
+    let field = (max_bytes as u64).div_ceil(unit).clamp(1, 0xffff) as u16;
     if field >= window {
         return false;
     }
@@ -398,7 +400,7 @@ mod tests {
     fn window_clamp_matches_checksum_from_scratch() {
         for (window, max, ws, want) in [
             (65535u16, 1460u32, 0u8, Some(1460u16)),
-            (5000, 1460, 7, Some(11)), // 1460 >> 7 = 11
+            (5000, 1460, 7, Some(12)), // 1460 / 128 = 11.4: 12 units hold one MSS
             (3, 1460, 7, None),        // already below: never raised
             (400, 10, 7, Some(1)),     // never a zero window
             (0x8000, 0x10000, 14, Some(4)),

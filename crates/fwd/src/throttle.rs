@@ -146,8 +146,8 @@ mod tests {
         assert!(!t.rewrite(&mut ack, &p), "not throttled yet");
         t.verdict((snd, rcv, 40000, 5201), Verdict::Throttle);
         assert!(t.rewrite(&mut ack, &p));
-        // 1460 bytes >> 7 = 11 units of 128 bytes.
-        assert_eq!(window_and_checksum_ok(&ack), (11, true));
+        // 1460 bytes need 12 units of 128 bytes (11 would hold only 1408).
+        assert_eq!(window_and_checksum_ok(&ack), (12, true));
         // Another flow's ACK is untouched; an admit ends the throttle.
         let mut other = seg(rcv, snd, 5201, 40001, 0x10, 3000, &[]);
         let po = parse(&other).unwrap();

@@ -1,5 +1,6 @@
 //! Property tests of the frame parser and rewrites over arbitrary bytes: no panic, no read past
 //! the frame, and rewrites keep checksums that were right before right after (checked from scratch).
+//! 20,000 cases per property by default; `FWD_FUZZ_CASES=N` runs N (the count in docs/testbed.md).
 
 use fwd::frame::{self, Transport, ETH_HLEN};
 use proptest::prelude::*;
@@ -54,7 +55,9 @@ fn exercise(mut f: Vec<u8>, max: u32, ws: u8) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(20_000))]
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("FWD_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000)
+    ))]
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200),

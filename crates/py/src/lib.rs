@@ -42,11 +42,16 @@ fn simulate<'py>(
     progress: Option<PyObject>,
     chunk_s: f64,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let cfg: sim::Config = serde_json::from_str(config_json)
-        .map_err(|e| PyValueError::new_err(format!("configuration: {e}")))?;
-    let mut s = catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
-        .map_err(panic_msg)?
-        .map_err(sim_err)?;
+    // Parsing and building a large network takes seconds: done without the GIL, so Python
+    // threads (a progress line) run meanwhile. The description is dropped once built: the run
+    // holds what it needs (issue 13, memory per flow).
+    let mut s = py.allow_threads(|| -> PyResult<sim::Sim> {
+        let cfg: sim::Config = serde_json::from_str(config_json)
+            .map_err(|e| PyValueError::new_err(format!("configuration: {e}")))?;
+        catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
+            .map_err(panic_msg)?
+            .map_err(sim_err)
+    })?;
     // Progress every `chunk_s` simulated seconds; signals (Ctrl-C) every STEP_WALL of wall time,
     // whatever the run's events per simulated second: the simulated step adapts to that.
     const STEP_WALL: f64 = 0.02;

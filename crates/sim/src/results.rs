@@ -155,13 +155,13 @@ pub struct Results {
     pub series: Vec<NamedSeries>,
 }
 
-fn percentile(hist: &[u32], n: u64, q: f64) -> f64 {
+fn percentile(hist: &crate::hist::SparseHist, n: u64, q: f64) -> f64 {
     if n == 0 || hist.is_empty() {
         return f64::NAN;
     }
     let rank = (q * n as f64).ceil().max(1.0) as u64;
     let mut acc = 0u64;
-    for (b, &c) in hist.iter().enumerate() {
+    for (b, c) in hist.iter() {
         acc += c as u64;
         if acc >= rank {
             // Geometric middle of the bucket, in seconds.

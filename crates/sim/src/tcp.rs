@@ -38,8 +38,8 @@ pub struct SenderStats {
     pub rtt_min: f64,
     /// Largest, ns.
     pub rtt_max: f64,
-    /// Histogram of samples (see [`RTT_BUCKETS_PER_DECADE`]); allocated on the first sample.
-    pub rtt_hist: Vec<u32>,
+    /// Histogram of samples (see [`RTT_BUCKETS_PER_DECADE`]) over the buckets seen.
+    pub rtt_hist: crate::hist::SparseHist,
 }
 
 /// Token-bucket edge marker: packets within the profile are `In`.
@@ -193,11 +193,8 @@ impl Sender {
         s.rtt_sum += r;
         s.rtt_min = if s.rtt_n == 1 { r } else { s.rtt_min.min(r) };
         s.rtt_max = s.rtt_max.max(r);
-        if s.rtt_hist.is_empty() {
-            s.rtt_hist = vec![0; RTT_BUCKETS];
-        }
         let b = ((r.max(1e3) / 1e3).log10() * RTT_BUCKETS_PER_DECADE) as usize;
-        s.rtt_hist[b.min(RTT_BUCKETS - 1)] += 1;
+        s.rtt_hist.add(b.min(RTT_BUCKETS - 1));
     }
 
     fn more_data(&self, seg: u32) -> bool {

@@ -186,9 +186,10 @@ def testbed(
     wall = time.perf_counter() - t0
     res = plan.result(sc, cfg, p, stats, traffic, env, LEAD_S, wall)
     if out is not None:
-        from aqmlab import report
+        extra = None
+        if plot:
+            from aqmlab import report
 
-        res.scenario = sc.model_dump()
-        extra = report.run_outputs if plot else None
+            extra = report.run_outputs
         res.out_dir = runner.write(res, cfg, Path(out), extra)
     return res

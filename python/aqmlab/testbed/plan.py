@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
+import numpy as np
 
 from aqmlab import units
 from aqmlab.errors import InputError
@@ -247,13 +247,16 @@ def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
     }
 
 
-def _series(raw: dict, lead_s: float) -> dict[str, pd.DataFrame]:
+def _series(raw: dict, lead_s: float) -> dict[str, dict[str, np.ndarray]]:
+    """The forwarder's series as the runner's columns (numpy arrays by name), from t = 0 on."""
     out = {}
     for name, s in raw.items():
-        df = pd.DataFrame({"t_s": [t / 1e9 - lead_s for t in s["t_ns"]]})
+        t = np.asarray(s["t_ns"], dtype=float) / 1e9 - lead_s
+        keep = t >= 0
+        cols = {"t_s": t[keep]}
         for c, v in s["cols"].items():
-            df[c] = v
-        out[name] = df[df["t_s"] >= 0].reset_index(drop=True)
+            cols[c] = np.asarray(v, dtype=float)[keep]
+        out[name] = cols
     return out
 
 
@@ -294,11 +297,4 @@ def result(sc, cfg, p: Plan, stats: dict, traffic: dict, env: dict, lead_s: floa
         "differences": p.differences,
         **env,
     }
-    links = pd.DataFrame(summary["links"]).drop(columns=["aqm_stats"])
-    return runner.Result(
-        summary=summary,
-        links=links,
-        flows=pd.DataFrame(summary["flows"]),
-        series=series,
-        wall_s=wall,
-    )
+    return runner.Result(summary, series, scenario=sc.model_dump(), wall_s=wall)

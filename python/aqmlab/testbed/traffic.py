@@ -40,6 +40,7 @@ _FIELDS = {
     "delivered_ce": (196, "I"),
 }
 TCPI_OPT_ECN = 8
+SNDBUF = 4 << 20
 
 
 def tcp_info(sock: socket.socket) -> dict[str, int]:
@@ -90,6 +91,10 @@ class _Flow:
         try:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, s["cc"].encode())
+            # A deep send buffer: the kernel keeps sending while this (Python) thread waits for
+            # a core on a loaded machine (the kernel caps it at net.core.wmem_max). It bounds
+            # nothing else: cwnd stays the limit.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SNDBUF)
             sock.bind((s["src"], 0))
             sock.settimeout(max(0.5, end - _mono()))
             sock.connect((s["dst"], port))
