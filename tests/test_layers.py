@@ -154,12 +154,13 @@ def test_a_result_built_from_dataframes_writes_and_reads_back(tmp_path):
     import numpy as np
     import pandas as pd
 
-    from aqmlab import runner
+    from aqmlab import runner, scenario
 
-    sim = runner.run(__import__("tomllib").loads(SMALL_SHORT))
+    sc = scenario.from_dict(__import__("tomllib").loads(SMALL_SHORT))
+    sim = runner.run(sc)
     q = pd.DataFrame({"t_s": [0.0, 0.5, 1.0], "queue_pkts": [0.0, 3.0, 1.0], "n": [1, 2, 3]})
     res = runner.Result(sim.summary, series={"link:bottleneck": q}, scenario={"name": "x"})
-    out = runner.write(res, {"cfg": 1}, tmp_path / "r")
+    out = runner.write(res, scenario.build_config(sc), tmp_path / "r")
     back = runner.load(out)
     assert back.queue.equals(q) and back.queue["n"].dtype == np.int64
     assert back.summary == json.loads(runner.summary_json(sim.summary))
