@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod event;
+pub mod hist;
 pub mod link;
 pub mod network;
 pub mod packet;
@@ -14,6 +15,7 @@ pub mod results;
 pub mod series;
 pub mod tcp;
 pub mod topo;
+pub mod traffic;
 
 pub use config::Config;
 pub use network::{Sim, SimError};

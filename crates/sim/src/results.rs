@@ -263,13 +263,13 @@ pub fn collect(sim: &Sim) -> Results {
             dst: sim.node_names[f.dst].clone(),
             start_s: secs(f.start as f64),
             // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered.
-            goodput_bps: if f.poisson.is_some() {
+            goodput_bps: if f.source.is_some() {
                 f.bytes_window as f64 * 8.0 / window_s
             } else {
                 f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s
             },
             delivered_segments: f.receiver.stats.delivered_total,
-            segments_sent: f.poisson.as_ref().map_or(s.segs_sent, |p| p.sent),
+            segments_sent: f.source.as_ref().map_or(s.segs_sent, |p| p.sent),
             retransmits: s.retransmits,
             timeouts: s.timeouts,
             fast_retransmits: s.fast_retransmits,

@@ -200,6 +200,12 @@ impl Sender {
         s.rtt_hist[b.min(RTT_BUCKETS - 1)] += 1;
     }
 
+    /// Sends no new data from now on (a flow group's stop time); what was sent is still
+    /// recovered and acknowledged.
+    pub fn stop_new_data(&mut self) {
+        self.limit = Some(self.limit.map_or(self.snd_max, |l| l.min(self.snd_max)));
+    }
+
     fn more_data(&self, seg: u32) -> bool {
         self.limit.is_none_or(|l| seg < l)
     }
