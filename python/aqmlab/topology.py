@@ -263,9 +263,9 @@ def single_bottleneck(t: Any, ctx: Context) -> Graph:
 
 
 def parking_lot(t: Any, ctx: Context) -> Graph:
-    """A chain of ``hops`` bottlenecks R0 -> R1 -> ... -> Rk (seed 001 Fig. 8, seed 003 Fig. 17),
-    each guarded by the scenario's AQM and monitored. Host sets: ``left`` (at R0) and ``right``
-    (at Rk) for the long flows; ``crossI.src`` (at R(I-1)) and ``crossI.dst`` (at RI), ``cross``
+    """A chain of ``hops`` bottlenecks r0 -> r1 -> ... -> rk (seed 001 Fig. 8, seed 003 Fig. 17),
+    each guarded by the scenario's AQM and monitored. Host sets: ``left`` (at r0) and ``right``
+    (at rk) for the long flows; ``crossI.src`` (at r(I-1)) and ``crossI.dst`` (at rI), ``cross``
     hosts each, for the cross traffic of hop I."""
     _only(t, "parking-lot", "nodes", "links")
     if not t.hops or t.hops < 1:
@@ -273,7 +273,7 @@ def parking_lot(t: Any, ctx: Context) -> Graph:
     if t.cross < 1:
         raise InputError(f"topology.cross: must be at least 1 host (got {t.cross})")
     c, g = _common(t), Graph()
-    routers = [g.node(f"R{i}", "router") for i in range(t.hops + 1)]
+    routers = [g.node(f"r{i}", "router") for i in range(t.hops + 1)]
     for i in range(1, t.hops + 1):
         _bottleneck(g, c, t, ctx, f"hop{i}", routers[i - 1], routers[i], f"hop{i}-rev")
     _side_hosts(g, c, t, ctx, "left", routers[0], "L")
