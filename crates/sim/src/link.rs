@@ -46,6 +46,8 @@ pub struct LinkStats {
     pub delay_absdiff_sum: f64,
     /// Number of queueing delays summed.
     pub delay_n: u64,
+    /// Their distribution, ns (for percentiles).
+    pub delay_hist: crate::hist::Hist,
     /// Sum of the queue lengths (packets) seen by arrivals in the window.
     pub seen_sum: f64,
     /// Sum of their squares.
@@ -316,6 +318,7 @@ impl Link {
             }
             self.stats.last_delay = Some(d);
             self.stats.delay_n += 1;
+            self.stats.delay_hist.add(start - arrival);
         }
     }
 
@@ -457,6 +460,17 @@ impl Link {
             nb as i64 - self.len_bytes as i64,
         );
         Outcome::Queued
+    }
+
+    /// Data packets sent at or after `since` waiting in the FIFO of a real queue, by flow.
+    pub fn queued_per_flow(&self, since: Time) -> Vec<(u32, u64)> {
+        let mut out: Vec<(u32, u64)> = Vec::new();
+        for p in &self.queue {
+            if p.kind == crate::packet::Kind::Data && p.ts >= since {
+                out.push((p.flow, 1));
+            }
+        }
+        out
     }
 
     /// Real queue: whether the transmitter is idle with packets waiting.

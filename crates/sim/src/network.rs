@@ -91,6 +91,8 @@ pub struct UdpStats {
     last_delay: Option<u64>,
     /// One-way delay histogram (for percentiles).
     pub hist: crate::hist::Hist,
+    /// Packets sent in the window still in the network at the end (not lost).
+    pub in_flight: u64,
 }
 
 impl UdpStats {
@@ -443,6 +445,9 @@ impl Sim {
     fn after_link(&mut self, mut pkt: Packet, at: Time) -> Option<(Packet, u32, Time)> {
         if at > self.end {
             self.beyond += 1;
+            if pkt.kind == Kind::Data && pkt.ts >= self.warmup {
+                self.flows[pkt.flow as usize].udp.in_flight += 1;
+            }
             return None;
         }
         let path = self.path_of(&pkt);
@@ -719,8 +724,25 @@ impl Sim {
         }
         let mut in_events = 0u64;
         for e in self.ev.iter() {
-            if matches!(e, Event::LinkArrive(..) | Event::HostArrive(..)) {
+            if let Event::LinkArrive(_, p) | Event::HostArrive(p) = e {
                 in_events += 1;
+                let fl = &mut self.flows[p.flow as usize];
+                if fl.source.is_some() && p.kind == Kind::Data && p.ts >= self.warmup {
+                    fl.udp.in_flight += 1;
+                }
+            }
+        }
+        for l in &self.links {
+            for (f, n) in l.queued_per_flow(self.warmup) {
+                self.flows[f as usize].udp.in_flight += n;
+            }
+            if let Some(fq) = &l.fq {
+                // The open-loop flow's FQ-CoDel queue (whatever the packets' send times).
+                for (f, fl) in self.flows.iter_mut().enumerate() {
+                    if fl.source.is_some() {
+                        fl.udp.in_flight += fq.queue_len(fq.queue_of(f as u32)).0 as u64;
+                    }
+                }
             }
         }
         let stored: u64 = self.links.iter().map(|l| l.stored() as u64).sum();
