@@ -113,6 +113,10 @@ pub struct FlowSummary {
     pub completion_s: Option<f64>,
     /// Bytes of a finite flow (`None`: bulk or open-loop).
     pub size_bytes: Option<u64>,
+    /// Propagation delay of the data path and the ACK path together, s.
+    pub base_rtt_s: f64,
+    /// Lowest link rate on the data path, bit/s.
+    pub path_rate_bps: u64,
     /// When the flow stopped sending new data, s (`None`: it did not stop).
     pub stop_s: Option<f64>,
     /// Open-loop flows: packets sent in the measurement window.
@@ -336,6 +340,19 @@ pub fn collect(sim: &Sim) -> Results {
             cwnd_final: f.sender.cwnd,
             completion_s: f.sender.done_at.map(|t| secs((t - f.start) as f64)),
             size_bytes: f.size_bytes,
+            base_rtt_s: secs(
+                f.path
+                    .iter()
+                    .chain(&f.rev)
+                    .map(|&l| sim.links[l as usize].delay_ns as f64)
+                    .sum(),
+            ),
+            path_rate_bps: f
+                .path
+                .iter()
+                .map(|&l| sim.links[l as usize].rate_bps)
+                .min()
+                .unwrap_or(0),
             stop_s: (f.stop != Time::MAX).then(|| secs(f.stop as f64)),
             ..udp_summary(f)
         });
