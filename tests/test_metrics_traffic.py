@@ -61,7 +61,7 @@ def test_fairness_never_folds_finite_or_open_loop_flows_into_the_bulk_index():
 def test_queueing_delay_percentiles_follow_the_mm1_waiting_time():
     # M/M/1 at rho = 0.5, mean service 1/mu = 0.8 ms (1000 B at 10 Mb/s): P(W > t) = rho
     # e^(-mu (1 - rho) t), so the q-quantile for q > 1 - rho is ln(rho / (1 - q)) / (mu (1 - rho))
-    # (Kleinrock, Queueing Systems vol. 1, s. 3.2). ~625,000 packets; the histogram adds at most 3.1%.
+    # (Kleinrock, Queueing Systems vol. 1, s. 3.2). ~625,000 packets; the histogram adds <= 3.1%.
     doc = {
         "duration": "101s",
         "warmup": "1s",
