@@ -149,8 +149,8 @@ def _enrich(
                 smoothing_s=smoothing,
                 final_fraction=m.settling_final_fraction,
             )
-    goodputs = [f["goodput_bps"] for f in summary["flows"]]
-    summary["fairness"] = {"jain_goodput": metrics.jain_index(np.asarray(goodputs, dtype=float))}
+    summary["fairness"] = metrics.fairness(summary["flows"])
+    summary["fct"] = metrics.fct_summary(summary["flows"])
     summary["scenario"] = {"name": sc.name, "description": sc.description}
     summary["metric_parameters"] = {
         "fixed_path_delay_s": fixed,

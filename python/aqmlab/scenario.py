@@ -8,15 +8,13 @@ See ``docs/scenarios.md`` for the format.
 
 from __future__ import annotations
 
-import math
-import random
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from aqmlab import units
+from aqmlab import topology, traffic, units
 from aqmlab.errors import InputError, show
 
 _STRICT = ConfigDict(extra="forbid", populate_by_name=True)
@@ -31,25 +29,66 @@ class Host(BaseModel):
     delay: str | None = None
 
 
-class Topology(BaseModel):
-    """The network: a dumbbell (hosts on both sides of one bottleneck) or a single bottleneck.
+class Node(BaseModel):
+    """A node of a general topology."""
 
-    ``single-bottleneck`` gives every flow its own host pair whose access delays make the flow's
-    base round-trip time equal to its ``rtt``.
+    model_config = _STRICT
+    name: str
+    kind: Literal["host", "router"] = "router"
+
+
+class LinkDir(BaseModel):
+    """Overrides for the reverse direction (``to -> from``) of a general link."""
+
+    model_config = _STRICT
+    rate: str | None = None
+    delay: str | None = None
+    buffer: int | str | None = None
+    aqm: dict[str, Any] | None = None
+    monitor: bool | None = None
+
+
+class Link(BaseModel):
+    """A link of a general topology: duplex unless ``duplex = false``; ``aqm`` guards the
+    direction ``from -> to`` (and ``to -> from`` unless ``reverse`` says otherwise)."""
+
+    model_config = _STRICT
+    from_: str = Field(alias="from")
+    to: str
+    rate: str
+    delay: str
+    buffer: int | str = 1000
+    aqm: dict[str, Any] | None = None
+    monitor: bool = False
+    duplex: bool = True
+    reverse: LinkDir | None = None
+
+
+class Topology(BaseModel):
+    """The network (docs/scenarios.md, "Topologies"): a ``dumbbell`` (hosts on both sides of one
+    bottleneck), a ``single-bottleneck`` (one host pair per flow whose access delays make the
+    flow's base round-trip time its ``rtt``), a ``parking-lot`` (``hops`` bottlenecks in a chain,
+    ``cross`` hosts per side for each hop's cross traffic) or a ``general`` network (explicit
+    ``nodes`` and ``links``).
     """
 
     model_config = _STRICT
-    type: Literal["dumbbell", "single-bottleneck"] = "dumbbell"
+    type: Literal["dumbbell", "single-bottleneck", "parking-lot", "general"] = "dumbbell"
     rate: str = "100Mbps"
     delay: str = "2ms"
     buffer: int | str = 300
     reverse_rate: str | None = None
     reverse_buffer: int | str | None = None
+    reverse_aqm: dict[str, Any] | None = None
     access_rate: str = "1Gbps"
     access_delay: str | list[str] = "1ms"
     access_buffer: int | str = 10000
     left: int | list[Host] | None = None
     right: int | list[Host] | None = None
+    hops: int | None = None
+    cross: int = 1
+    nodes: list[Node] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=list)
 
 
 class Tcp(BaseModel):
@@ -80,23 +119,45 @@ class Profile(BaseModel):
     burst: str
 
 
-class FlowGroup(BaseModel):
-    """``count`` flows with the same settings: TCP bulk flows, or open-loop Poisson sources
-    (``type = "poisson"``: Poisson arrivals with exponential or fixed packet sizes, offered
-    ``load`` as a fraction of the bottleneck rate, or ``rate`` as a bit rate, per flow)."""
+class SizeShare(BaseModel):
+    """A packet or object size with its share (the shares of a table sum to 1)."""
 
     model_config = _STRICT
-    type: Literal["tcp", "poisson"] = "tcp"
+    size: str
+    share: float
+
+
+class FlowGroup(BaseModel):
+    """``count`` flows with the same settings (docs/scenarios.md, "Traffic"): TCP flows (bulk,
+    or finite with ``size``); open-loop sources: ``poisson`` (Poisson packets), ``cbr``,
+    ``onoff`` (exponential or Pareto on/off as ns-2's Traffic/Exponential and Traffic/Pareto),
+    offered ``load`` (fraction of the bottleneck rate) or ``rate`` per flow; ``web`` objects (a
+    finite TCP transfer each) arriving as a Poisson process of ``arrival_rate`` per second with
+    Pareto (``object_size`` mean, ``shape``) or tabulated (``size_table``) sizes."""
+
+    model_config = _STRICT
+    type: Literal["tcp", "poisson", "cbr", "onoff", "web"] = "tcp"
     count: int = 1
     load: float | None = None
     rate: str | None = None
     packet_size: str = "1000B"
+    packet_sizes: list[SizeShare] | None = None
     size_distribution: Literal["exponential", "fixed"] = "exponential"
+    on_time: str = "500ms"
+    off_time: str = "500ms"
+    distribution: Literal["exponential", "pareto"] = "exponential"
+    shape: float | None = None
+    arrival_rate: float | None = None
+    object_size: str = "50kB"
+    size_table: list[SizeShare] | None = None
     src: str = "left"
     dst: str = "right"
     pairing: Literal["parallel", "all-pairs"] = "parallel"
+    route: list[str] | None = None
+    reverse_route: list[str] | None = None
     start: str = "0s"
     start_spread: str = "0s"
+    stop: str | None = None
     rtt: str | None = None
     size: str | None = None
     name: str | None = None
@@ -178,7 +239,8 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         if f is None:
             return None
         ann = f.annotation
-        for cand in (Topology, Tcp, FlowGroup, Output, Host, Profile, Metrics):
+        models = (Topology, Tcp, FlowGroup, Output, Host, Profile, Metrics, Node, Link, LinkDir)
+        for cand in (*models, SizeShare):
             if (
                 cand is ann
                 or cand in getattr(ann, "__args__", ())
@@ -450,42 +512,8 @@ def aqm_params(
     return name, out
 
 
-class _Net:
-    def __init__(self) -> None:
-        self.nodes: list[dict[str, Any]] = []
-        self.links: list[dict[str, Any]] = []
-        self.index: dict[str, int] = {}
-
-    def node(self, name: str, kind: str) -> int:
-        if name in self.index:
-            raise InputError(f"topology: node name {show(name)} is used twice")
-        self.index[name] = len(self.nodes)
-        self.nodes.append({"name": name, "kind": kind})
-        return self.index[name]
-
-    def link(self, name: str, a: int, b: int, rate: float, delay_ns: int, buf: tuple, **kw) -> int:
-        pk, by = buf
-        self.links.append(
-            {
-                "name": name,
-                "from": a,
-                "to": b,
-                "rate_bps": round(rate),
-                "delay_ns": delay_ns,
-                "buffer_pkts": pk,
-                "buffer_bytes": by,
-                **kw,
-            }
-        )
-        return len(self.links) - 1
-
-
-def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
-    """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
-    from aqmlab import limits
-
-    limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
-    seed = sc.seed if seed is None else seed
+def _run_fields(sc: Scenario, seed: int) -> dict[str, Any]:
+    """Seed, duration, warm-up and sampling, checked, in base units."""
     if seed < 0 or seed >= 2**64:
         raise InputError(f"seed: must be in [0, 2^64) (got {seed})")
     duration = _ns("duration", sc.duration, positive=True)
@@ -498,214 +526,69 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     interval = _ns("output.sample_interval", sc.output.sample_interval, positive=True)
     if sc.output.max_samples < 16:
         raise InputError(f"output.max_samples: must be >= 16 (got {sc.output.max_samples})")
-    topo = sc.topology
-    rate = units.rate_bps("topology.rate", topo.rate)
-    delay = _ns("topology.delay", topo.delay)
-    buf = units.buffer("topology.buffer", topo.buffer)
-    rrate = (
-        units.rate_bps("topology.reverse_rate", topo.reverse_rate) if topo.reverse_rate else rate
-    )
-    rbuf = (
-        units.buffer("topology.reverse_buffer", topo.reverse_buffer) if topo.reverse_buffer else buf
-    )
-    arate = units.rate_bps("topology.access_rate", topo.access_rate)
-    abuf = units.buffer("topology.access_buffer", topo.access_buffer)
-    adelays = topo.access_delay if isinstance(topo.access_delay, list) else [topo.access_delay]
-    if not adelays:
-        raise InputError("topology.access_delay: give at least one delay")
-    adelays_ns = [_ns(f"topology.access_delay[{i}]", d) for i, d in enumerate(adelays)]
-
-    tcp_cfgs = []
-    for i, g in enumerate(sc.flows):
-        tcp_cfgs.append(_tcp_config(sc.tcp, g.tcp, f"flows[{i}].tcp"))
-    sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
-    mean_pkt = round(sum(sizes) / len(sizes))
-
-    aqm_name, aqm_par = aqm_params(
-        sc.aqm, n_max=(buf[0] + 1) if buf[0] else 10_000, link=(rate, delay / 1e9)
-    )
-    from aqmlab import algorithms
-
-    algorithms.check(aqm_name, aqm_par, rate, buf, mean_pkt, field="aqm")
-
-    net = _Net()
-    ra, rb = net.node("A", "router"), net.node("B", "router")
-    monitor_all = sc.output.monitor_all_links
-    bott = net.link(
-        "bottleneck",
-        ra,
-        rb,
-        rate,
-        delay,
-        buf,
-        aqm={"name": aqm_name, "params": aqm_par},
-        mean_pkt_bytes=mean_pkt,
-        monitor=True,
-    )
-    rev = net.link("reverse", rb, ra, rrate, delay, rbuf, mean_pkt_bytes=40, monitor=monitor_all)
-    n_flows = sum(g.count for g in sc.flows)  # at most limits.MAX_FLOWS: checked above
-
-    # Hosts with their access links (both directions).
-    hosts: dict[str, dict[str, int]] = {}
-
-    def add_host(name: str, side: str, arate_h: float, adelay_ns: int) -> None:
-        h = net.node(name, "host")
-        router = ra if side == "left" else rb
-        up = net.link(
-            f"{name}-{'A' if side == 'left' else 'B'}",
-            h,
-            router,
-            arate_h,
-            adelay_ns,
-            abuf,
-            monitor=monitor_all,
-        )
-        down = net.link(
-            f"{'A' if side == 'left' else 'B'}-{name}",
-            router,
-            h,
-            arate_h,
-            adelay_ns,
-            abuf,
-            monitor=monitor_all,
-        )
-        hosts[name] = {"node": h, "up": up, "down": down, "side": 0 if side == "left" else 1}
-
-    rng = random.Random(seed)
-    flows: list[dict[str, Any]] = []
-    if topo.type == "dumbbell":
-        for side in ("left", "right"):
-            spec = getattr(topo, side)
-            if spec is None:
-                spec = n_flows
-            if isinstance(spec, int):
-                if spec < 1:
-                    raise InputError(f"topology.{side}: must be at least 1 host (got {spec})")
-                prefix = "L" if side == "left" else "R"
-                spec = [Host(name=f"{prefix}{i}") for i in range(spec)]
-            for j, hst in enumerate(spec):
-                f = f"topology.{side}[{j}]"
-                hr = units.rate_bps(f"{f}.rate", hst.rate) if hst.rate else arate
-                hd = _ns(f"{f}.delay", hst.delay) if hst.delay else adelays_ns[j % len(adelays_ns)]
-                add_host(hst.name, side, hr, hd)
-        left = [n for n, h in hosts.items() if h["side"] == 0]
-        right = [n for n, h in hosts.items() if h["side"] == 1]
-        k = 0
-        for i, g in enumerate(sc.flows):
-            if g.rtt is not None:
-                raise InputError(f"flows[{i}].rtt: only for topology.type = 'single-bottleneck'")
-            srcs = _endpoints(g.src, left, right, hosts, f"flows[{i}].src")
-            dsts = _endpoints(g.dst, left, right, hosts, f"flows[{i}].dst")
-            pairs = (
-                [(s, d) for s in srcs for d in dsts]
-                if g.pairing == "all-pairs"
-                else [
-                    (srcs[j % len(srcs)], dsts[j % len(dsts)])
-                    for j in range(max(len(srcs), len(dsts)))
-                ]
-            )
-            for j in range(g.count):
-                s, d = pairs[j % len(pairs)]
-                if hosts[s]["side"] == hosts[d]["side"]:
-                    raise InputError(f"flows[{i}]: src {s} and dst {d} are on the same side")
-                flows.append(
-                    _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng, rate)
-                )
-                k += 1
-    else:
-        if topo.left is not None or topo.right is not None:
-            raise InputError("topology.left/right: only for topology.type = 'dumbbell'")
-        k = 0
-        for i, g in enumerate(sc.flows):
-            if g.rtt is None:
-                rtt = 2 * (delay + 2 * adelays_ns[0])
-            else:
-                rtt = _ns(f"flows[{i}].rtt", g.rtt, positive=True)
-            one_way_access = (rtt / 2 - delay) / 2
-            if one_way_access < 0:
-                raise InputError(
-                    f"flows[{i}].rtt: must be at least twice the bottleneck delay "
-                    f"({2 * delay / 1e6:g} ms), got {g.rtt}"
-                )
-            for j in range(g.count):
-                s, d = f"S{k}", f"D{k}"
-                add_host(s, "left", arate, round(one_way_access))
-                add_host(d, "right", arate, round(one_way_access))
-                flows.append(
-                    _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng, rate)
-                )
-                k += 1
     return {
         "seed": seed,
         "duration_ns": duration,
         "warmup_ns": warmup,
         "sample_interval_ns": interval,
         "max_samples": sc.output.max_samples,
-        "nodes": net.nodes,
-        "links": net.links,
-        "flows": flows,
     }
 
 
-def _poisson(g: FlowGroup, i: int, bottleneck_bps: float) -> dict[str, Any]:
-    f = f"flows[{i}]"
-    size = units.size_bytes(f"{f}.packet_size", g.packet_size)
-    if (g.load is None) == (g.rate is None):
-        raise InputError(f"{f}.load: a poisson flow needs exactly one of load or rate")
-    if g.load is not None:
-        if not g.load > 0:
-            raise InputError(f"{f}.load: must be > 0 (got {g.load})")
-        bps = g.load * bottleneck_bps
+def _link_aqm(
+    table: dict[str, Any], field: str, rate: float, buf: tuple, mean_pkt: int
+) -> dict[str, Any]:
+    """An AQM table checked against its link, as the simulator takes it."""
+    from aqmlab import algorithms
+
+    name, par = aqm_params(table, field=field, n_max=(buf[0] + 1) if buf[0] else 10_000)
+    algorithms.check(name, par, rate, buf, mean_pkt, field=field)
+    return {"name": name, "params": par}
+
+
+def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
+    """The scenario's topology as one graph (see :mod:`aqmlab.topology`)."""
+    n_flows = sum(g.count for g in sc.flows)
+    if n_flows > 1_000_000:
+        raise InputError(f"flows: at most 1000000 flows (got {n_flows})")
+    rtts: list[int | None] = []
+    if sc.topology.type == "single-bottleneck":
+        delay = _ns("topology.delay", sc.topology.delay)
+        for i, g in enumerate(sc.flows):
+            rtt = None if g.rtt is None else _ns(f"flows[{i}].rtt", g.rtt, positive=True)
+            if rtt is not None and rtt < 2 * delay:
+                raise InputError(
+                    f"flows[{i}].rtt: must be at least twice the bottleneck delay "
+                    f"({2 * delay / 1e6:g} ms), got {g.rtt}"
+                )
+            rtts += [rtt] * g.count
     else:
-        bps = units.rate_bps(f"{f}.rate", g.rate)
-    return {
-        "rate_pps": bps / (8 * size),
-        "mean_size_bytes": size,
-        "exponential": g.size_distribution == "exponential",
-    }
+        for i, g in enumerate(sc.flows):
+            if g.rtt is not None:
+                raise InputError(f"flows[{i}].rtt: only for topology.type = 'single-bottleneck'")
+    ctx = topology.Context(
+        aqm=_link_aqm,
+        default_aqm=sc.aqm,
+        mean_pkt=mean_pkt,
+        n_flows=n_flows,
+        monitor_all=sc.output.monitor_all_links,
+        flow_rtts=rtts,
+    )
+    return topology.PRESETS[sc.topology.type](sc.topology, ctx)
 
 
-def _endpoints(spec: str, left: list[str], right: list[str], hosts: dict, field: str) -> list[str]:
-    if spec == "left":
-        return left
-    if spec == "right":
-        return right
-    names = [s.strip() for s in spec.split(",")]
-    for n in names:
-        if n not in hosts:
-            raise InputError(f"{field}: unknown host {show(n)}; use 'left', 'right' or host names")
-    return names
+def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
+    """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
+    from aqmlab import limits
 
-
-def _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp, rng, bott_bps) -> dict[str, Any]:
-    hs, hd = hosts[s], hosts[d]
-    if hs["side"] == 0:
-        path = [hs["up"], bott, hd["down"]]
-        rpath = [hd["up"], rev, hs["down"]] if g.type == "tcp" else []
-    else:
-        raise InputError(f"flows[{i}].src: {s} must be on the left (the AQM guards A -> B)")
-    start = _ns(f"flows[{i}].start", g.start)
-    spread = _ns(f"flows[{i}].start_spread", g.start_spread)
-    if spread > 0:
-        start += rng.randrange(spread + 1)
-    flow: dict[str, Any] = {
-        "name": f"{g.name or 'g' + str(i)}.{j}",
-        "src": hs["node"],
-        "dst": hd["node"],
-        "path": path,
-        "rev_path": rpath,
-        "tcp": tcp,
-        "start_ns": start,
-    }
-    if g.type == "poisson":
-        flow["poisson"] = _poisson(g, i, bott_bps)
-    elif g.load is not None or g.rate is not None:
-        raise InputError(f"flows[{i}].load: only for type = 'poisson' flows")
-    if g.size is not None:
-        flow["size_bytes"] = math.ceil(units.size_bytes(f"flows[{i}].size", g.size))
-    if g.profile is not None:
-        flow["profile"] = {
-            "rate_bps": round(units.rate_bps(f"flows[{i}].profile.rate", g.profile.rate)),
-            "burst_bytes": round(units.size_bytes(f"flows[{i}].profile.burst", g.profile.burst)),
-        }
-    return flow
+    limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
+    seed = sc.seed if seed is None else seed
+    run = _run_fields(sc, seed)
+    tcp_cfgs = [_tcp_config(sc.tcp, g.tcp, f"flows[{i}].tcp") for i, g in enumerate(sc.flows)]
+    sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
+    mean_pkt = round(sum(sizes) / len(sizes))
+    graph = _graph(sc, mean_pkt)
+    flows = traffic.build_flows(sc, graph, [t for t, _ in tcp_cfgs], run)
+    if len(flows) > 1_000_000:
+        raise InputError(f"flows: at most 1000000 flows (got {len(flows)})")
+    return {**run, "nodes": graph.nodes, "links": graph.links, "flows": flows}

@@ -13,9 +13,11 @@ pub mod network;
 pub mod packet;
 pub mod results;
 pub mod series;
+pub mod sparse_hist;
 pub mod tcp;
 pub mod throttle;
 pub mod topo;
+pub mod traffic;
 
 pub use config::Config;
 pub use network::{Sim, SimError};

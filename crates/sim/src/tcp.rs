@@ -39,7 +39,7 @@ pub struct SenderStats {
     /// Largest, ns.
     pub rtt_max: f64,
     /// Histogram of samples (see [`RTT_BUCKETS_PER_DECADE`]) over the buckets seen.
-    pub rtt_hist: crate::hist::SparseHist,
+    pub rtt_hist: crate::sparse_hist::SparseHist,
 }
 
 /// Token-bucket edge marker: packets within the profile are `In`.
@@ -195,6 +195,12 @@ impl Sender {
         s.rtt_max = s.rtt_max.max(r);
         let b = ((r.max(1e3) / 1e3).log10() * RTT_BUCKETS_PER_DECADE) as usize;
         s.rtt_hist.add(b.min(RTT_BUCKETS - 1));
+    }
+
+    /// Sends no new data from now on (a flow group's stop time); what was sent is still
+    /// recovered and acknowledged.
+    pub fn stop_new_data(&mut self) {
+        self.limit = Some(self.limit.map_or(self.snd_max, |l| l.min(self.snd_max)));
     }
 
     fn more_data(&self, seg: u32) -> bool {
