@@ -80,6 +80,7 @@ struct Stats {
     delay_absdiff: f64,
     delay_n: u64,
     last_delay: Option<f64>,
+    delay_hist: sim::hist::Hist,
     seen_sum: f64,
     seen_sq: f64,
     q_int: f64,
@@ -438,6 +439,7 @@ impl Path {
             s.delay_sum += d;
             s.delay_sq += d * d;
             s.delay_n += 1;
+            s.delay_hist.add(sojourn);
             if let Some(l) = s.last_delay {
                 s.delay_absdiff += (d - l).abs();
             }
@@ -585,6 +587,10 @@ impl Path {
             queue_seen_std_pkts: nan_if(s.arrived, (s.seen_sq / n_seen - sm * sm).max(0.0).sqrt()),
             queue_max_pkts: s.max_pkts,
             delay_mean_s: nan_if(s.delay_n, dm / 1e9),
+            delay_p50_s: s.delay_hist.quantile(0.5).map(|x| x / 1e9),
+            delay_p90_s: s.delay_hist.quantile(0.9).map(|x| x / 1e9),
+            delay_p99_s: s.delay_hist.quantile(0.99).map(|x| x / 1e9),
+            delay_p999_s: s.delay_hist.quantile(0.999).map(|x| x / 1e9),
             delay_std_s: nan_if(s.delay_n, (s.delay_sq / dn - dm * dm).max(0.0).sqrt() / 1e9),
             jitter_s: nan_if(
                 s.delay_n.saturating_sub(1),
