@@ -78,6 +78,8 @@ MAXIMA = {
     "buffer size": (1e15, "1e15B"),
 }
 PACKET_UNITS = {"pkt", "pkts", "packet", "packets", "p"}
+#: The largest buffer in packets (the simulator counts packets in 32 bits).
+MAX_BUFFER_PKTS = 1_000_000_000
 
 
 def _parse(field: str, value: object, units: dict[str, float], kind: str, example: str) -> float:
@@ -137,16 +139,17 @@ def buffer(field: str, value: object) -> tuple[int | None, int | None]:
     Returns ``(packets, bytes)`` with exactly one of them set.
     """
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 1:
-            raise InputError(f"{field}: must be at least 1 packet (got {value})")
+        if value < 1 or value > MAX_BUFFER_PKTS:
+            raise InputError(f"{field}: must be 1 to {MAX_BUFFER_PKTS} packets (got {show(value)})")
         return value, None
     if isinstance(value, str):
         m = _RE.match(value)
         if m and m.group(2) in PACKET_UNITS:
             n = float(m.group(1))
-            if n < 1 or n != int(n):
+            if n < 1 or n != int(n) or n > MAX_BUFFER_PKTS:
                 raise InputError(
-                    f"{field}: must be a whole number of packets >= 1 (got {show(value)})"
+                    f"{field}: must be a whole number of packets from 1 to {MAX_BUFFER_PKTS} "
+                    f"(got {show(value)})"
                 )
             return int(n), None
         b = _parse(field, value, SIZE_UNITS, "buffer size", "450kB")
