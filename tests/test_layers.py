@@ -117,7 +117,7 @@ def _diff(old, new, path: str = "") -> set[str]:
     return set()
 
 
-def test_summary_is_byte_identical_to_the_pre_split_code_path(
+def test_summary_keeps_every_value_of_the_pre_split_code_path(
     small_scenario, tmp_path, monkeypatch
 ):
     from aqmlab import scenario
