@@ -45,6 +45,7 @@ def test_fct_summary_by_hand():
     assert s["by_size"]["<10kB"]["slowdown_mean"] == pytest.approx((0.2 + 0.4) / 2 / 0.101)
     assert s["by_size"]["10kB-100kB"]["slowdown_median"] == pytest.approx(2.0)
     assert s["by_size"][">=1MB"] == {"count": 0}
+    assert list(s["groups"]) == ["web"] and s["groups"]["web"]["count"] == 3
 
 
 def test_fairness_never_folds_finite_or_open_loop_flows_into_the_bulk_index():

@@ -136,3 +136,23 @@ def test_cli_refuses_a_pareto_shape_without_finite_mean_with_exit_2(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1
     assert "flows[0].shape: must be > 1" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_flow_series_records_delivered_bytes_whose_slope_is_the_throughput():
+    # 1 Mb/s CBR of 1000 B packets on an idle path: 125,000 bytes a second; a bulk TCP flow's
+    # series ends at its delivered payload.
+    doc = {
+        **BASE,
+        "duration": "4s",
+        "output": {"flow_series": True, "sample_interval": "100ms"},
+        "flows": [{"type": "cbr", "rate": "1Mbps", "name": "u"}, {"count": 1, "name": "t"}],
+    }
+    res = aqmlab.run(doc, plot=False)
+    u = res.series["delivered:u.0"]
+    slope = (u["delivered_bytes"].iloc[-1] - u["delivered_bytes"].iloc[10]) / (
+        u["t_s"].iloc[-1] - u["t_s"].iloc[10]
+    )
+    assert slope == pytest.approx(125_000, rel=0.01)
+    t = res.series["delivered:t.0"]
+    f = next(x for x in res.summary["flows"] if x["name"] == "t.0")
+    assert t["delivered_bytes"].iloc[-1] == f["delivered_segments"] * 1460

@@ -597,8 +597,9 @@ def _fct_stats(fct: list[float], slow: list[float]) -> dict[str, float | int]:
 
 def fct_summary(flows: list[dict]) -> dict:
     """FCT of the finite TCP flows that finished: mean, median, p99, slowdown (FCT / ideal FCT)
-    overall and by size bin (:data:`SIZE_BINS`); ``unfinished`` counts those still running at the
-    end (they are not in the statistics, which therefore favour short flows if many remain)."""
+    overall, by size bin (:data:`SIZE_BINS`) and by flow group; ``unfinished`` counts those still
+    running at the end (not in the statistics, which therefore favour short flows if many
+    remain)."""
     finite = [f for f in flows if f.get("size_bytes") is not None]
     done = [f for f in finite if f.get("completion_s") is not None]
     out: dict = {"finite_flows": len(finite), "unfinished": len(finite) - len(done)}
@@ -613,6 +614,10 @@ def fct_summary(flows: list[dict]) -> dict:
         )
         for label, lo, hi in SIZE_BINS
     }
+    groups: dict[str, list[tuple]] = {}
+    for f, r in zip(done, rows, strict=True):
+        groups.setdefault(flow_group(f["name"]), []).append(r)
+    out["groups"] = {g: _fct_stats([r[1] for r in v], [r[2] for r in v]) for g, v in groups.items()}
     return out
 
 

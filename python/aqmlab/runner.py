@@ -70,8 +70,10 @@ class Result:
 
     @property
     def bottleneck(self) -> dict[str, Any]:
-        """The summary of the AQM-guarded bottleneck link."""
-        return next(x for x in self.summary["links"] if x["name"] == "bottleneck")
+        """The summary of the AQM-guarded bottleneck link (in a parking-lot or general topology,
+        which has no link named ``bottleneck``, the first monitored link)."""
+        links = self.summary["links"]
+        return next((x for x in links if x["name"] == "bottleneck"), links[0])
 
     @property
     def links(self) -> pd.DataFrame:
@@ -103,7 +105,7 @@ class Result:
     @property
     def queue(self) -> pd.DataFrame:
         """The bottleneck's time series (t_s, queue_pkts, queue_bytes, avg_queue, drop_prob)."""
-        return self.series["link:bottleneck"]
+        return self.series[f"link:{self.bottleneck['name']}"]
 
 
 def _clean(x: Any) -> Any:

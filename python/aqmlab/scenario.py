@@ -179,6 +179,7 @@ class Output(BaseModel):
     sample_interval: str = "10ms"
     max_samples: int = 200_000
     monitor_all_links: bool = False
+    flow_series: bool = False
 
 
 class Metrics(BaseModel):

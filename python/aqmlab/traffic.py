@@ -235,7 +235,7 @@ def _profile(p: Any, i: int) -> dict[str, int]:
     }
 
 
-def _group(g, i, graph, tcp, run, rng, k0) -> list[dict[str, Any]]:
+def _group(g, i, graph, tcp, run, rng, k0, sc_flow_series=False) -> list[dict[str, Any]]:
     """The flows of group ``i``."""
     _check_group(g, i)
     start, stop = _times(g, i, run)
@@ -269,6 +269,8 @@ def _group(g, i, graph, tcp, run, rng, k0) -> list[dict[str, Any]]:
             flow.update(_open_loop(g, i, ref))
         if stop is not None:
             flow["stop_ns"] = stop
+        if sc_flow_series:
+            flow["trace_delivered"] = True
         if size is not None:
             flow["size_bytes"] = size
         elif g.size is not None:
@@ -285,6 +287,6 @@ def build_flows(sc: Any, graph: Graph, tcps: list[dict[str, Any]], run: dict) ->
     flows: list[dict[str, Any]] = []
     k = 0
     for i, g in enumerate(sc.flows):
-        flows += _group(g, i, graph, tcps[i], run, rng, k)
+        flows += _group(g, i, graph, tcps[i], run, rng, k, sc.output.flow_series)
         k += g.count
     return flows

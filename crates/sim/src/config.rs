@@ -305,6 +305,9 @@ pub struct FlowConfig {
     /// The flow sends no new data from here, ns (`None`: until the end).
     #[serde(default)]
     pub stop_ns: Option<u64>,
+    /// Record the bytes delivered to the receiver so far as a time series.
+    #[serde(default)]
+    pub trace_delivered: bool,
     /// Start time, ns.
     #[serde(default)]
     pub start_ns: u64,

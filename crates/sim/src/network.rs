@@ -74,6 +74,9 @@ pub struct Flow {
     pub size_bytes: Option<u64>,
     /// One-way delays of an open-loop flow's packets (sent in the measurement window).
     pub udp: UdpStats,
+    /// Bytes delivered to the receiver so far (payload in order for TCP, wire bytes for
+    /// open-loop flows), when traced, with its series.
+    pub delivered: Option<(f64, Series)>,
 }
 
 /// What the receiver of an open-loop flow measured: packets received that were sent in the
@@ -357,6 +360,14 @@ fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError>
         stop: fc.stop_ns.unwrap_or(Time::MAX),
         size_bytes: fc.size_bytes,
         udp: UdpStats::default(),
+        delivered: fc.trace_delivered.then(|| {
+            let s = Series::new(
+                vec!["delivered_bytes"],
+                cfg.sample_interval_ns,
+                cfg.max_samples,
+            );
+            (0.0, s)
+        }),
     })
 }
 
@@ -542,6 +553,10 @@ impl Sim {
         match pkt.kind {
             Kind::Data if self.flows[f].source.is_some() => {
                 let fl = &mut self.flows[f];
+                if let Some((b, s)) = &mut fl.delivered {
+                    s.fill_before(t + 1, &[*b]);
+                    *b += pkt.size as f64;
+                }
                 if t >= self.warmup {
                     fl.bytes_window += pkt.size as u64;
                 }
@@ -552,7 +567,14 @@ impl Sim {
             Kind::Data => {
                 let in_window = t >= self.warmup;
                 let fl = &mut self.flows[f];
-                if let Some(mut a) = fl.receiver.on_data(&pkt, t, in_window) {
+                if let Some((b, s)) = &mut fl.delivered {
+                    s.fill_before(t + 1, &[*b]);
+                }
+                let ack = fl.receiver.on_data(&pkt, t, in_window);
+                if let Some((b, _)) = &mut fl.delivered {
+                    *b = fl.receiver.stats.delivered_total as f64 * fl.mss as f64;
+                }
+                if let Some(mut a) = ack {
                     a.flow = f as u32;
                     self.out.push(a);
                     self.inject_out(f, t);
@@ -768,6 +790,12 @@ impl Sim {
             let cwnd = fl.sender.cwnd;
             if let Some(cs) = &mut fl.cwnd_series {
                 cs.fill_before(end + 1, &[cwnd]);
+            }
+            if let Some((b, s)) = &mut fl.delivered {
+                if fl.source.is_none() {
+                    *b = fl.receiver.stats.delivered_total as f64 * fl.mss as f64;
+                }
+                s.fill_before(end + 1, &[*b]);
             }
         }
         if !v.is_empty() {

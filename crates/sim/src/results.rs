@@ -356,6 +356,13 @@ pub fn collect(sim: &Sim) -> Results {
             stop_s: (f.stop != Time::MAX).then(|| secs(f.stop as f64)),
             ..udp_summary(f)
         });
+        if let Some((_, ds)) = &f.delivered {
+            series.push(NamedSeries {
+                name: format!("delivered:{}", f.name),
+                t: ds.t.clone(),
+                cols: vec![("delivered_bytes".into(), ds.cols[0].clone())],
+            });
+        }
         if let Some(cs) = &f.cwnd_series {
             series.push(NamedSeries {
                 name: format!("flow:{}", f.name),

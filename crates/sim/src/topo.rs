@@ -174,6 +174,7 @@ impl Dumbbell {
                 poisson: None,
                 source: None,
                 stop_ns: None,
+                trace_delivered: false,
             });
         }
         Config {
