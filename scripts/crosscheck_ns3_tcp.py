@@ -41,7 +41,6 @@ TCP = {
     "min_rto": "1s",
 }
 NS3_TCP = [
-    "--tcp=cubic",
     "--recovery=prr",
     "--sack=1",
     "--timestamps=1",
@@ -72,19 +71,20 @@ def dumps(d: dict) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def write_case(case: str, wait: bool, workdir: Path) -> Path:
-    """The case's scenario with ns-3's default TCP (and RED's ``wait``), as a TOML file."""
+def write_case(case: str, wait: bool, workdir: Path, cc: str = "cubic") -> Path:
+    """The case's scenario with ns-3's default TCP (and RED's ``wait``), as a TOML file;
+    ``cc = "newreno"`` swaps CUBIC for NewReno congestion control (aqmlab's ``sack`` variant)."""
     d = tomllib.loads((SCEN_DIR / f"{case}.toml").read_text())
-    d["tcp"] = {**d["tcp"], **TCP}
+    d["tcp"] = {**d["tcp"], **TCP, "variant": "cubic" if cc == "cubic" else "sack"}
     if d["aqm"]["name"] == "red":
         d["aqm"]["wait"] = wait
-    p = workdir / "cases" / f"{case}.wait{int(wait)}.toml"
+    p = workdir / "cases" / f"{case}.{cc}.wait{int(wait)}.toml"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(dumps(d))
     return p
 
 
-def ns3(exe: Path, toml: Path, wait: bool, workdir: Path) -> dict:
+def ns3(exe: Path, toml: Path, wait: bool, workdir: Path, cc: str = "cubic") -> dict:
     """Runs the ns-3 side of one case."""
     from aqmlab import scenario
 
@@ -122,6 +122,7 @@ def ns3(exe: Path, toml: Path, wait: bool, workdir: Path) -> dict:
         f"--meanPktSize={PKT}",
         *flags,
         *NS3_TCP,
+        f"--tcp={cc}",
     ]
     res, _wall, cpu = base.timed(cmd)
     if res.returncode != 0:
@@ -135,29 +136,32 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", nargs="+", default=["red-het-n10"])
     ap.add_argument("--wait", nargs="+", type=int, default=[0, 1])
+    ap.add_argument("--cc", nargs="+", default=["cubic"], choices=["cubic", "newreno"])
     ap.add_argument("--ns3-venv", type=Path, default=Path("/work/ns3venv"))
     ap.add_argument("--workdir", type=Path, default=ROOT / "target" / "crosscheck-ns3-tcp")
     a = ap.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
     exe = codel.build(a.ns3_venv, a.workdir)
-    for case in a.cases:
-        for wait in a.wait:
-            toml = write_case(case, bool(wait), a.workdir)
-            ours = codel.run_ours(toml, a.workdir, 1)
-            theirs = ns3(exe, toml, bool(wait), a.workdir)
-            q3 = theirs["qdisc_mean_pkts"] + theirs["devq_mean_pkts"]
-            g3 = theirs["goodput_total_bps"]
-            res = {"case": case, "wait": wait, "ours": ours, "ns3": theirs}
-            (a.workdir / f"{case}.wait{wait}.json").write_text(json.dumps(res, indent=1))
-            print(
-                f"{case} wait={wait}: goodput ours {ours['goodput_total_bps'] / 1e6:.2f} "
-                f"ns-3 {g3 / 1e6:.2f} Mb/s ({ours['goodput_total_bps'] / g3 - 1:+.1%}); "
-                f"mean queue ours {ours['queue_mean_pkts']:.1f} ns-3 {q3:.1f} "
-                f"({ours['queue_mean_pkts'] / q3 - 1:+.1%}); loss ours {ours['loss_ratio']:.4f} "
-                f"ns-3 {theirs['loss_ratio']:.4f}; timeouts ours {ours['timeouts']}; "
-                f"ns-3 cpu {theirs['cpu_s']:.0f} s",
-                flush=True,
-            )
+    runs = [(case, cc, w) for case in a.cases for cc in a.cc for w in a.wait]
+    for case, cc, wait in runs:
+        if "red" not in case and wait:
+            continue
+        toml = write_case(case, bool(wait), a.workdir, cc)
+        ours = codel.run_ours(toml, a.workdir, 1)
+        theirs = ns3(exe, toml, bool(wait), a.workdir, cc)
+        q3 = theirs["qdisc_mean_pkts"] + theirs["devq_mean_pkts"]
+        g3 = theirs["goodput_total_bps"]
+        res = {"case": case, "cc": cc, "wait": wait, "ours": ours, "ns3": theirs}
+        (a.workdir / f"{toml.stem}.json").write_text(json.dumps(res, indent=1))
+        print(
+            f"{case} {cc} wait={wait}: goodput ours {ours['goodput_total_bps'] / 1e6:.2f} "
+            f"ns-3 {g3 / 1e6:.2f} Mb/s ({ours['goodput_total_bps'] / g3 - 1:+.1%}); "
+            f"mean queue ours {ours['queue_mean_pkts']:.1f} ns-3 {q3:.1f} "
+            f"({ours['queue_mean_pkts'] / q3 - 1:+.1%}); loss ours {ours['loss_ratio']:.4f} "
+            f"ns-3 {theirs['loss_ratio']:.4f}; timeouts ours {ours['timeouts']}; "
+            f"ns-3 cpu {theirs['cpu_s']:.0f} s",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
