@@ -6,12 +6,12 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium
+.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium dist dist-check
 
-$(STAMP): pyproject.toml Cargo.toml $(wildcard crates/*/Cargo.toml)
+$(STAMP): pyproject.toml constraints.txt Cargo.toml $(wildcard crates/*/Cargo.toml)
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip==25.3
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -53,5 +53,14 @@ bench: build
 docs: build
 	$(BIN)/python scripts/gen_algorithms_doc.py
 
+# A wheel for pip (abi3: one wheel for CPython >= 3.11), installable without Rust: dist/*.whl.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/maturin build --release --strip --quiet --out dist
+
+# Installs that wheel into a fresh venv with no cargo on PATH and runs `aqmlab run` from it.
+dist-check: dist
+	AQMLAB_WHEEL_TEST=1 $(BIN)/pytest tests/test_wheel.py
+
 clean:
-	rm -rf target $(VENV) runs
+	rm -rf target $(VENV) runs dist

@@ -180,7 +180,7 @@ class SimRun:
 
 def run_sim(st: Setting, seed: int) -> SimRun:
     t0 = time.perf_counter()
-    res = aqmlab.run(st.scenario, seed=seed, plot=False)
+    res = aqmlab.run(st.scenario, seed=seed)
     wall = time.perf_counter() - t0
     df = res.queue
     t = df["t_s"].to_numpy()

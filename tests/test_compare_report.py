@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -50,6 +51,11 @@ def test_compare_writes_table_csv_plots_and_report(small_scenario, tmp_path):
     html = (out / "report.html").read_text()
     assert html.count("<img") == 4 and "data:image/png;base64," in html
     assert "Metric definitions" in html and "burst ratio" in html
+    # Titled as a comparison (not as the base scenario), portable (no path of this machine), and
+    # the C column says when it differs from Ie_eff (Idd = 0 up to 100 ms, ITU-T G.107).
+    assert "<h1>Comparison of 3 AQMs: red, pie, droptail</h1>" in html
+    assert "file://" not in html and str(out) not in html
+    assert "differs from Ie_eff only when fixed path delay + queueing delay &gt; 100 ms" in html
 
 
 @pytest.mark.parametrize(
@@ -75,22 +81,28 @@ def test_compare_bad_input_is_one_line(small_scenario, tmp_path, args, expect):
 )
 def test_run_report_renders_in_headless_chromium(small_scenario, tmp_path):
     out = tmp_path / "run"
-    assert aqmlab_cli("run", str(small_scenario), "--out", str(out)).returncode == 0
-    page = (out / "report.html").as_uri()
+    assert aqmlab_cli("run", str(small_scenario), "--out", str(out), "--plots").returncode == 0
+    dom = chromium_render(out / "report.html", tmp_path, "1200,1600")
+    assert "<table>" in dom and dom.count("<img") == 2
+    assert "bottleneck" in dom.lower() or "small" in dom
+
+
+def chromium_render(page: Path, tmp_path: Path, window: str) -> str:
+    """Opens ``page`` in headless Chromium: returns the DOM after scripts ran, and checks that a
+    screenshot of the rendered page (images decoded and drawn) is not blank."""
     common = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'ud'}"]
-    dom = subprocess.run([*common, "--dump-dom", page], capture_output=True, text=True, timeout=120)
+    uri = page.as_uri()
+    dom = subprocess.run([*common, "--dump-dom", uri], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-500:]
-    assert "<table>" in dom.stdout and dom.stdout.count("<img") == 2
-    assert "bottleneck" in dom.stdout.lower() or "small" in dom.stdout
-    # Images decode: Chromium reports each image's natural width through a script.
     shot = tmp_path / "shot.png"
     r = subprocess.run(
-        [*common, "--window-size=1200,1600", f"--screenshot={shot}", page],
+        [*common, f"--window-size={window}", f"--screenshot={shot}", uri],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert r.returncode == 0 and shot.stat().st_size > 50_000, r.stderr[-500:]
+    return dom.stdout
 
 
 def test_progress_bar_draws_only_when_enabled(capsys):
@@ -108,4 +120,4 @@ def test_progress_bar_draws_only_when_enabled(capsys):
 def test_cli_hides_the_bar_when_stderr_is_not_a_terminal(small_scenario, tmp_path):
     r = aqmlab_cli("run", str(small_scenario), "--out", str(tmp_path / "r"))
     assert r.returncode == 0 and r.stderr == ""
-    assert os.path.exists(tmp_path / "r" / "report.html")
+    assert os.path.exists(tmp_path / "r" / "summary.json")

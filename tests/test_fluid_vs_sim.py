@@ -82,7 +82,7 @@ def test_fluid_trajectory_converges_to_q0(small):
 def test_simulated_queue_averages_to_the_fluid_equilibrium(small, seed):
     sc, net, law = small
     q0 = fl.equilibrium(net, law).q0
-    res = aqmlab.run(sc, seed=seed, plot=False)
+    res = aqmlab.run(sc, seed=seed)
     df = res.queue
     q = df["queue_pkts"].to_numpy()[df["t_s"].to_numpy() >= WARMUP_S]
     assert res.bottleneck["utilisation"] > 0.99  # the link stays busy: the PI has a queue to act on

@@ -14,7 +14,7 @@ from conftest import ROOT, SMALL, aqmlab_cli
 
 def test_run_writes_summary_series_and_plot(small_scenario, tmp_path):
     out = tmp_path / "res"
-    r = aqmlab_cli("run", str(small_scenario), "--out", str(out))
+    r = aqmlab_cli("run", str(small_scenario), "--out", str(out), "--plots")
     assert r.returncode == 0, r.stderr
     assert "bottleneck" in r.stdout and "Jain" in r.stdout
     s = json.loads((out / "summary.json").read_text())

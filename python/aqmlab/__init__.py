@@ -6,20 +6,57 @@ The main entry points::
     res = aqmlab.run("scenarios/default.toml")     # or a dict, or aqmlab.Scenario(...)
     res.bottleneck["utilisation"], res.queue, res.flows
     res = aqmlab.load("runs/demo")
+    aqmlab.sweep("study.toml", out="runs/study")   # many runs; see docs/sweeps.md
+    df = aqmlab.load_sweep("runs/study")
+
+Importing ``aqmlab`` is cheap: every module (the Rust extension, pandas, the theory's scipy) is
+loaded on first use.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from aqmlab.errors import InputError
 
-__all__ = ["InputError", "Scenario", "load", "load_scenario", "run"]
+if TYPE_CHECKING:
+    from aqmlab.runner import Result
+    from aqmlab.scenario import Scenario
+
+__all__ = ["InputError", "Scenario", "load", "load_scenario", "load_sweep", "run", "sweep"]
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
+def run(
+    sc: Scenario | str | Path | dict[str, Any],
+    *,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    progress: bool = False,
+    plot: bool = False,
+) -> Result:
+    """Runs a scenario (an object, a dict or a TOML path) and returns its Result.
+
+    With ``out``, writes the run directory there; with ``plot`` as well, its ``queue.png``,
+    ``goodput.png`` and ``report.html`` (they can also be drawn later: ``aqmlab report DIR``).
+    """
+    from aqmlab import runner
+
+    extra = None
+    if plot:
+        from aqmlab import report
+
+        extra = report.run_outputs
+    return runner.run(sc, seed=seed, out=out, progress=progress, extra_outputs=extra)
+
+
+def __getattr__(name: str) -> Any:
     # Lazy, so that `import aqmlab.theory` needs neither the Rust extension nor pandas.
-    if name in ("run", "load"):
+    if name == "load":
         from aqmlab import runner
 
-        return getattr(runner, name)
+        return runner.load
     if name == "Scenario":
         from aqmlab.scenario import Scenario
 
@@ -28,4 +65,9 @@ def __getattr__(name: str):
         from aqmlab.scenario import load
 
         return load
+    if name in ("sweep", "load_sweep"):
+        # aqmlab.sweep is a package whose module object is callable: aqmlab.sweep(...) runs one.
+        import aqmlab.sweep as _sweep_pkg
+
+        return _sweep_pkg if name == "sweep" else _sweep_pkg.load_sweep
     raise AttributeError(name)

@@ -1,7 +1,9 @@
 """The ``aqmlab`` command.
 
 Exit codes: 0 success; 2 bad input (one line naming the field and what is allowed); 3 a run whose
-end-of-run invariants failed (its results are not written as complete); 1 an internal error.
+end-of-run invariants failed (its results are not written as complete); 4 a sweep that finished
+with failed runs (recorded with their errors); 130 / 143 interrupted by SIGINT / SIGTERM;
+1 an internal error.
 """
 
 from __future__ import annotations
@@ -100,13 +102,83 @@ def _cmd_run(args: argparse.Namespace) -> int:
     path = default_scenario_path() if args.scenario is None else Path(args.scenario)
     sc = scenario.load(path)
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-seed{args.seed or sc.seed}"
-    res = runner.run(sc, seed=args.seed, out=out, progress=sys.stderr.isatty() and not args.quiet)
+    extra = None
+    if args.plots or args.vector:
+        from functools import partial
+
+        from aqmlab import report
+
+        extra = partial(report.run_outputs, vector=args.vector)
+    res = runner.run(
+        sc,
+        seed=args.seed,
+        out=out,
+        progress=sys.stderr.isatty() and not args.quiet,
+        extra_outputs=extra,
+    )
     print_summary(res)
+    files = "queue.png, report.html" if extra else f"plots: aqmlab report {res.out_dir}"
     print(
-        f"wrote {res.out_dir}/ (summary.json, time series .parquet, queue.png, report.html) "
+        f"wrote {res.out_dir}/ (summary.json, time series .parquet; {files}) "
         f"in {res.wall_s:.2f} s wall",
         file=sys.stdout,
     )
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from aqmlab.sweep import engine, spec
+
+    sw = spec.load(args.sweep)
+    out = Path(args.out) if args.out else Path("runs") / sw.name
+    n = len(sw.points) * len(sw.seeds)
+    print(f"sweep {sw.name}: {len(sw.points)} points x {len(sw.seeds)} seeds = {n} runs")
+    if args.dry_run:
+        for label, point, _ in sw.points:
+            print(f"  {label}: " + ", ".join(f"{k}={v!r}" for k, v in point.items()))
+        return 0
+    res = engine.run(
+        sw,
+        out,
+        jobs=args.jobs,
+        dask=args.dask,
+        retry_failed=args.retry_failed,
+        quiet=args.quiet,
+    )
+    print(
+        f"{res.total} runs: {res.reused} already recorded, {res.ran} run now, "
+        f"{res.failed} failed; wrote {out}/runs.parquet and {out}/points.parquet"
+    )
+    if args.plots:
+        from aqmlab.sweep import report as sweep_report
+
+        print(f"wrote {sweep_report.write(out)} (figures in {out / 'plots'}/)")
+    if res.failed:
+        print(f"first failure: {res.first_error}", file=sys.stderr)
+        return 4
+    return 0
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    sys.stdout.write(shtab.complete(build_parser(theory=True), shell=args.shell))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    d = Path(args.dir)
+    if (d / "sweep.json").is_file() and (d / "runs").is_dir():
+        from aqmlab.sweep import report as sweep_report
+
+        page = sweep_report.write(d)
+        print(f"wrote {page} (figures as PNG, SVG and PDF in {d / 'plots'}/)")
+        return 0
+    from aqmlab import report
+
+    page = report.report_dir(d, vector=args.vector)
+    also = " and .svg/.pdf" if args.vector else ""
+    print(f"wrote {page} (and queue.png, goodput.png{also} beside it)")
     return 0
 
 
@@ -130,9 +202,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full command-line parser."""
+def _version() -> str:
+    from aqmlab import __version__
+
+    return f"aqmlab {__version__}"
+
+
+def build_parser(theory: bool = True) -> argparse.ArgumentParser:
+    """The command-line parser. With ``theory`` false, ``theory`` is a placeholder entry (its
+    subcommands import scipy, which costs more than the rest of start-up: :func:`main` builds it
+    only when the command line names it)."""
     p = _Parser(prog="aqmlab", description="Design, test and compare AQM algorithms.")
+    p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a scenario file")
@@ -140,13 +221,40 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="results directory (default: runs/<name>-seed<seed>)")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument(
+        "--plots", action="store_true", help="also draw queue.png and report.html (slower)"
+    )
+    r.add_argument("--vector", action="store_true", help="--plots, and the plots as SVG and PDF")
     r.set_defaults(func=_cmd_run)
 
     d = sub.add_parser("demo", help="run the embedded default scenario (RED dumbbell)")
     d.add_argument("--out", default="runs/demo", help="results directory (default: runs/demo)")
     d.add_argument("--seed", type=int)
     d.add_argument("--quiet", action="store_true")
-    d.set_defaults(func=_cmd_run, scenario=None)
+    d.add_argument("--no-plots", dest="plots", action="store_false", help="no plots or report")
+    d.set_defaults(func=_cmd_run, scenario=None, plots=True, vector=False)
+
+    sw = sub.add_parser("sweep", help="many runs over axes of a scenario (docs/sweeps.md)")
+    sw.add_argument("sweep", help="TOML sweep file")
+    sw.add_argument("--out", help="sweep directory (default: runs/<sweep name>)")
+    sw.add_argument("--jobs", type=int, help="local worker processes (default: every core)")
+    sw.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a Dask scheduler (or 'local': a LocalCluster)"
+    )
+    sw.add_argument("--retry-failed", action="store_true", help="run recorded failures again")
+    sw.add_argument("--dry-run", action="store_true", help="validate and list the points only")
+    sw.add_argument("--plots", action="store_true", help="also write report.html and plots/")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_cmd_sweep)
+
+    rep = sub.add_parser(
+        "report", aliases=["plot"], help="draw the plots and HTML report of a run or a sweep"
+    )
+    rep.add_argument("dir", help="a directory written by 'aqmlab run' or 'aqmlab sweep'")
+    rep.add_argument(
+        "--vector", action="store_true", help="a run's plots also as SVG and PDF (sweeps: always)"
+    )
+    rep.set_defaults(func=_cmd_report)
 
     c = sub.add_parser("compare", help="run one scenario under several AQMs")
     c.add_argument("scenario", help="TOML scenario")
@@ -163,10 +271,28 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--jobs", type=int, default=2, help="runs in parallel (default 2)")
     c.set_defaults(func=_cmd_compare)
 
+    comp = sub.add_parser(
+        "completion",
+        help="print a shell completion script",
+        description='Print a completion script: eval "$(aqmlab completion bash)" in ~/.bashrc, '
+        "or aqmlab completion zsh > ~/.zfunc/_aqmlab.",
+    )
+    comp.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    comp.set_defaults(func=_cmd_completion)
+
     lst = sub.add_parser("list", help="algorithms with their parameters and defaults")
     lst.add_argument("--markdown", action="store_true", help="as Markdown tables")
     lst.set_defaults(func=_cmd_list)
 
+    from aqmlab.reproduce import cli as reproduce_cli
+
+    reproduce_cli.register(sub)
+    from aqmlab.testbed import cli as testbed_cli  # real packets (docs/testbed.md)
+
+    testbed_cli.register(sub)
+    if not theory:
+        sub.add_parser("theory", help=_THEORY_HELP)
+        return p
     try:
         from aqmlab.theory import cli as theory_cli
     except ImportError:  # the theory module is optional at import time
@@ -176,19 +302,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_THEORY_HELP = "analytic models: dropping-function queue, TCP/AQM fluid model, Routh-Hurwitz"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `aqmlab list | head` ends quietly
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     try:
+        args = build_parser(theory="theory" in argv).parse_args(argv)
         return int(args.func(args) or 0)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if "sweep" in argv:
+            print(
+                "\ninterrupted: finished runs are kept; the same command resumes", file=sys.stderr
+            )
+            return 143 if type(e).__name__ == "TerminatedError" else 130
         print("\ninterrupted: no results were written as complete", file=sys.stderr)
+        # An interrupt that lands in code an extension runs with PyRun_String during an import
+        # leaves CPython's "unhandled KeyboardInterrupt" flag set, and the interpreter then kills
+        # itself with SIGINT at exit instead of returning 130; running a string clears the flag.
+        exec("pass")
         return 130
     except Exception as e:
         from aqmlab import _core

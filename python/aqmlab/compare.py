@@ -142,6 +142,9 @@ def compare(
     table = variants(sc, aqms, params or [])
     out_p = Path(out) if out is not None else None
     if out_p is not None:
+        from aqmlab.limits import check_output_dir
+
+        check_output_dir(out_p, "out")  # a clear refusal instead of an OSError (issue 13)
         out_p.mkdir(parents=True, exist_ok=True)
         (out_p / "compare.csv").unlink(missing_ok=True)  # complete only when rewritten
     tasks = [(sc, label, t, seed, out_p / label if out_p else None) for label, t in table.items()]

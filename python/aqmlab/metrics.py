@@ -554,3 +554,84 @@ def percentiles(samples: ArrayLike, qs: Iterable[float] = (50, 90, 99)) -> dict[
         return {float(q): math.nan for q in q_arr}
     vals = np.percentile(s, q_arr)
     return {float(q): float(v) for q, v in zip(q_arr, vals, strict=True)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Finite transfers and fairness per flow group (docs/metrics.md, "Flow completion times").
+
+#: Size bins of the FCT summary: (label, lower bound inclusive, upper bound exclusive), bytes.
+SIZE_BINS = (
+    ("<10kB", 0.0, 1e4),
+    ("10kB-100kB", 1e4, 1e5),
+    ("100kB-1MB", 1e5, 1e6),
+    (">=1MB", 1e6, math.inf),
+)
+
+
+def ideal_fct(size_bytes: float, base_rtt_s: float, path_rate_bps: float) -> float:
+    """The completion time of a transfer alone on its path with no window limit: one base
+    round-trip time plus the payload at the slowest link's rate (the reference of FCT slowdowns,
+    Alizadeh et al., pFabric, SIGCOMM 2013, s. 5)."""
+    size = _scalar("size_bytes", size_bytes)
+    rtt = _scalar("base_rtt_s", base_rtt_s)
+    rate = _scalar("path_rate_bps", path_rate_bps)
+    if size <= 0 or rtt < 0 or rate <= 0:
+        raise InputError("ideal_fct: size > 0, base RTT >= 0 and rate > 0 required")
+    return rtt + size * 8 / rate
+
+
+def _fct_stats(fct: list[float], slow: list[float]) -> dict[str, float | int]:
+    if not fct:
+        return {"count": 0}
+    f, s = np.asarray(fct), np.asarray(slow)
+    return {
+        "count": len(fct),
+        "mean_s": float(f.mean()),
+        "median_s": float(np.median(f)),
+        "p99_s": float(np.percentile(f, 99)),
+        "slowdown_mean": float(s.mean()),
+        "slowdown_median": float(np.median(s)),
+        "slowdown_p99": float(np.percentile(s, 99)),
+    }
+
+
+def fct_summary(flows: list[dict]) -> dict:
+    """FCT of the finite TCP flows that finished: mean, median, p99, slowdown (FCT / ideal FCT)
+    overall and by size bin (:data:`SIZE_BINS`); ``unfinished`` counts those still running at the
+    end (they are not in the statistics, which therefore favour short flows if many remain)."""
+    finite = [f for f in flows if f.get("size_bytes") is not None]
+    done = [f for f in finite if f.get("completion_s") is not None]
+    out: dict = {"finite_flows": len(finite), "unfinished": len(finite) - len(done)}
+    rows = []
+    for f in done:
+        ideal = ideal_fct(f["size_bytes"], f["base_rtt_s"], f["path_rate_bps"])
+        rows.append((f["size_bytes"], f["completion_s"], f["completion_s"] / ideal))
+    out["all"] = _fct_stats([r[1] for r in rows], [r[2] for r in rows])
+    out["by_size"] = {
+        label: _fct_stats(
+            [r[1] for r in rows if lo <= r[0] < hi], [r[2] for r in rows if lo <= r[0] < hi]
+        )
+        for label, lo, hi in SIZE_BINS
+    }
+    return out
+
+
+def flow_group(name: str) -> str:
+    """The group of a flow named ``group.index`` (the names the scenario builder gives)."""
+    return name.rsplit(".", 1)[0]
+
+
+def fairness(flows: list[dict]) -> dict:
+    """Jain's index of goodput per flow group, and ``jain_goodput`` over the bulk TCP flows only
+    (no size, not open-loop): finite transfers and open-loop sources are never folded into one
+    index with bulk flows (their goodputs measure how much they had to send, not their share)."""
+    groups: dict[str, list[float]] = {}
+    for f in flows:
+        groups.setdefault(flow_group(f["name"]), []).append(f["goodput_bps"])
+    bulk = [
+        f["goodput_bps"] for f in flows if f.get("size_bytes") is None and f.get("udp_sent") is None
+    ]
+    return {
+        "jain_goodput": jain_index(np.asarray(bulk, dtype=float)) if bulk else math.nan,
+        "groups": {g: jain_index(np.asarray(v, dtype=float)) for g, v in groups.items()},
+    }

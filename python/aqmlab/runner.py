@@ -1,10 +1,15 @@
-"""Running a scenario and reading results back.
+"""Running a scenario and reading results back (the run layer: no plots, no reports).
 
 A run directory holds ``summary.json`` (deterministic: the same scenario and seed give the same
-bytes), ``config.json`` (the network the simulator ran), one Parquet file per time series,
-``queue.png`` and ``run.json`` (wall-clock time and speed; not deterministic, so kept apart). It is
+bytes), ``config.json`` (the network the simulator ran), ``scenario.json``, one Parquet file per
+time series and ``run.json`` (wall-clock time and speed; not deterministic, so kept apart). It is
 written under ``<dir>.partial`` and renamed when complete, so an interrupted run never leaves a
-directory that looks complete.
+directory that looks complete. Plots and the HTML report are the presentation layer's
+(:mod:`aqmlab.report`); a caller may add them to the directory before it is completed through
+``extra_outputs``.
+
+This module imports neither pandas nor matplotlib nor scipy: a run costs the simulation, numpy,
+pydantic and (when writing) pyarrow. The DataFrames of a :class:`Result` are built on first use.
 """
 
 from __future__ import annotations
@@ -14,34 +19,86 @@ import math
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from aqmlab import metrics, scenario, units
 from aqmlab.errors import InputError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 SUMMARY = "summary.json"
 
+#: A time series as named columns of equal length (``t_s`` first).
+Columns = dict[str, np.ndarray]
 
-@dataclass
+
 class Result:
-    """The outcome of a run."""
+    """The outcome of a run: ``summary`` (the dict of summary.json), the time series, and the
+    DataFrames ``links``, ``flows``, ``series`` and ``queue`` (built with pandas on first use)."""
 
-    summary: dict[str, Any]
-    links: pd.DataFrame
-    flows: pd.DataFrame
-    series: dict[str, pd.DataFrame] = field(default_factory=dict)
-    out_dir: Path | None = None
-    wall_s: float = float("nan")
+    def __init__(
+        self,
+        summary: dict[str, Any],
+        columns: dict[str, Columns] | None = None,
+        *,
+        scenario: dict[str, Any] | None = None,
+        out_dir: Path | None = None,
+        wall_s: float = float("nan"),
+        series: dict[str, pd.DataFrame] | None = None,
+        links: pd.DataFrame | None = None,
+        flows: pd.DataFrame | None = None,
+    ) -> None:
+        """``columns`` are the time series as numpy columns; a producer that has DataFrames
+        (the testbed) may give ``series`` instead, and its own ``links``/``flows`` tables."""
+        self.summary = summary
+        self.columns = columns or {}
+        self._series: dict[str, pd.DataFrame] | None = None
+        if series is not None:
+            self._series = dict(series)
+            for name, df in series.items():
+                self.columns[name] = {c: df[c].to_numpy() for c in df.columns}
+        self.scenario = scenario
+        self.out_dir = out_dir
+        self.wall_s = wall_s
+        self._links = links
+        self._flows = flows
 
     @property
     def bottleneck(self) -> dict[str, Any]:
         """The summary of the AQM-guarded bottleneck link."""
         return next(x for x in self.summary["links"] if x["name"] == "bottleneck")
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """One row per monitored link (the summary's scalars)."""
+        if self._links is not None:
+            return self._links
+        import pandas as pd
+
+        return pd.DataFrame(self.summary["links"]).drop(columns=["aqm_stats"], errors="ignore")
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """One row per flow."""
+        if self._flows is not None:
+            return self._flows
+        import pandas as pd
+
+        return pd.DataFrame(self.summary["flows"])
+
+    @property
+    def series(self) -> dict[str, pd.DataFrame]:
+        """The time series by name (``link:<name>``), one DataFrame each."""
+        if self._series is None:
+            import pandas as pd
+
+            self._series = {k: pd.DataFrame(v) for k, v in self.columns.items()}
+        return self._series
 
     @property
     def queue(self) -> pd.DataFrame:
@@ -61,7 +118,7 @@ def _clean(x: Any) -> Any:
 
 
 def _enrich(
-    summary: dict[str, Any], sc: scenario.Scenario, series: dict[str, pd.DataFrame]
+    summary: dict[str, Any], sc: scenario.Scenario, series: dict[str, Columns]
 ) -> dict[str, Any]:
     """Adds the metrics computed from the simulator's counters and series (docs/metrics.md)."""
     m = sc.metrics
@@ -84,16 +141,16 @@ def _enrich(
         )
         q = series.get(f"link:{link['name']}")
         link["settling_time_s"] = math.nan
-        if q is not None and len(q) > 4:
+        if q is not None and len(q["t_s"]) > 4:
             link["settling_time_s"] = metrics.settling_time(
-                q["t_s"].to_numpy(),
-                q["queue_pkts"].to_numpy(),
+                q["t_s"],
+                q["queue_pkts"],
                 band=m.settling_band,
                 smoothing_s=smoothing,
                 final_fraction=m.settling_final_fraction,
             )
-    goodputs = [f["goodput_bps"] for f in summary["flows"]]
-    summary["fairness"] = {"jain_goodput": metrics.jain_index(np.asarray(goodputs, dtype=float))}
+    summary["fairness"] = metrics.fairness(summary["flows"])
+    summary["fct"] = metrics.fct_summary(summary["flows"])
     summary["scenario"] = {"name": sc.name, "description": sc.description}
     summary["metric_parameters"] = {
         "fixed_path_delay_s": fixed,
@@ -108,14 +165,14 @@ def _enrich(
     return summary
 
 
-def _series_frames(raw: dict[str, Any]) -> dict[str, pd.DataFrame]:
+def _series_columns(raw: dict[str, Any]) -> dict[str, Columns]:
+    """The simulator's little-endian buffers as numpy columns (times in seconds)."""
     out = {}
     for name, (t_bytes, cols) in raw.items():
-        t = np.frombuffer(t_bytes, dtype="<u8").astype(float) / 1e9
-        df = pd.DataFrame({"t_s": t})
+        table = {"t_s": np.frombuffer(t_bytes, dtype="<u8").astype(float) / 1e9}
         for c, b in cols.items():
-            df[c] = np.frombuffer(b, dtype="<f8")
-        out[name] = df
+            table[c] = np.frombuffer(b, dtype="<f8")
+        out[name] = table
     return out
 
 
@@ -125,10 +182,12 @@ class _Progress:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.t0 = time.perf_counter()
+        self.ticker = None  # lines while a large network is built (limits.BuildTicker)
 
     def __call__(self, now_s: float, end_s: float, events: int) -> None:
         if not self.enabled:
             return
+        self.stop_ticker()
         frac = min(1.0, now_s / end_s) if end_s > 0 else 1.0
         el = time.perf_counter() - self.t0
         bar = "#" * int(frac * 30)
@@ -138,7 +197,19 @@ class _Progress:
         )
         sys.stderr.flush()
 
+    def stage(self, text: str) -> None:
+        """A line saying what a long preparation step is doing."""
+        if self.enabled:
+            el = time.perf_counter() - self.t0
+            sys.stderr.write(f"[{el:6.1f} s] {text}\n")
+            sys.stderr.flush()
+
+    def stop_ticker(self) -> None:
+        if self.ticker is not None:
+            self.ticker.stop()
+
     def done(self) -> None:
+        self.stop_ticker()
         if self.enabled:
             sys.stderr.write("\n")
 
@@ -151,68 +222,117 @@ def _as_scenario(sc: scenario.Scenario | str | Path | dict) -> scenario.Scenario
     return scenario.load(sc)
 
 
+#: Called with the result and the ``.partial`` directory before it is completed: how a caller
+#: adds files (plots, a report) without the runner knowing about them.
+ExtraOutputs = Callable[[Result, Path], None]
+
+
 def run(
     sc: scenario.Scenario | str | Path | dict,
     *,
     seed: int | None = None,
     out: str | Path | None = None,
     progress: bool = False,
-    plot: bool = True,
+    extra_outputs: ExtraOutputs | None = None,
 ) -> Result:
     """Runs a scenario (an object, a dict or a TOML path) and returns its :class:`Result`.
 
     With ``out``, writes the run directory there (replacing an earlier one only once the new one
-    is complete).
+    is complete); ``extra_outputs`` may add files to it first.
     """
     from aqmlab import _core
 
     sc = _as_scenario(sc)
-    cfg = scenario.build_config(sc, seed)
+    if out is not None:  # refused before simulating, not after (issue 13)
+        from aqmlab.limits import check_output_dir
+
+        check_output_dir(out, "out")
     bar = _Progress(progress)
-    t0 = time.perf_counter()
+    _announce_build(sc, bar)
     try:
-        summary_json, raw = _core.simulate(
-            json.dumps(cfg), bar, max(cfg["duration_ns"] / 1e9 / 50, 0.05)
-        )
+        cfg = scenario.build_config(sc, seed)
+    except BaseException:
+        bar.stop_ticker()
+        raise
+    end_s = cfg["duration_ns"] / 1e9
+    # The description as text; the dicts (GBs for a million flows) are freed before simulating.
+    cfg = _config_text(cfg)
+    t0 = bar.t0 = time.perf_counter()
+    try:
+        summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05))
     except ValueError as e:
-        bar.done()
         raise InputError(str(e)) from None
     finally:
-        pass
+        bar.done()
     wall = time.perf_counter() - t0
-    bar.done()
-    series = _series_frames(raw)
-    summary = _enrich(json.loads(summary_json), sc, series)
-    res = Result(
-        summary=summary,
-        links=pd.DataFrame(summary["links"]).drop(columns=["aqm_stats"]),
-        flows=pd.DataFrame(summary["flows"]),
-        series=series,
-        wall_s=wall,
-    )
+    columns = _series_columns(raw)
+    summary = _enrich(json.loads(summary_json), sc, columns)
+    res = Result(summary, columns, scenario=sc.model_dump(), wall_s=wall)
     if out is not None:
-        res.out_dir = write(res, sc, cfg, Path(out), plot=plot)
+        res.out_dir = write(res, cfg, Path(out), extra_outputs)
     return res
 
 
-def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plot: bool = True) -> Path:
+def _write_parquet(table: Columns, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # float64 arrays from raw buffers: pa.array(ndarray) and pa.table(dict) import pandas
+    # (0.3-0.5 s) only to test whether their argument is a pandas object. The simulator's
+    # series are all float64; other producers' columns (the testbed's) go through pa.array.
+    arrays = []
+    for v in table.values():
+        if v.dtype == np.float64:
+            x = np.ascontiguousarray(v, dtype="<f8")
+            arrays.append(pa.Array.from_buffers(pa.float64(), len(x), [None, pa.py_buffer(x)]))
+        else:
+            arrays.append(pa.array(v))
+    pq.write_table(pa.Table.from_arrays(arrays, names=list(table)), path)
+
+
+# Issue 13 item 15: a large network is described and built for a while before the first
+# simulated second; say what is being built, with the memory estimate, so the wait is explained.
+_LARGE = 20_000
+
+
+def _announce_build(sc: scenario.Scenario, bar: _Progress):
+    from aqmlab import limits
+
+    size = limits.check(sc)
+    if size.flows + size.hosts >= _LARGE:
+        bar.stage(
+            f"building the network: {size.flows:,} flows, {size.hosts:,} hosts "
+            f"(estimated peak memory {limits.fmt_bytes(size.memory_bytes())})"
+        )
+        if bar.enabled:
+            bar.ticker = limits.BuildTicker(size)
+    return size
+
+
+def _config_text(cfg: dict) -> str:
+    """The network description as the simulator reads it and config.json keeps it (indented for
+    networks small enough to read)."""
+    small = len(cfg["flows"]) + len(cfg["links"]) <= 20_000
+    return json.dumps(cfg, sort_keys=True, indent=1 if small else None) + "\n"
+
+
+def write(
+    res: Result, cfg: dict | str, out: Path, extra_outputs: ExtraOutputs | None = None
+) -> Path:
     """Writes a run directory atomically (see the module doc)."""
     partial = out.with_name(out.name + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
     partial.mkdir(parents=True)
-    (partial / "config.json").write_text(json.dumps(cfg, indent=1, sort_keys=True) + "\n")
+    (partial / "config.json").write_text(cfg if isinstance(cfg, str) else _config_text(cfg))
     (partial / "scenario.json").write_text(
-        json.dumps(sc.model_dump(), indent=2, sort_keys=True) + "\n"
+        json.dumps(res.scenario, indent=2, sort_keys=True) + "\n"
     )
-    for name, df in res.series.items():
+    for name, table in res.columns.items():
         kind, _, obj = name.partition(":")
-        df.to_parquet(partial / f"{kind}_{obj}.parquet", index=False)
-    if plot:
-        from aqmlab import plots, report
-
-        plots.queue_plot(res, partial / "queue.png", title=sc.name)
-        report.write_run(res, sc, partial / "report.html", partial / "queue.png", metrics_doc())
+        _write_parquet(table, partial / f"{kind}_{obj}.parquet")
+    if extra_outputs is not None:
+        extra_outputs(res, partial)
     run_info = {
         "wall_s": res.wall_s,
         "events": res.summary["run"]["events"],
@@ -220,7 +340,7 @@ def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plot: bool =
     }
     (partial / "run.json").write_text(json.dumps(run_info, indent=2) + "\n")
     # summary.json last: its presence marks the directory complete.
-    (partial / SUMMARY).write_text(json.dumps(_clean(res.summary), indent=2, sort_keys=True) + "\n")
+    (partial / SUMMARY).write_text(summary_json(res.summary))
     if out.exists():
         old = out.with_name(out.name + ".old")
         if old.exists():
@@ -233,26 +353,24 @@ def write(res: Result, sc: scenario.Scenario, cfg: dict, out: Path, plot: bool =
     return out
 
 
-def metrics_doc() -> str:
-    """A link to docs/metrics.md for reports (the repository's copy when there is one)."""
-    doc = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
-    return doc.as_uri() if doc.exists() else "docs/metrics.md"
+def summary_json(summary: dict[str, Any]) -> str:
+    """The text of summary.json: strict JSON (NaN as null), sorted keys, so it is byte-stable."""
+    return json.dumps(_clean(summary), indent=2, sort_keys=True) + "\n"
 
 
 def load(path: str | Path) -> Result:
     """Reads a run directory written by :func:`run`; refuses an incomplete one."""
+    import pyarrow.parquet as pq
+
     p = Path(path)
     if p.name.endswith(".partial") or not (p / SUMMARY).is_file():
         raise InputError(f"results: {p} is not a complete run directory (no {SUMMARY})")
     summary = json.loads((p / SUMMARY).read_text())
-    series = {}
+    columns = {}
     for f in sorted(p.glob("*.parquet")):
         kind, _, obj = f.stem.partition("_")
-        series[f"{kind}:{obj}"] = pd.read_parquet(f)
-    return Result(
-        summary=summary,
-        links=pd.DataFrame(summary["links"]).drop(columns=["aqm_stats"], errors="ignore"),
-        flows=pd.DataFrame(summary["flows"]),
-        series=series,
-        out_dir=p,
-    )
+        t = pq.read_table(f)
+        columns[f"{kind}:{obj}"] = {c: t.column(c).to_numpy() for c in t.column_names}
+    sc_file = p / "scenario.json"
+    sc = json.loads(sc_file.read_text()) if sc_file.is_file() else None
+    return Result(summary, columns, scenario=sc, out_dir=p)

@@ -8,16 +8,14 @@ See ``docs/scenarios.md`` for the format.
 
 from __future__ import annotations
 
-import math
-import random
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from aqmlab import units
-from aqmlab.errors import InputError
+from aqmlab import topology, traffic, units
+from aqmlab.errors import InputError, show
 
 _STRICT = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -31,25 +29,66 @@ class Host(BaseModel):
     delay: str | None = None
 
 
-class Topology(BaseModel):
-    """The network: a dumbbell (hosts on both sides of one bottleneck) or a single bottleneck.
+class Node(BaseModel):
+    """A node of a general topology."""
 
-    ``single-bottleneck`` gives every flow its own host pair whose access delays make the flow's
-    base round-trip time equal to its ``rtt``.
+    model_config = _STRICT
+    name: str
+    kind: Literal["host", "router"] = "router"
+
+
+class LinkDir(BaseModel):
+    """Overrides for the reverse direction (``to -> from``) of a general link."""
+
+    model_config = _STRICT
+    rate: str | None = None
+    delay: str | None = None
+    buffer: int | str | None = None
+    aqm: dict[str, Any] | None = None
+    monitor: bool | None = None
+
+
+class Link(BaseModel):
+    """A link of a general topology: duplex unless ``duplex = false``; ``aqm`` guards the
+    direction ``from -> to`` (and ``to -> from`` unless ``reverse`` says otherwise)."""
+
+    model_config = _STRICT
+    from_: str = Field(alias="from")
+    to: str
+    rate: str
+    delay: str
+    buffer: int | str = 1000
+    aqm: dict[str, Any] | None = None
+    monitor: bool = False
+    duplex: bool = True
+    reverse: LinkDir | None = None
+
+
+class Topology(BaseModel):
+    """The network (docs/scenarios.md, "Topologies"): a ``dumbbell`` (hosts on both sides of one
+    bottleneck), a ``single-bottleneck`` (one host pair per flow whose access delays make the
+    flow's base round-trip time its ``rtt``), a ``parking-lot`` (``hops`` bottlenecks in a chain,
+    ``cross`` hosts per side for each hop's cross traffic) or a ``general`` network (explicit
+    ``nodes`` and ``links``).
     """
 
     model_config = _STRICT
-    type: Literal["dumbbell", "single-bottleneck"] = "dumbbell"
+    type: Literal["dumbbell", "single-bottleneck", "parking-lot", "general"] = "dumbbell"
     rate: str = "100Mbps"
     delay: str = "2ms"
     buffer: int | str = 300
     reverse_rate: str | None = None
     reverse_buffer: int | str | None = None
+    reverse_aqm: dict[str, Any] | None = None
     access_rate: str = "1Gbps"
     access_delay: str | list[str] = "1ms"
     access_buffer: int | str = 10000
     left: int | list[Host] | None = None
     right: int | list[Host] | None = None
+    hops: int | None = None
+    cross: int = 1
+    nodes: list[Node] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=list)
 
 
 class Tcp(BaseModel):
@@ -81,23 +120,45 @@ class Profile(BaseModel):
     burst: str
 
 
-class FlowGroup(BaseModel):
-    """``count`` flows with the same settings: TCP bulk flows, or open-loop Poisson sources
-    (``type = "poisson"``: Poisson arrivals with exponential or fixed packet sizes, offered
-    ``load`` as a fraction of the bottleneck rate, or ``rate`` as a bit rate, per flow)."""
+class SizeShare(BaseModel):
+    """A packet or object size with its share (the shares of a table sum to 1)."""
 
     model_config = _STRICT
-    type: Literal["tcp", "poisson"] = "tcp"
+    size: str
+    share: float
+
+
+class FlowGroup(BaseModel):
+    """``count`` flows with the same settings (docs/scenarios.md, "Traffic"): TCP flows (bulk,
+    or finite with ``size``); open-loop sources: ``poisson`` (Poisson packets), ``cbr``,
+    ``onoff`` (exponential or Pareto on/off as ns-2's Traffic/Exponential and Traffic/Pareto),
+    offered ``load`` (fraction of the bottleneck rate) or ``rate`` per flow; ``web`` objects (a
+    finite TCP transfer each) arriving as a Poisson process of ``arrival_rate`` per second with
+    Pareto (``object_size`` mean, ``shape``) or tabulated (``size_table``) sizes."""
+
+    model_config = _STRICT
+    type: Literal["tcp", "poisson", "cbr", "onoff", "web"] = "tcp"
     count: int = 1
     load: float | None = None
     rate: str | None = None
     packet_size: str = "1000B"
+    packet_sizes: list[SizeShare] | None = None
     size_distribution: Literal["exponential", "fixed"] = "exponential"
+    on_time: str = "500ms"
+    off_time: str = "500ms"
+    distribution: Literal["exponential", "pareto"] = "exponential"
+    shape: float | None = None
+    arrival_rate: float | None = None
+    object_size: str = "50kB"
+    size_table: list[SizeShare] | None = None
     src: str = "left"
     dst: str = "right"
     pairing: Literal["parallel", "all-pairs"] = "parallel"
+    route: list[str] | None = None
+    reverse_route: list[str] | None = None
     start: str = "0s"
     start_spread: str = "0s"
+    stop: str | None = None
     rtt: str | None = None
     size: str | None = None
     name: str | None = None
@@ -164,7 +225,8 @@ def _fmt_loc(loc: tuple) -> str:
         if isinstance(p, int):
             out += f"[{p}]"
         else:
-            out += ("." if out else "") + str(p)
+            part = str(p) if len(str(p)) <= 40 else show(str(p), 40)
+            out += ("." if out else "") + part
     return out
 
 
@@ -178,7 +240,8 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         if f is None:
             return None
         ann = f.annotation
-        for cand in (Topology, Tcp, FlowGroup, Output, Host, Profile, Metrics):
+        models = (Topology, Tcp, FlowGroup, Output, Host, Profile, Metrics, Node, Link, LinkDir)
+        for cand in (*models, SizeShare):
             if (
                 cand is ann
                 or cand in getattr(ann, "__args__", ())
@@ -198,13 +261,54 @@ def _one_line(e: ValidationError) -> str:
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
         allowed = ", ".join(model.model_fields) if model else "see docs/scenarios.md"
-        return f"{field}: unknown field; allowed here: {allowed}"
+        hint = _lives_elsewhere(str(loc[-1]), list(model.model_fields) if model else []) or ""
+        return f"{field}: unknown field{hint}; allowed here: {allowed}"
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "literal_error":
-        return f"{field}: {msg} (got {err.get('input')!r})"
+        return f"{field}: {msg} (got {show(err.get('input'))})"
     return f"{field}: {msg}"
+
+
+# Settings that people write where they do not live here (tc, ns-2 and ns-3 habits): the place
+# they live in a scenario. Only used for a key that is not a field or parameter of its own table.
+_ELSEWHERE = {
+    "limit": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "qlen": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "queue_limit": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "buffer": "the queue's limit is topology.buffer (packets, or a size like '450kB')",
+    "bandwidth": "the link's rate is topology.rate (e.g. '100Mbps')",
+    "rate": "the link's rate is topology.rate (e.g. '100Mbps')",
+    "delay": "the link's delay is topology.delay (e.g. '2ms')",
+    "ecn": "ECN-capable senders are set by tcp.ecn = true",
+    "min": "tc's min is min_th (packets)",
+    "max": "tc's max is max_th (packets)",
+    "probability": "tc's probability is max_p",
+    "avpkt": "tc's avpkt is mean_pkt_size",
+}
+
+
+def _lives_elsewhere(key: str, own: list[str]) -> str | None:
+    """Where a setting written in the wrong table lives (``"; the queue's limit is
+    topology.buffer ..."``), or a close spelling of a known one (``" (did you mean 'buffer'?)"``).
+    """
+    if key in own:
+        return None
+    where = _ELSEWHERE.get(key)
+    if where is not None:
+        # tc's RED names: only when this table has the parameter they stand for.
+        target = where.rsplit(" is ", 1)[-1].split(" ")[0]
+        if where.startswith("tc's") and target not in own:
+            where = None
+        elif key in ("buffer", "rate", "delay") and "type" in own:
+            where = None  # inside [topology] itself these are fields, not misplaced
+    if where is not None:
+        return f"; {where}"
+    import difflib
+
+    close = difflib.get_close_matches(key, own, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else None
 
 
 def from_dict(data: dict[str, Any]) -> Scenario:
@@ -216,18 +320,45 @@ def from_dict(data: dict[str, Any]) -> Scenario:
 
 
 def load(path: str | Path) -> Scenario:
-    """Reads and validates a TOML scenario file."""
+    """Reads and validates a TOML scenario file.
+
+    Refused in one line: a missing or unreadable file, one larger than
+    :data:`aqmlab.limits.MAX_SCENARIO_BYTES`, one that is not UTF-8 text (binary garbage), invalid
+    TOML, and a file with no settings at all (empty or only comments: running every default
+    silently would hide a wrong file; ``aqmlab demo`` runs the default scenario).
+    """
+    from aqmlab import limits
+
     p = Path(path)
+    name = show(str(p))
     try:
-        text = p.read_text()
+        with p.open("rb") as fh:
+            raw = fh.read(limits.MAX_SCENARIO_BYTES + 1)
     except FileNotFoundError:
-        raise InputError(f"scenario: no such file: {p}") from None
+        raise InputError(f"scenario: no such file: {name}") from None
     except OSError as e:
-        raise InputError(f"scenario: cannot read {p}: {e.strerror}") from None
+        raise InputError(f"scenario: cannot read {name}: {e.strerror}") from None
+    if len(raw) > limits.MAX_SCENARIO_BYTES:
+        raise InputError(
+            f"scenario: {name} is larger than {limits.MAX_SCENARIO_BYTES // 2**20} MiB; "
+            "a scenario is a small TOML file"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"scenario: {name} is not a text file (byte 0x{raw[e.start]:02x} at offset {e.start} "
+            "is not UTF-8); a scenario is a TOML text file"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise InputError(f"scenario: {p.name} is not valid TOML: {e}") from None
+        raise InputError(f"scenario: {show(p.name)} is not valid TOML: {e}") from None
+    if not data:
+        raise InputError(
+            f"scenario: {name} has no settings (it is empty or only comments); write at least one, "
+            "e.g. name = \"...\", to run every default ('aqmlab demo' runs the default scenario)"
+        )
     return from_dict(data)
 
 
@@ -246,7 +377,7 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         raise InputError(f"{field}.{_one_line(e)}") from None
     mss = units.size_bytes(f"{field}.mss", t.mss)
     if mss != int(mss) or mss < 1:
-        raise InputError(f"{field}.mss: must be a whole number of bytes >= 1 (got {t.mss!r})")
+        raise InputError(f"{field}.mss: must be a whole number of bytes >= 1 (got {show(t.mss)})")
     rwnd = units.size_bytes(f"{field}.rwnd", t.rwnd)
     if t.init_cwnd < 1:
         raise InputError(f"{field}.init_cwnd: must be >= 1 segment (got {t.init_cwnd})")
@@ -298,7 +429,7 @@ def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]
         raise InputError(f"{field}.table: give either a table or a family, not both")
     if not isinstance(fam, str) or fam not in families.FAMILIES:
         known = ", ".join(families.FAMILIES)
-        raise InputError(f"{field}.family: unknown family {fam!r}; known: {known}")
+        raise InputError(f"{field}.family: unknown family {show(fam)}; known: {known}")
     if scale is None:
         if target is None:
             raise InputError(
@@ -343,7 +474,7 @@ def aqm_params(
     info = algorithms.get(name)
     if info is None:
         raise InputError(
-            f"{field}.name: unknown AQM {name!r}; known: {', '.join(algorithms.names())}"
+            f"{field}.name: unknown AQM {show(name)}; known: {', '.join(algorithms.names())}"
         )
     kinds = {p["name"]: p["kind"] for p in info["params"]}
     out: dict[str, Any] = {}
@@ -352,7 +483,10 @@ def aqm_params(
             continue
         if k not in kinds:
             allowed = ", ".join(kinds) or "none"
-            raise InputError(f"{field}.{k}: unknown parameter of {name}; allowed: {allowed}")
+            hint = _lives_elsewhere(str(k), list(kinds)) or ""  # aqm.limit -> topology.buffer
+            raise InputError(
+                f"{field}.{show(k)[1:-1]}: unknown parameter of {name}{hint}; allowed: {allowed}"
+            )
         kind = kinds[k]
         f = f"{field}.{k}"
         if kind == "duration" and isinstance(v, str):
@@ -363,14 +497,14 @@ def aqm_params(
             v = units.size_bytes(f, v)
         elif kind in ("duration", "rate", "size") and not isinstance(v, bool):
             ex = {"duration": "'5ms'", "rate": "'10Mbps'", "size": "'1500B'"}[kind]
-            raise InputError(f"{f}: {v!r} has no unit; write a {kind} like {ex}")
+            raise InputError(f"{f}: {show(v)} has no unit; write a {kind} like {ex}")
         elif kind in ("real", "int"):
             if isinstance(v, bool) or not isinstance(v, int | float):
-                raise InputError(f"{f}: must be a number (got {v!r})")
+                raise InputError(f"{f}: must be a number (got {show(v)})")
         elif kind == "bool" and not isinstance(v, bool):
-            raise InputError(f"{f}: must be true or false (got {v!r})")
+            raise InputError(f"{f}: must be true or false (got {show(v)})")
         elif kind == "choice" and not isinstance(v, str):
-            raise InputError(f"{f}: must be a string (got {v!r})")
+            raise InputError(f"{f}: must be a string (got {show(v)})")
         elif kind == "list" and not (
             isinstance(v, list)
             and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
@@ -380,39 +514,8 @@ def aqm_params(
     return name, out
 
 
-class _Net:
-    def __init__(self) -> None:
-        self.nodes: list[dict[str, Any]] = []
-        self.links: list[dict[str, Any]] = []
-        self.index: dict[str, int] = {}
-
-    def node(self, name: str, kind: str) -> int:
-        if name in self.index:
-            raise InputError(f"topology: node name {name!r} is used twice")
-        self.index[name] = len(self.nodes)
-        self.nodes.append({"name": name, "kind": kind})
-        return self.index[name]
-
-    def link(self, name: str, a: int, b: int, rate: float, delay_ns: int, buf: tuple, **kw) -> int:
-        pk, by = buf
-        self.links.append(
-            {
-                "name": name,
-                "from": a,
-                "to": b,
-                "rate_bps": round(rate),
-                "delay_ns": delay_ns,
-                "buffer_pkts": pk,
-                "buffer_bytes": by,
-                **kw,
-            }
-        )
-        return len(self.links) - 1
-
-
-def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
-    """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
-    seed = sc.seed if seed is None else seed
+def _run_fields(sc: Scenario, seed: int) -> dict[str, Any]:
+    """Seed, duration, warm-up and sampling, checked, in base units."""
     if seed < 0 or seed >= 2**64:
         raise InputError(f"seed: must be in [0, 2^64) (got {seed})")
     duration = _ns("duration", sc.duration, positive=True)
@@ -425,216 +528,69 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     interval = _ns("output.sample_interval", sc.output.sample_interval, positive=True)
     if sc.output.max_samples < 16:
         raise InputError(f"output.max_samples: must be >= 16 (got {sc.output.max_samples})")
-    topo = sc.topology
-    rate = units.rate_bps("topology.rate", topo.rate)
-    delay = _ns("topology.delay", topo.delay)
-    buf = units.buffer("topology.buffer", topo.buffer)
-    rrate = (
-        units.rate_bps("topology.reverse_rate", topo.reverse_rate) if topo.reverse_rate else rate
-    )
-    rbuf = (
-        units.buffer("topology.reverse_buffer", topo.reverse_buffer) if topo.reverse_buffer else buf
-    )
-    arate = units.rate_bps("topology.access_rate", topo.access_rate)
-    abuf = units.buffer("topology.access_buffer", topo.access_buffer)
-    adelays = topo.access_delay if isinstance(topo.access_delay, list) else [topo.access_delay]
-    if not adelays:
-        raise InputError("topology.access_delay: give at least one delay")
-    adelays_ns = [_ns(f"topology.access_delay[{i}]", d) for i, d in enumerate(adelays)]
-
-    tcp_cfgs = []
-    for i, g in enumerate(sc.flows):
-        tcp_cfgs.append(_tcp_config(sc.tcp, g.tcp, f"flows[{i}].tcp"))
-    sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
-    mean_pkt = round(sum(sizes) / len(sizes))
-
-    aqm_name, aqm_par = aqm_params(
-        sc.aqm, n_max=(buf[0] + 1) if buf[0] else 10_000, link=(rate, delay / 1e9)
-    )
-    from aqmlab import algorithms
-
-    algorithms.check(aqm_name, aqm_par, rate, buf, mean_pkt, field="aqm")
-
-    net = _Net()
-    ra, rb = net.node("A", "router"), net.node("B", "router")
-    monitor_all = sc.output.monitor_all_links
-    bott = net.link(
-        "bottleneck",
-        ra,
-        rb,
-        rate,
-        delay,
-        buf,
-        aqm={"name": aqm_name, "params": aqm_par},
-        mean_pkt_bytes=mean_pkt,
-        monitor=True,
-    )
-    rev = net.link("reverse", rb, ra, rrate, delay, rbuf, mean_pkt_bytes=40, monitor=monitor_all)
-    n_flows = sum(g.count for g in sc.flows)
-    if n_flows > 1_000_000:
-        raise InputError(f"flows: at most 1000000 flows (got {n_flows})")
-
-    # Hosts with their access links (both directions).
-    hosts: dict[str, dict[str, int]] = {}
-
-    def add_host(name: str, side: str, arate_h: float, adelay_ns: int) -> None:
-        h = net.node(name, "host")
-        router = ra if side == "left" else rb
-        up = net.link(
-            f"{name}-{'A' if side == 'left' else 'B'}",
-            h,
-            router,
-            arate_h,
-            adelay_ns,
-            abuf,
-            monitor=monitor_all,
-        )
-        down = net.link(
-            f"{'A' if side == 'left' else 'B'}-{name}",
-            router,
-            h,
-            arate_h,
-            adelay_ns,
-            abuf,
-            monitor=monitor_all,
-        )
-        hosts[name] = {"node": h, "up": up, "down": down, "side": 0 if side == "left" else 1}
-
-    rng = random.Random(seed)
-    flows: list[dict[str, Any]] = []
-    if topo.type == "dumbbell":
-        for side in ("left", "right"):
-            spec = getattr(topo, side)
-            if spec is None:
-                spec = n_flows
-            if isinstance(spec, int):
-                if spec < 1:
-                    raise InputError(f"topology.{side}: must be at least 1 host (got {spec})")
-                prefix = "L" if side == "left" else "R"
-                spec = [Host(name=f"{prefix}{i}") for i in range(spec)]
-            for j, hst in enumerate(spec):
-                f = f"topology.{side}[{j}]"
-                hr = units.rate_bps(f"{f}.rate", hst.rate) if hst.rate else arate
-                hd = _ns(f"{f}.delay", hst.delay) if hst.delay else adelays_ns[j % len(adelays_ns)]
-                add_host(hst.name, side, hr, hd)
-        left = [n for n, h in hosts.items() if h["side"] == 0]
-        right = [n for n, h in hosts.items() if h["side"] == 1]
-        k = 0
-        for i, g in enumerate(sc.flows):
-            if g.rtt is not None:
-                raise InputError(f"flows[{i}].rtt: only for topology.type = 'single-bottleneck'")
-            srcs = _endpoints(g.src, left, right, hosts, f"flows[{i}].src")
-            dsts = _endpoints(g.dst, left, right, hosts, f"flows[{i}].dst")
-            pairs = (
-                [(s, d) for s in srcs for d in dsts]
-                if g.pairing == "all-pairs"
-                else [
-                    (srcs[j % len(srcs)], dsts[j % len(dsts)])
-                    for j in range(max(len(srcs), len(dsts)))
-                ]
-            )
-            for j in range(g.count):
-                s, d = pairs[j % len(pairs)]
-                if hosts[s]["side"] == hosts[d]["side"]:
-                    raise InputError(f"flows[{i}]: src {s} and dst {d} are on the same side")
-                flows.append(
-                    _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng, rate)
-                )
-                k += 1
-    else:
-        if topo.left is not None or topo.right is not None:
-            raise InputError("topology.left/right: only for topology.type = 'dumbbell'")
-        k = 0
-        for i, g in enumerate(sc.flows):
-            if g.rtt is None:
-                rtt = 2 * (delay + 2 * adelays_ns[0])
-            else:
-                rtt = _ns(f"flows[{i}].rtt", g.rtt, positive=True)
-            one_way_access = (rtt / 2 - delay) / 2
-            if one_way_access < 0:
-                raise InputError(
-                    f"flows[{i}].rtt: must be at least twice the bottleneck delay "
-                    f"({2 * delay / 1e6:g} ms), got {g.rtt}"
-                )
-            for j in range(g.count):
-                s, d = f"S{k}", f"D{k}"
-                add_host(s, "left", arate, round(one_way_access))
-                add_host(d, "right", arate, round(one_way_access))
-                flows.append(
-                    _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp_cfgs[i][0], rng, rate)
-                )
-                k += 1
     return {
         "seed": seed,
         "duration_ns": duration,
         "warmup_ns": warmup,
         "sample_interval_ns": interval,
         "max_samples": sc.output.max_samples,
-        "nodes": net.nodes,
-        "links": net.links,
-        "flows": flows,
     }
 
 
-def _poisson(g: FlowGroup, i: int, bottleneck_bps: float) -> dict[str, Any]:
-    f = f"flows[{i}]"
-    size = units.size_bytes(f"{f}.packet_size", g.packet_size)
-    if (g.load is None) == (g.rate is None):
-        raise InputError(f"{f}.load: a poisson flow needs exactly one of load or rate")
-    if g.load is not None:
-        if not g.load > 0:
-            raise InputError(f"{f}.load: must be > 0 (got {g.load})")
-        bps = g.load * bottleneck_bps
+def _link_aqm(
+    table: dict[str, Any], field: str, rate: float, buf: tuple, mean_pkt: int
+) -> dict[str, Any]:
+    """An AQM table checked against its link, as the simulator takes it."""
+    from aqmlab import algorithms
+
+    name, par = aqm_params(table, field=field, n_max=(buf[0] + 1) if buf[0] else 10_000)
+    algorithms.check(name, par, rate, buf, mean_pkt, field=field)
+    return {"name": name, "params": par}
+
+
+def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
+    """The scenario's topology as one graph (see :mod:`aqmlab.topology`)."""
+    n_flows = sum(g.count for g in sc.flows)
+    if n_flows > 1_000_000:
+        raise InputError(f"flows: at most 1000000 flows (got {n_flows})")
+    rtts: list[int | None] = []
+    if sc.topology.type == "single-bottleneck":
+        delay = _ns("topology.delay", sc.topology.delay)
+        for i, g in enumerate(sc.flows):
+            rtt = None if g.rtt is None else _ns(f"flows[{i}].rtt", g.rtt, positive=True)
+            if rtt is not None and rtt < 2 * delay:
+                raise InputError(
+                    f"flows[{i}].rtt: must be at least twice the bottleneck delay "
+                    f"({2 * delay / 1e6:g} ms), got {g.rtt}"
+                )
+            rtts += [rtt] * g.count
     else:
-        bps = units.rate_bps(f"{f}.rate", g.rate)
-    return {
-        "rate_pps": bps / (8 * size),
-        "mean_size_bytes": size,
-        "exponential": g.size_distribution == "exponential",
-    }
+        for i, g in enumerate(sc.flows):
+            if g.rtt is not None:
+                raise InputError(f"flows[{i}].rtt: only for topology.type = 'single-bottleneck'")
+    ctx = topology.Context(
+        aqm=_link_aqm,
+        default_aqm=sc.aqm,
+        mean_pkt=mean_pkt,
+        n_flows=n_flows,
+        monitor_all=sc.output.monitor_all_links,
+        flow_rtts=rtts,
+    )
+    return topology.PRESETS[sc.topology.type](sc.topology, ctx)
 
 
-def _endpoints(spec: str, left: list[str], right: list[str], hosts: dict, field: str) -> list[str]:
-    if spec == "left":
-        return left
-    if spec == "right":
-        return right
-    names = [s.strip() for s in spec.split(",")]
-    for n in names:
-        if n not in hosts:
-            raise InputError(f"{field}: unknown host {n!r}; use 'left', 'right' or host names")
-    return names
+def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
+    """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
+    from aqmlab import limits
 
-
-def _flow(sc, g, i, j, k, s, d, hosts, bott, rev, tcp, rng, bott_bps) -> dict[str, Any]:
-    hs, hd = hosts[s], hosts[d]
-    if hs["side"] == 0:
-        path = [hs["up"], bott, hd["down"]]
-        rpath = [hd["up"], rev, hs["down"]] if g.type == "tcp" else []
-    else:
-        raise InputError(f"flows[{i}].src: {s} must be on the left (the AQM guards A -> B)")
-    start = _ns(f"flows[{i}].start", g.start)
-    spread = _ns(f"flows[{i}].start_spread", g.start_spread)
-    if spread > 0:
-        start += rng.randrange(spread + 1)
-    flow: dict[str, Any] = {
-        "name": f"{g.name or 'g' + str(i)}.{j}",
-        "src": hs["node"],
-        "dst": hd["node"],
-        "path": path,
-        "rev_path": rpath,
-        "tcp": tcp,
-        "start_ns": start,
-    }
-    if g.type == "poisson":
-        flow["poisson"] = _poisson(g, i, bott_bps)
-    elif g.load is not None or g.rate is not None:
-        raise InputError(f"flows[{i}].load: only for type = 'poisson' flows")
-    if g.size is not None:
-        flow["size_bytes"] = math.ceil(units.size_bytes(f"flows[{i}].size", g.size))
-    if g.profile is not None:
-        flow["profile"] = {
-            "rate_bps": round(units.rate_bps(f"flows[{i}].profile.rate", g.profile.rate)),
-            "burst_bytes": round(units.size_bytes(f"flows[{i}].profile.burst", g.profile.burst)),
-        }
-    return flow
+    limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
+    seed = sc.seed if seed is None else seed
+    run = _run_fields(sc, seed)
+    tcp_cfgs = [_tcp_config(sc.tcp, g.tcp, f"flows[{i}].tcp") for i, g in enumerate(sc.flows)]
+    sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
+    mean_pkt = round(sum(sizes) / len(sizes))
+    graph = _graph(sc, mean_pkt)
+    flows = traffic.build_flows(sc, graph, [t for t, _ in tcp_cfgs], run)
+    if len(flows) > 1_000_000:
+        raise InputError(f"flows: at most 1000000 flows (got {len(flows)})")
+    return {**run, "nodes": graph.nodes, "links": graph.links, "flows": flows}

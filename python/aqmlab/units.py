@@ -1,15 +1,18 @@
-"""Unit strings of scenario files: ``"100Mbps"``, ``"2ms"``, ``"50kB"``.
+"""Unit strings of scenario files: ``"100Mbps"``, ``"100mbit"``, ``"2ms"``, ``"50kB"``.
 
 A value without a unit, or with a unit of the wrong kind, is an error that names the
-field. Rates are decimal (1 Mbps = 10^6 bit/s); sizes accept decimal (kB = 1000 B) and
-binary (KiB = 1024 B) prefixes.
+field. Rates are decimal (1 Mbps = 1 mbit = 10^6 bit/s; tc's ``kibit`` family is binary) and
+``B/s`` units are bytes per second; tc's lower-case ``kbps``/``mbps``/``gbps`` (bytes per second
+to tc, bits to most papers) are refused as ambiguous. Sizes accept decimal (kB = 1000 B) and
+binary (KiB = 1024 B) prefixes. The table is in docs/scenarios.md ("Units").
 """
 
 from __future__ import annotations
 
+import math
 import re
 
-from aqmlab.errors import InputError
+from aqmlab.errors import InputError, show
 
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 _RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/]+)\s*$")
@@ -17,13 +20,43 @@ _RE = re.compile(rf"^\s*{_NUM}\s*([A-Za-z/]+)\s*$")
 RATE_UNITS = {
     "bps": 1.0,
     "bit/s": 1.0,
-    "kbps": 1e3,
+    "bit": 1.0,
     "Kbps": 1e3,
     "kb/s": 1e3,
+    "kbit": 1e3,
+    "Kbit": 1e3,
     "Mbps": 1e6,
     "Mb/s": 1e6,
+    "mbit": 1e6,
+    "Mbit": 1e6,
     "Gbps": 1e9,
     "Gb/s": 1e9,
+    "gbit": 1e9,
+    "Gbit": 1e9,
+    "Tbps": 1e12,
+    "Tb/s": 1e12,
+    "tbit": 1e12,
+    "Tbit": 1e12,
+    "kibit": 1024.0,
+    "Kibit": 1024.0,
+    "mibit": 1024.0**2,
+    "Mibit": 1024.0**2,
+    "gibit": 1024.0**3,
+    "Gibit": 1024.0**3,
+    "B/s": 8.0,
+    "kB/s": 8e3,
+    "MB/s": 8e6,
+    "GB/s": 8e9,
+    "TB/s": 8e12,
+}
+#: Rate units that mean bytes per second to tc (tc-tbf(8), "UNITS") but bits per second to most
+#: papers: refused, naming both readings (``Kbps``, ``Mbps``, ``Gbps`` are bits: an upper-case
+#: prefix is not tc's spelling).
+AMBIGUOUS_RATE_UNITS = {
+    "kbps": ("kilo", "kbit", "Kbps", "kB/s"),
+    "mbps": ("mega", "mbit", "Mbps", "MB/s"),
+    "gbps": ("giga", "gbit", "Gbps", "GB/s"),
+    "tbps": ("tera", "tbit", "Tbps", "TB/s"),
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 SIZE_UNITS = {
@@ -36,6 +69,14 @@ SIZE_UNITS = {
     "GB": 1000**3,
     "GiB": 1024**3,
 }
+#: Largest value of each kind (base units) with how it is written: beyond them the simulator's
+#: integers (ns, bit/s, bytes in 64 bits) would overflow, and no network is that large.
+MAXIMA = {
+    "rate": (1e15, "1000Tbps"),
+    "duration": (1e9, "1e9s (about 31 years)"),
+    "size": (1e15, "1e15B"),
+    "buffer size": (1e15, "1e15B"),
+}
 PACKET_UNITS = {"pkt", "pkts", "packet", "packets", "p"}
 
 
@@ -43,22 +84,34 @@ def _parse(field: str, value: object, units: dict[str, float], kind: str, exampl
     allowed = ", ".join(units)
     if isinstance(value, bool) or not isinstance(value, str):
         raise InputError(
-            f"{field}: {value!r} has no unit; write a {kind} like {example!r} (units: {allowed})"
+            f"{field}: {show(value)} has no unit; write a {kind} like {example!r} "
+            f"(units: {allowed})"
         )
     m = _RE.match(value)
     if not m:
-        raise InputError(f"{field}: {value!r} is not a {kind}; write e.g. {example!r}")
+        raise InputError(f"{field}: {show(value)} is not a {kind}; write e.g. {example!r}")
     num, unit = float(m.group(1)), m.group(2)
+    if units is RATE_UNITS and unit in AMBIGUOUS_RATE_UNITS:
+        (p, bit, bps, byte), n = AMBIGUOUS_RATE_UNITS[unit], m.group(1)
+        raise InputError(
+            f"{field}: unit {unit!r} is ambiguous: tc reads it as {p}bytes per second, most papers "
+            f"as {p}bits; write '{n}{bit}' or '{n}{bps}' for bits per second, or '{n}{byte}' for "
+            "bytes per second"
+        )
     if unit not in units:
-        raise InputError(f"{field}: unit {unit!r} is not a {kind} unit; allowed: {allowed}")
-    return num * units[unit]
+        raise InputError(f"{field}: unit {show(unit)} is not a {kind} unit; allowed: {allowed}")
+    x = num * units[unit]
+    top = MAXIMA[kind]
+    if not math.isfinite(x) or x > top[0]:
+        raise InputError(f"{field}: {show(value)} is too large; at most {top[1]}")
+    return x
 
 
 def rate_bps(field: str, value: object) -> float:
     """A rate in bit/s from a string like ``"100Mbps"``; must be > 0."""
     r = _parse(field, value, RATE_UNITS, "rate", "100Mbps")
     if r <= 0:
-        raise InputError(f"{field}: must be > 0 (got {value!r})")
+        raise InputError(f"{field}: must be > 0 (got {show(value)})")
     return r
 
 
@@ -66,7 +119,7 @@ def seconds(field: str, value: object, *, positive: bool = False) -> float:
     """A duration in seconds from a string like ``"2ms"``; >= 0, or > 0 if ``positive``."""
     t = _parse(field, value, TIME_UNITS, "duration", "2ms")
     if t < 0 or (positive and t == 0):
-        raise InputError(f"{field}: must be {'> 0' if positive else '>= 0'} (got {value!r})")
+        raise InputError(f"{field}: must be {'> 0' if positive else '>= 0'} (got {show(value)})")
     return t
 
 
@@ -74,7 +127,7 @@ def size_bytes(field: str, value: object) -> float:
     """A size in bytes from a string like ``"50kB"``; must be > 0."""
     b = _parse(field, value, SIZE_UNITS, "size", "1500B")
     if b <= 0:
-        raise InputError(f"{field}: must be > 0 (got {value!r})")
+        raise InputError(f"{field}: must be > 0 (got {show(value)})")
     return b
 
 
@@ -92,12 +145,15 @@ def buffer(field: str, value: object) -> tuple[int | None, int | None]:
         if m and m.group(2) in PACKET_UNITS:
             n = float(m.group(1))
             if n < 1 or n != int(n):
-                raise InputError(f"{field}: must be a whole number of packets >= 1 (got {value!r})")
+                raise InputError(
+                    f"{field}: must be a whole number of packets >= 1 (got {show(value)})"
+                )
             return int(n), None
         b = _parse(field, value, SIZE_UNITS, "buffer size", "450kB")
         if b < 1:
-            raise InputError(f"{field}: must be at least 1 byte (got {value!r})")
+            raise InputError(f"{field}: must be at least 1 byte (got {show(value)})")
         return None, int(b)
     raise InputError(
-        f"{field}: must be a number of packets (300 or '300pkt') or a size ('450kB'), got {value!r}"
+        f"{field}: must be a number of packets (300 or '300pkt') or a size ('450kB'), "
+        f"got {show(value)}"
     )

@@ -111,6 +111,19 @@ pub enum Verdict {
     Throttle,
 }
 
+/// How long a router keeps rewriting a flow's ACK window after a [`Verdict::Throttle`] (ModRED,
+/// seed 004 s. 3, which does not say; both readings are offered and compared in
+/// docs/reproductions.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThrottleHold {
+    /// Every ACK of the flow crossing the router is clamped until a later data packet of the flow
+    /// is admitted there without a throttle.
+    UntilAdmit,
+    /// One ACK of the flow is clamped per throttled data packet; the ACKs after it carry the
+    /// receiver's own window again, which a sender adopts on the next ACK (RFC 9293 s. 3.10.7.4).
+    OneAck,
+}
+
 /// The congestion signal for a packet chosen for early notification: an ECN mark when the packet is
 /// ECN-capable and the algorithm's marking is on, otherwise a drop (RFC 3168 section 5).
 #[inline]
@@ -174,6 +187,11 @@ pub trait Aqm: Send + std::fmt::Debug {
     /// The current averaged queue estimate in packets (RED's `avg`), for time series.
     fn avg_queue(&self) -> Option<f64> {
         None
+    }
+
+    /// How long a throttle request lasts ([`Verdict::Throttle`] users only).
+    fn throttle_hold(&self) -> ThrottleHold {
+        ThrottleHold::UntilAdmit
     }
 
     /// The algorithm's own counters, by name.

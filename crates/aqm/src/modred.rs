@@ -24,7 +24,9 @@ use crate::params::{
 };
 use crate::red::{base_prob, ewma, idle_decay, uniformize};
 use crate::registry::AqmInfo;
-use crate::{Aqm, AqmRng, PacketMeta, Precedence, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{
+    Aqm, AqmRng, PacketMeta, Precedence, QueueView, ThrottleHold, Time, Verdict, NS_PER_SEC,
+};
 use rand::Rng;
 
 /// ModRED's parameters. The paper gives no thresholds; the defaults are ns-2's RIO defaults
@@ -39,6 +41,8 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "w_q", kind: K::Real, default: D::Num(0.002), help: "EWMA weight of both averages, in (0, 1] (RED)" },
     ParamSpec { name: "throttle", kind: K::Choice(&["always", "red"]), default: D::Str("always"), help: "always: every packet in [min_th, max_th) is throttled (s. 3); red: RED's count-spaced probability up to max_p picks them" },
     ParamSpec { name: "mean_pkt_size", kind: K::Size, default: D::Auto, help: "typical packet size for the idle-time decay of the averages, bytes; default: the link's" },
+    ParamSpec { name: "gentle", kind: K::Bool, default: D::Bool(false), help: "between max_th and 2 max_th drop with RED's gentle probability (max_p up to 1) and throttle the rest, instead of dropping every packet (Floyd 2000; ns-2 RED's default)" },
+    ParamSpec { name: "hold", kind: K::Choice(&["ack", "flow"]), default: D::Str("ack"), help: "ack: one ACK of the flow rewritten per throttled packet; flow: every ACK of the flow until one of its packets is admitted unthrottled (s. 3 does not say; docs/reproductions.md)" },
 ];
 
 /// Registry entry.
@@ -85,6 +89,10 @@ pub struct ModRedParams {
     pub throttle: ThrottleMode,
     /// Typical packet size, bytes.
     pub mean_pkt_size: f64,
+    /// How long a throttle lasts at the router.
+    pub hold: ThrottleHold,
+    /// RED's gentle region above max_th (Floyd 2000) instead of dropping every packet there.
+    pub gentle: bool,
 }
 
 impl ModRedParams {
@@ -111,6 +119,12 @@ impl ModRedParams {
             mean_pkt_size: p
                 .opt_num("mean_pkt_size")?
                 .unwrap_or(l.mean_pkt_bytes as f64),
+            gentle: p.bool("gentle"),
+            hold: if p.choice("hold") == "flow" {
+                ThrottleHold::UntilAdmit
+            } else {
+                ThrottleHold::OneAck
+            },
         };
         r.validate(l)?;
         Ok(r)
@@ -210,17 +224,20 @@ pub enum Band {
     Below,
     /// min_th <= avg < max_th, with RED's base probability there.
     Within(f64),
-    /// avg >= max_th.
+    /// max_th <= avg < 2 max_th with `gentle`: dropped with this probability, else throttled.
+    Gentle(f64),
+    /// avg >= max_th (2 max_th with `gentle`).
     Above,
 }
 
 /// Where `avg` lies against one precedence's thresholds (RED's pb in the band, Floyd-Jacobson 1993
 /// Fig. 2).
 #[inline]
-pub fn band_action(avg: f64, t: &Thresholds) -> Band {
-    match base_prob(avg, t.min_th, t.max_th, t.max_p, false) {
+pub fn band_action(avg: f64, t: &Thresholds, gentle: bool) -> Band {
+    match base_prob(avg, t.min_th, t.max_th, t.max_p, gentle) {
         None => Band::Above,
         Some(_) if avg < t.min_th => Band::Below,
+        Some(p) if avg >= t.max_th => Band::Gentle(p),
         Some(pb) => Band::Within(pb),
     }
 }
@@ -292,7 +309,7 @@ impl Aqm for ModRed {
                 &mut self.state.count_out,
             )
         };
-        let (verdict, p) = match band_action(avg, &th) {
+        let (verdict, p) = match band_action(avg, &th, self.params.gentle) {
             Band::Below => {
                 *count = -1;
                 (Verdict::Admit, 0.0)
@@ -309,6 +326,15 @@ impl Aqm for ModRed {
                     }
                 }
             },
+            Band::Gentle(p) => {
+                *count = 0;
+                let v = if rng.random::<f64>() < p {
+                    Verdict::Drop
+                } else {
+                    Verdict::Throttle
+                };
+                (v, p)
+            }
             Band::Above => {
                 *count = 0;
                 (Verdict::Drop, 1.0)
@@ -356,6 +382,10 @@ impl Aqm for ModRed {
 
     /// The probability of a congestion action (throttle or drop) on the last arrival: 0 below
     /// min_th, 1 (always) or RED's pb (red) in the band, 1 above max_th.
+    fn throttle_hold(&self) -> ThrottleHold {
+        self.params.hold
+    }
+
     fn drop_prob(&self) -> Option<f64> {
         Some(self.state.last_p)
     }
@@ -414,6 +444,34 @@ mod tests {
             s.set_queue(q);
             assert_eq!(s.arrive(1000), v, "OUT at q = {q}");
         }
+    }
+
+    #[test]
+    fn gentle_drops_with_reds_gentle_probability_and_throttles_the_rest() {
+        // OUT 5/15, max_p_out 0.2, w_q 1 (avg = queue): at q = 21, p = 0.2 + 0.8 (21 - 15) / 15
+        // = 0.52 (Floyd 2000); from 2 max_th = 30 on, every packet is dropped.
+        let mut s = instant(&[("gentle", ParamValue::Bool(true))]);
+        s.set_queue(14);
+        assert_eq!(
+            s.arrive(1000),
+            Verdict::Throttle,
+            "below max_th: the band as without gentle"
+        );
+        let (n, mut drops, mut throttles) = (20_000, 0, 0);
+        for _ in 0..n {
+            s.set_queue(21);
+            match s.arrive(1000) {
+                Verdict::Drop => drops += 1,
+                Verdict::Throttle => throttles += 1,
+                v => panic!("unexpected {v:?} in the gentle region"),
+            }
+        }
+        let f = drops as f64 / n as f64;
+        // binomial: sd = sqrt(0.52 * 0.48 / 20000) = 0.0035; 5 sd
+        assert!((f - 0.52).abs() < 0.018, "drop fraction {f}");
+        assert_eq!(drops + throttles, n);
+        s.set_queue(30);
+        assert_eq!(s.arrive(1000), Verdict::Drop);
     }
 
     #[test]

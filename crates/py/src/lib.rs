@@ -42,20 +42,36 @@ fn simulate<'py>(
     progress: Option<PyObject>,
     chunk_s: f64,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let cfg: sim::Config = serde_json::from_str(config_json)
-        .map_err(|e| PyValueError::new_err(format!("configuration: {e}")))?;
-    let mut s = catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
-        .map_err(panic_msg)?
-        .map_err(sim_err)?;
-    let chunk = ((chunk_s.max(1e-3)) * 1e9) as u64;
-    let mut until = 0u64;
+    // Parsing and building a large network takes seconds: done without the GIL, so Python
+    // threads (a progress line) run meanwhile. The description is dropped once built: the run
+    // holds what it needs (issue 13, memory per flow).
+    let mut s = py.allow_threads(|| -> PyResult<sim::Sim> {
+        let cfg: sim::Config = serde_json::from_str(config_json)
+            .map_err(|e| PyValueError::new_err(format!("configuration: {e}")))?;
+        catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
+            .map_err(panic_msg)?
+            .map_err(sim_err)
+    })?;
+    // Progress every `chunk_s` simulated seconds; signals (Ctrl-C) every STEP_WALL of wall time,
+    // whatever the run's events per simulated second: the simulated step adapts to that.
+    const STEP_WALL: f64 = 0.02;
+    let report = ((chunk_s.max(1e-3)) * 1e9) as u64;
+    let (mut until, mut next_report, mut step) = (0u64, report, 1_000_000u64);
     loop {
-        until = until.saturating_add(chunk);
+        until = until.saturating_add(step);
+        let t0 = std::time::Instant::now();
         let done = py
             .allow_threads(|| catch_unwind(AssertUnwindSafe(|| s.run_until(until))))
             .map_err(panic_msg)?;
-        if let Some(cb) = &progress {
+        let wall = t0.elapsed().as_secs_f64();
+        if wall < STEP_WALL / 2.0 {
+            step = step.saturating_mul(2).min(report);
+        } else if wall > STEP_WALL * 2.0 {
+            step = (step / 2).max(1_000);
+        }
+        if let Some(cb) = progress.as_ref().filter(|_| done || until >= next_report) {
             cb.call1(py, (s.now as f64 / 1e9, s.end as f64 / 1e9, s.events))?;
+            next_report = until.saturating_add(report);
         }
         py.check_signals()?;
         if done {

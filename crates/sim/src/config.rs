@@ -261,6 +261,48 @@ fn default_true() -> bool {
     true
 }
 
+/// A packet size with its share of a source's packets.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeShare {
+    /// Size on the wire, bytes.
+    pub bytes: u32,
+    /// Fraction of packets (the shares of a table sum to 1).
+    pub share: f64,
+}
+
+/// An on/off source (ns-2 `Traffic/Exponential`, `Traffic/Pareto`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffConfig {
+    /// Rate during on periods, bit/s.
+    pub rate_bps: f64,
+    /// Packet sizes.
+    pub sizes: Vec<SizeShare>,
+    /// Mean on time, ns.
+    pub on_mean_ns: f64,
+    /// Mean off time, ns.
+    pub off_mean_ns: f64,
+    /// Pareto shape of on and off times (`None`: exponential).
+    #[serde(default)]
+    pub shape: Option<f64>,
+}
+
+/// An open-loop (UDP-like) source.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SourceConfig {
+    /// Constant bit rate.
+    Cbr {
+        /// Rate, bit/s.
+        rate_bps: f64,
+        /// Packet sizes.
+        sizes: Vec<SizeShare>,
+    },
+    /// On/off.
+    OnOff(OnOffConfig),
+}
+
 /// One TCP flow.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -280,6 +322,12 @@ pub struct FlowConfig {
     /// An open-loop Poisson packet source instead of TCP (`rev_path` may then be empty).
     #[serde(default)]
     pub poisson: Option<PoissonConfig>,
+    /// Another open-loop source instead of TCP (`rev_path` may then be empty).
+    #[serde(default)]
+    pub source: Option<SourceConfig>,
+    /// The flow sends no new data from here, ns (`None`: until the end).
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
     /// Start time, ns.
     #[serde(default)]
     pub start_ns: u64,

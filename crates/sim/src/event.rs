@@ -23,8 +23,10 @@ pub enum Event {
     FlowStart(u32),
     /// A link's AQM asked for a periodic update.
     AqmUpdate(u32),
-    /// An open-loop Poisson source emits its next packet.
-    PoissonArrival(u32),
+    /// An open-loop source emits its next packet.
+    SourceEmit(u32),
+    /// A flow stops sending new data.
+    FlowStop(u32),
 }
 
 struct Entry {

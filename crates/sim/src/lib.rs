@@ -7,13 +7,17 @@
 
 pub mod config;
 pub mod event;
+pub mod hist;
 pub mod link;
 pub mod network;
 pub mod packet;
 pub mod results;
 pub mod series;
+pub mod sparse_hist;
 pub mod tcp;
+pub mod throttle;
 pub mod topo;
+pub mod traffic;
 
 pub use config::Config;
 pub use network::{Sim, SimError};

@@ -46,6 +46,8 @@ pub struct LinkStats {
     pub delay_absdiff_sum: f64,
     /// Number of queueing delays summed.
     pub delay_n: u64,
+    /// Their distribution, ns (for percentiles).
+    pub delay_hist: crate::hist::Hist,
     /// Sum of the queue lengths (packets) seen by arrivals in the window.
     pub seen_sum: f64,
     /// Sum of their squares.
@@ -130,6 +132,9 @@ pub struct Link {
     len_pkts: u32,
     len_bytes: u64,
     busy_until: Time,
+    // Time charged beyond the exact transmission times so far, ns x bit/s (< rate).
+    tx_owed: u64,
+    tx_owed_before: u64,
     last_change: Time,
     /// Counters.
     pub stats: LinkStats,
@@ -189,6 +194,8 @@ impl Link {
             len_pkts: 0,
             len_bytes: 0,
             busy_until: 0,
+            tx_owed: 0,
+            tx_owed_before: 0,
             last_change: 0,
             stats: LinkStats::default(),
             series,
@@ -197,10 +204,21 @@ impl Link {
         }
     }
 
-    /// Transmission time of `size` bytes, ns (rounded to the nearest ns).
+    /// Transmission time of the next `size` bytes sent, whole ns. Each time is rounded up and the
+    /// excess carried to the next packet, so the link's busy time after n packets is the exact
+    /// time of their bits rounded up to a whole ns: it never serves faster than its rate (issue
+    /// 13 item 14), and never slower by 1 ns or more in total.
     #[inline]
-    pub fn tx_ns(&self, size: u32) -> Time {
-        (size as u64 * 8 * NS_PER_SEC + self.rate_bps / 2) / self.rate_bps
+    pub fn tx_ns(&mut self, size: u32) -> Time {
+        let need = size as u64 * 8 * NS_PER_SEC; // ns x bit/s
+        self.tx_owed_before = self.tx_owed;
+        if need <= self.tx_owed {
+            self.tx_owed -= need;
+            return 0;
+        }
+        let t = (need - self.tx_owed).div_ceil(self.rate_bps);
+        self.tx_owed = self.tx_owed + t * self.rate_bps - need;
+        t
     }
 
     /// Packets waiting now.
@@ -316,14 +334,21 @@ impl Link {
             }
             self.stats.last_delay = Some(d);
             self.stats.delay_n += 1;
+            self.stats.delay_hist.add(start - arrival);
         }
     }
 
+    /// Counts the part of a transmission inside the window. The packet occupies the link over
+    /// its exact interval (the whole-ns one shifted back by the carried excess of [`Link::tx_ns`]),
+    /// so the bytes counted in any window never exceed rate x window.
     fn record_tx(&mut self, start: Time, end_tx: Time, size: u32) {
-        let lo = start.max(self.warmup);
-        let hi = end_tx.min(self.end);
-        if hi > lo {
-            self.stats.tx_bytes += size as f64 * (hi - lo) as f64 / (end_tx - start) as f64;
+        let r = self.rate_bps as f64;
+        let s = start as f64 - self.tx_owed_before as f64 / r;
+        let e = end_tx as f64 - self.tx_owed as f64 / r;
+        let lo = s.max(self.warmup as f64);
+        let hi = e.min(self.end as f64);
+        if hi > lo && e > s {
+            self.stats.tx_bytes += size as f64 * (hi - lo) / (e - s);
         }
     }
 
@@ -457,6 +482,17 @@ impl Link {
             nb as i64 - self.len_bytes as i64,
         );
         Outcome::Queued
+    }
+
+    /// Data packets sent at or after `since` waiting in the FIFO of a real queue, by flow.
+    pub fn queued_per_flow(&self, since: Time) -> Vec<(u32, u64)> {
+        let mut out: Vec<(u32, u64)> = Vec::new();
+        for p in &self.queue {
+            if p.kind == crate::packet::Kind::Data && p.ts >= since {
+                out.push((p.flow, 1));
+            }
+        }
+        out
     }
 
     /// Real queue: whether the transmitter is idle with packets waiting.

@@ -7,13 +7,15 @@
 //! In a dumbbell this leaves four events per data packet (bottleneck arrival, receiver, reverse
 //! bottleneck, sender) however many access links there are.
 
-use crate::config::{Config, NodeKind};
+use crate::config::{Config, FlowConfig, LinkConfig, NodeKind};
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Outcome};
 use crate::packet::{Kind, Packet};
 use crate::results::{self, Results};
 use crate::series::Series;
 use crate::tcp::{Marker, Receiver, Sender};
+use crate::throttle::Throttle;
+use crate::traffic::{self, OpenLoop};
 use aqm::params::{Buffer, LinkContext};
 use aqm::{Time, Verdict};
 use std::fmt;
@@ -60,37 +62,50 @@ pub struct Flow {
     pub mss: u32,
     /// Congestion window series, when asked for.
     pub cwnd_series: Option<Series>,
-    /// Router whose AQM asked to throttle this flow (ModRED), while it does.
-    pub throttle_node: Option<usize>,
+    /// ModRED's pending ACK-window clamp for this flow.
+    pub throttle: Throttle,
     /// The open-loop source, when the flow is one.
-    pub poisson: Option<PoissonSource>,
+    pub source: Option<OpenLoop>,
     /// Bytes delivered to the destination in the measurement window (open-loop sources).
     pub bytes_window: u64,
+    /// No new data from here (`Time::MAX`: never stops).
+    pub stop: Time,
+    /// Bytes to send (`None`: bulk or open-loop).
+    pub size_bytes: Option<u64>,
+    /// One-way delays of an open-loop flow's packets (sent in the measurement window).
+    pub udp: UdpStats,
 }
 
-/// State of an open-loop Poisson source.
-pub struct PoissonSource {
-    gap: rand_distr::Exp<f64>,
-    size: Option<rand_distr::Exp<f64>>,
-    mean_size: f64,
-    rng: aqm::AqmRng,
-    /// Packets emitted.
-    pub sent: u64,
+/// What the receiver of an open-loop flow measured: packets received that were sent in the
+/// measurement window, their one-way delays, and the RFC 3550 s. 6.4.1 interarrival jitter
+/// (mean |D(i-1, i)| over consecutive packets, without the 1/16 smoothing).
+#[derive(Clone, Debug, Default)]
+pub struct UdpStats {
+    /// Packets received (sent at or after the warm-up).
+    pub received: u64,
+    /// Sum of one-way delays, ns.
+    pub delay_sum_ns: f64,
+    /// Largest one-way delay, ns.
+    pub delay_max_ns: u64,
+    /// Sum of |D(i-1, i)|, ns.
+    pub jitter_sum_ns: f64,
+    last_delay: Option<u64>,
+    /// One-way delay histogram (for percentiles).
+    pub hist: crate::hist::Hist,
+    /// Packets sent in the window still in the network at the end (not lost).
+    pub in_flight: u64,
 }
 
-impl PoissonSource {
-    fn next_gap_ns(&mut self) -> Time {
-        use rand::Rng;
-        let g: f64 = self.rng.sample(self.gap);
-        (g * 1e9).round().max(1.0) as Time
-    }
-
-    fn next_size(&mut self) -> u32 {
-        use rand::Rng;
-        match self.size {
-            Some(d) => (self.rng.sample(d).round() as u32).max(1),
-            None => self.mean_size.round().max(1.0) as u32,
+impl UdpStats {
+    fn record(&mut self, delay: u64) {
+        self.received += 1;
+        self.delay_sum_ns += delay as f64;
+        self.delay_max_ns = self.delay_max_ns.max(delay);
+        if let Some(p) = self.last_delay {
+            self.jitter_sum_ns += (delay as f64 - p as f64).abs();
         }
+        self.last_delay = Some(delay);
+        self.hist.add(delay);
     }
 }
 
@@ -140,209 +155,237 @@ fn cfg_err<T>(msg: String) -> Result<T, SimError> {
     Err(SimError::Config(msg))
 }
 
+/// Checks the run-wide fields.
+fn check_run(cfg: &Config) -> Result<(), SimError> {
+    if cfg.duration_ns == 0 {
+        return cfg_err("duration: must be > 0".into());
+    }
+    if cfg.warmup_ns >= cfg.duration_ns {
+        return cfg_err(format!(
+            "warmup: must be shorter than duration (got warmup {} ns >= duration {} ns)",
+            cfg.warmup_ns, cfg.duration_ns
+        ));
+    }
+    if cfg.sample_interval_ns == 0 {
+        return cfg_err("sample_interval: must be > 0".into());
+    }
+    if cfg.flows.is_empty() {
+        return cfg_err("flows: at least one flow is required".into());
+    }
+    Ok(())
+}
+
+/// The AQM (or FQ-CoDel queue discipline) of a link.
+type Guard = (
+    Option<Box<dyn aqm::Aqm>>,
+    Option<Box<aqm::fq_codel::FqCodel<Packet>>>,
+);
+
+fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard, SimError> {
+    let name_err = |e: aqm::ParamError| {
+        if e.param.is_empty() {
+            SimError::Config(format!("{field}.aqm: {}", e.msg))
+        } else {
+            SimError::Config(format!("{field}.aqm.{}: {}", e.param, e.msg))
+        }
+    };
+    match &lc.aqm {
+        None => Ok((None, None)),
+        Some(a) if a.name == "droptail" && a.params.is_empty() => Ok((None, None)),
+        Some(a) if a.name == "fq_codel" => {
+            let m = fq_params(a, ctx.buffer)
+                .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
+            let fq = aqm::fq_codel::build_fq_codel(&m, ctx).map_err(name_err)?;
+            Ok((None, Some(Box::new(fq))))
+        }
+        Some(a) => {
+            let m = a
+                .param_map()
+                .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
+            Ok((Some(aqm::build(&a.name, &m, ctx).map_err(name_err)?), None))
+        }
+    }
+}
+
+/// Link `i` of the configuration, checked.
+fn build_link(cfg: &Config, i: usize, lc: &LinkConfig) -> Result<Link, SimError> {
+    let n_nodes = cfg.nodes.len();
+    let field = format!("links[{i}] ({})", lc.name);
+    if lc.from >= n_nodes || lc.to >= n_nodes {
+        return cfg_err(format!(
+            "{field}: from/to must name one of the {n_nodes} nodes"
+        ));
+    }
+    if lc.rate_bps == 0 {
+        return cfg_err(format!("{field}.rate: must be > 0 bit/s"));
+    }
+    let buffer = match (lc.buffer_pkts, lc.buffer_bytes) {
+        (Some(p), None) if p > 0 => Buffer::Packets(p),
+        (None, Some(b)) if b > 0 => Buffer::Bytes(b),
+        _ => {
+            return cfg_err(format!(
+                "{field}.buffer: give exactly one positive buffer, in packets or in bytes"
+            ))
+        }
+    };
+    if lc.mean_pkt_bytes == 0 {
+        return cfg_err(format!("{field}.mean_pkt_bytes: must be > 0"));
+    }
+    let ctx = LinkContext {
+        rate_bps: lc.rate_bps,
+        buffer,
+        mean_pkt_bytes: lc.mean_pkt_bytes,
+    };
+    let (aqm, fq) = build_guard(lc, &field, &ctx)?;
+    let rng = aqm::rng_from_seed(cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)));
+    let mut link = Link::new(
+        lc.name.clone(),
+        lc.from,
+        lc.to,
+        lc.rate_bps,
+        lc.delay_ns,
+        buffer,
+        aqm,
+        rng,
+        lc.monitor,
+        cfg.warmup_ns,
+        cfg.duration_ns,
+        cfg.sample_interval_ns,
+        cfg.max_samples,
+    );
+    if fq.is_some() {
+        link.fq = fq;
+        link.real = true;
+    }
+    Ok(link)
+}
+
+/// Which upstream feeds each link: a link fed by one upstream only can be chained.
+struct Feeders {
+    /// None = not yet seen; Some(k) with k = usize::MAX - host for hosts.
+    first: Vec<Option<usize>>,
+    multi: Vec<bool>,
+}
+
+impl Feeders {
+    /// Checks that `path` leads from host `a` to host `b` over existing links, noting feeders.
+    fn walk(
+        &mut self,
+        links: &[Link],
+        path: &[usize],
+        (a, b): (usize, usize),
+        field: &str,
+    ) -> Result<(), SimError> {
+        if path.is_empty() || path.len() > u16::MAX as usize {
+            return cfg_err(format!("{field}: must hold 1 to 65535 links"));
+        }
+        let mut at = a;
+        for (k, &l) in path.iter().enumerate() {
+            if l >= links.len() || links[l].from != at {
+                return cfg_err(format!(
+                    "{field}[{k}]: link must start where the previous one ended"
+                ));
+            }
+            let f = if k == 0 { usize::MAX - a } else { path[k - 1] };
+            match self.first[l] {
+                None => self.first[l] = Some(f),
+                Some(g) if g != f => self.multi[l] = true,
+                _ => {}
+            }
+            at = links[l].to;
+        }
+        if at != b {
+            return cfg_err(format!("{field}: must end at its destination host"));
+        }
+        Ok(())
+    }
+}
+
+/// Flow `i` of the configuration, checked (its paths are checked by [`Feeders::walk`]).
+fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError> {
+    let field = format!("flows[{i}] ({})", fc.name);
+    for (which, node) in [("src", fc.src), ("dst", fc.dst)] {
+        if node >= cfg.nodes.len() || cfg.nodes[node].kind != NodeKind::Host {
+            return cfg_err(format!("{field}.{which}: must be a host"));
+        }
+    }
+    let t = &fc.tcp;
+    if t.mss == 0 {
+        return cfg_err(format!("{field}.mss: must be > 0"));
+    }
+    if t.init_cwnd.is_nan() || t.init_cwnd < 1.0 || t.rwnd_segments == 0 || t.min_rto_ns == 0 {
+        return cfg_err(format!(
+            "{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"
+        ));
+    }
+    if fc.stop_ns.is_some_and(|s| s <= fc.start_ns) {
+        return cfg_err(format!("{field}.stop: must be after start"));
+    }
+    let source = traffic::build(fc.poisson.as_ref(), fc.source.as_ref(), &field)
+        .map_err(SimError::Config)?
+        .map(|source| OpenLoop {
+            source,
+            rng: aqm::rng_from_seed(
+                cfg.seed ^ 0xA5A5_5A5A_0F0F_F0F0 ^ (i as u64).wrapping_mul(0x9E37_79B9),
+            ),
+            sent: 0,
+            sent_window: 0,
+        });
+    let limit = fc
+        .size_bytes
+        .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
+    let marker = fc
+        .profile
+        .as_ref()
+        .map(|p| Marker::new(p.rate_bps, p.burst_bytes));
+    Ok(Flow {
+        name: fc.name.clone(),
+        src: fc.src,
+        dst: fc.dst,
+        path: fc.path.iter().map(|&l| l as u32).collect(),
+        rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
+        sender: Sender::new(t, limit, marker),
+        receiver: Receiver::new(t),
+        start: fc.start_ns,
+        mss: t.mss,
+        cwnd_series: t
+            .trace_cwnd
+            .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
+        throttle: Throttle::default(),
+        source,
+        bytes_window: 0,
+        stop: fc.stop_ns.unwrap_or(Time::MAX),
+        size_bytes: fc.size_bytes,
+        udp: UdpStats::default(),
+    })
+}
+
 impl Sim {
     /// Builds a run, checking the configuration.
     pub fn new(cfg: &Config) -> Result<Sim, SimError> {
-        if cfg.duration_ns == 0 {
-            return cfg_err("duration: must be > 0".into());
-        }
-        if cfg.warmup_ns >= cfg.duration_ns {
-            return cfg_err(format!(
-                "warmup: must be shorter than duration (got warmup {} ns >= duration {} ns)",
-                cfg.warmup_ns, cfg.duration_ns
-            ));
-        }
-        if cfg.sample_interval_ns == 0 {
-            return cfg_err("sample_interval: must be > 0".into());
-        }
-        if cfg.flows.is_empty() {
-            return cfg_err("flows: at least one flow is required".into());
-        }
-        let n_nodes = cfg.nodes.len();
+        check_run(cfg)?;
         let mut links = Vec::with_capacity(cfg.links.len());
         for (i, lc) in cfg.links.iter().enumerate() {
-            let field = format!("links[{i}] ({})", lc.name);
-            if lc.from >= n_nodes || lc.to >= n_nodes {
-                return cfg_err(format!(
-                    "{field}: from/to must name one of the {n_nodes} nodes"
-                ));
-            }
-            if lc.rate_bps == 0 {
-                return cfg_err(format!("{field}.rate: must be > 0 bit/s"));
-            }
-            let buffer = match (lc.buffer_pkts, lc.buffer_bytes) {
-                (Some(p), None) if p > 0 => Buffer::Packets(p),
-                (None, Some(b)) if b > 0 => Buffer::Bytes(b),
-                _ => {
-                    return cfg_err(format!(
-                        "{field}.buffer: give exactly one positive buffer, in packets or in bytes"
-                    ))
-                }
-            };
-            if lc.mean_pkt_bytes == 0 {
-                return cfg_err(format!("{field}.mean_pkt_bytes: must be > 0"));
-            }
-            let ctx = LinkContext {
-                rate_bps: lc.rate_bps,
-                buffer,
-                mean_pkt_bytes: lc.mean_pkt_bytes,
-            };
-            let name_err = |e: aqm::ParamError| {
-                if e.param.is_empty() {
-                    SimError::Config(format!("{field}.aqm: {}", e.msg))
-                } else {
-                    SimError::Config(format!("{field}.aqm.{}: {}", e.param, e.msg))
-                }
-            };
-            let mut fq = None;
-            let aqm = match &lc.aqm {
-                None => None,
-                Some(a) if a.name == "droptail" && a.params.is_empty() => None,
-                Some(a) if a.name == "fq_codel" => {
-                    let m = fq_params(a, buffer)
-                        .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
-                    fq = Some(Box::new(
-                        aqm::fq_codel::build_fq_codel(&m, &ctx).map_err(name_err)?,
-                    ));
-                    None
-                }
-                Some(a) => {
-                    let m = a
-                        .param_map()
-                        .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
-                    Some(aqm::build(&a.name, &m, &ctx).map_err(name_err)?)
-                }
-            };
-            let rng = aqm::rng_from_seed(
-                cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)),
-            );
-            let mut link = Link::new(
-                lc.name.clone(),
-                lc.from,
-                lc.to,
-                lc.rate_bps,
-                lc.delay_ns,
-                buffer,
-                aqm,
-                rng,
-                lc.monitor,
-                cfg.warmup_ns,
-                cfg.duration_ns,
-                cfg.sample_interval_ns,
-                cfg.max_samples,
-            );
-            if fq.is_some() {
-                link.fq = fq;
-                link.real = true;
-            }
-            links.push(link);
+            links.push(build_link(cfg, i, lc)?);
         }
         let mut flows = Vec::with_capacity(cfg.flows.len());
-        // Feeders of each link: None = not yet seen; Some(k) with k = usize::MAX - host for hosts.
-        let mut feeder: Vec<Option<usize>> = vec![None; links.len()];
-        let mut multi = vec![false; links.len()];
+        let mut feeders = Feeders {
+            first: vec![None; links.len()],
+            multi: vec![false; links.len()],
+        };
         for (i, fc) in cfg.flows.iter().enumerate() {
+            let flow = build_flow(cfg, i, fc)?;
             let field = format!("flows[{i}] ({})", fc.name);
-            for (which, node) in [("src", fc.src), ("dst", fc.dst)] {
-                if node >= n_nodes || cfg.nodes[node].kind != NodeKind::Host {
-                    return cfg_err(format!("{field}.{which}: must be a host"));
-                }
+            feeders.walk(&links, &fc.path, (fc.src, fc.dst), &format!("{field}.path"))?;
+            if flow.source.is_none() || !fc.rev_path.is_empty() {
+                let f = format!("{field}.rev_path");
+                feeders.walk(&links, &fc.rev_path, (fc.dst, fc.src), &f)?;
             }
-            let open_loop = fc.poisson.is_some();
-            for (pname, path, a, b) in [
-                ("path", &fc.path, fc.src, fc.dst),
-                ("rev_path", &fc.rev_path, fc.dst, fc.src),
-            ] {
-                if open_loop && pname == "rev_path" && path.is_empty() {
-                    continue;
-                }
-                if path.is_empty() || path.len() > u16::MAX as usize {
-                    return cfg_err(format!("{field}.{pname}: must hold 1 to 65535 links"));
-                }
-                let mut at = a;
-                for (k, &l) in path.iter().enumerate() {
-                    if l >= links.len() || links[l].from != at {
-                        return cfg_err(format!(
-                            "{field}.{pname}[{k}]: link must start where the previous one ended"
-                        ));
-                    }
-                    let f = if k == 0 { usize::MAX - a } else { path[k - 1] };
-                    match feeder[l] {
-                        None => feeder[l] = Some(f),
-                        Some(g) if g != f => multi[l] = true,
-                        _ => {}
-                    }
-                    at = links[l].to;
-                }
-                if at != b {
-                    return cfg_err(format!("{field}.{pname}: must end at its destination host"));
-                }
-            }
-            let t = &fc.tcp;
-            if t.mss == 0 {
-                return cfg_err(format!("{field}.mss: must be > 0"));
-            }
-            if t.init_cwnd.is_nan()
-                || t.init_cwnd < 1.0
-                || t.rwnd_segments == 0
-                || t.min_rto_ns == 0
-            {
-                return cfg_err(format!(
-                    "{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"
-                ));
-            }
-            let limit = fc
-                .size_bytes
-                .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
-            let marker = fc
-                .profile
-                .as_ref()
-                .map(|p| Marker::new(p.rate_bps, p.burst_bytes));
-            flows.push(Flow {
-                name: fc.name.clone(),
-                src: fc.src,
-                dst: fc.dst,
-                path: fc.path.iter().map(|&l| l as u32).collect(),
-                rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
-                sender: Sender::new(t, limit, marker),
-                receiver: Receiver::new(t),
-                start: fc.start_ns,
-                mss: t.mss,
-                cwnd_series: t
-                    .trace_cwnd
-                    .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
-                throttle_node: None,
-                poisson: match &fc.poisson {
-                    None => None,
-                    Some(pc) => {
-                        let ok = pc.rate_pps > 0.0
-                            && pc.rate_pps.is_finite()
-                            && pc.mean_size_bytes >= 1.0
-                            && pc.mean_size_bytes.is_finite();
-                        if !ok {
-                            return cfg_err(format!(
-                                "{field}.poisson: rate > 0 packets/s and mean size >= 1 byte required"
-                            ));
-                        }
-                        Some(PoissonSource {
-                            gap: rand_distr::Exp::new(pc.rate_pps).expect("rate checked"),
-                            size: pc.exponential.then(|| {
-                                rand_distr::Exp::new(1.0 / pc.mean_size_bytes).expect("size checked")
-                            }),
-                            mean_size: pc.mean_size_bytes,
-                            rng: aqm::rng_from_seed(
-                                cfg.seed ^ 0xA5A5_5A5A_0F0F_F0F0 ^ (i as u64).wrapping_mul(0x9E37_79B9),
-                            ),
-                            sent: 0,
-                        })
-                    }
-                },
-                bytes_window: 0,
-            });
+            flows.push(flow);
         }
         for (l, link) in links.iter_mut().enumerate() {
             let timer = link.aqm.as_ref().is_some_and(|a| a.next_update().is_some());
-            link.chained = feeder[l].is_some() && !multi[l] && !link.real && !timer;
+            link.chained = feeders.first[l].is_some() && !feeders.multi[l] && !link.real && !timer;
         }
         let mut sim = Sim {
             node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
@@ -363,6 +406,9 @@ impl Sim {
         };
         for (f, flow) in sim.flows.iter().enumerate() {
             sim.ev.push(flow.start, Event::FlowStart(f as u32));
+            if flow.stop != Time::MAX {
+                sim.ev.push(flow.stop, Event::FlowStop(f as u32));
+            }
         }
         for (l, link) in sim.links.iter().enumerate() {
             if let Some(t) = link.aqm.as_ref().and_then(|a| a.next_update()) {
@@ -400,6 +446,9 @@ impl Sim {
     fn after_link(&mut self, mut pkt: Packet, at: Time) -> Option<(Packet, u32, Time)> {
         if at > self.end {
             self.beyond += 1;
+            if pkt.kind == Kind::Data && pkt.ts >= self.warmup {
+                self.flows[pkt.flow as usize].udp.in_flight += 1;
+            }
             return None;
         }
         let path = self.path_of(&pkt);
@@ -423,22 +472,14 @@ impl Sim {
             let f = pkt.flow as usize;
             let link = &mut self.links[l as usize];
             if pkt.kind == Kind::Ack {
-                // ModRED (seed 004 s. 3): the router clamps the ACK's window to one segment,
-                // never raising it and never lowering a zero window.
-                if self.flows[f].throttle_node == Some(link.from) && pkt.rwnd > 1 {
-                    pkt.rwnd = 1;
-                }
+                pkt.rwnd = self.flows[f].throttle.on_ack(link.from, pkt.rwnd);
             }
             let mut verdict = Verdict::Admit;
             let outcome = link.arrive(&mut pkt, t, &mut verdict);
-            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) && link.aqm.is_some()
-            {
-                let from = link.from;
-                let fl = &mut self.flows[f];
-                if verdict == Verdict::Throttle {
-                    fl.throttle_node = Some(from);
-                } else if fl.throttle_node == Some(from) {
-                    fl.throttle_node = None;
+            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) {
+                if let Some(a) = link.aqm.as_ref() {
+                    let (from, hold) = (link.from, a.throttle_hold());
+                    self.flows[f].throttle.on_data(from, verdict, hold);
                 }
             }
             match outcome {
@@ -499,9 +540,13 @@ impl Sim {
         self.delivered += 1;
         let f = pkt.flow as usize;
         match pkt.kind {
-            Kind::Data if self.flows[f].poisson.is_some() => {
+            Kind::Data if self.flows[f].source.is_some() => {
+                let fl = &mut self.flows[f];
                 if t >= self.warmup {
-                    self.flows[f].bytes_window += pkt.size as u64;
+                    fl.bytes_window += pkt.size as u64;
+                }
+                if pkt.ts >= self.warmup {
+                    fl.udp.record(t - pkt.ts);
                 }
             }
             Kind::Data => {
@@ -533,6 +578,36 @@ impl Sim {
                 self.inject_out(f, t);
             }
         }
+    }
+
+    /// An open-loop source emits a packet at `t` and schedules the next one.
+    fn emit(&mut self, f: u32, t: Time) {
+        let fl = &mut self.flows[f as usize];
+        if t >= fl.stop {
+            return;
+        }
+        let src = fl.source.as_mut().expect("source");
+        let (size, gap) = src.source.emit(&mut src.rng);
+        let seq = src.sent as u32;
+        src.sent += 1;
+        if t >= self.warmup {
+            src.sent_window += 1;
+        }
+        self.ev.push(t + gap, Event::SourceEmit(f));
+        self.out.push(Packet {
+            flow: f,
+            seq,
+            size,
+            hop: 0,
+            kind: Kind::Data,
+            flags: 0,
+            precedence: aqm::Precedence::Out,
+            ts: t,
+            rwnd: 0,
+            sack: [(0, 0); 3],
+            enq_time: 0,
+        });
+        self.inject_out(f as usize, t);
     }
 
     /// Runs until the clock passes `until` (or the end). Returns true when the run is over.
@@ -583,39 +658,19 @@ impl Sim {
                         self.ev.push(d, Event::DelAck(f));
                     }
                 }
-                Event::FlowStart(f) if self.flows[f as usize].poisson.is_some() => {
-                    let src = self.flows[f as usize].poisson.as_mut().expect("poisson");
-                    let gap = src.next_gap_ns();
-                    self.ev.push(t + gap, Event::PoissonArrival(f));
+                Event::FlowStart(f) if self.flows[f as usize].source.is_some() => {
+                    let src = self.flows[f as usize].source.as_mut().expect("source");
+                    let gap = src.source.first_gap(&mut src.rng);
+                    self.ev.push(t + gap, Event::SourceEmit(f));
                 }
-                Event::PoissonArrival(f) => {
-                    let src = self.flows[f as usize].poisson.as_mut().expect("poisson");
-                    let size = src.next_size();
-                    let seq = src.sent as u32;
-                    src.sent += 1;
-                    let gap = src.next_gap_ns();
-                    self.ev.push(t + gap, Event::PoissonArrival(f));
-                    self.out.push(Packet {
-                        flow: f,
-                        seq,
-                        size,
-                        hop: 0,
-                        kind: Kind::Data,
-                        flags: 0,
-                        precedence: aqm::Precedence::Out,
-                        ts: t,
-                        rwnd: 0,
-                        sack: [(0, 0); 3],
-                        enq_time: 0,
-                    });
-                    self.inject_out(f as usize, t);
-                }
+                Event::SourceEmit(f) => self.emit(f, t),
                 Event::FlowStart(f) => {
                     let mut out = std::mem::take(&mut self.out);
                     self.flows[f as usize].sender.send_allowed(t, &mut out);
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }
+                Event::FlowStop(f) => self.flows[f as usize].sender.stop_new_data(),
                 Event::AqmUpdate(l) => {
                     if let Some(n) = self.links[l as usize].aqm_update(t) {
                         self.ev.push(n.max(t + 1), Event::AqmUpdate(l));
@@ -662,8 +717,25 @@ impl Sim {
         }
         let mut in_events = 0u64;
         for e in self.ev.iter() {
-            if matches!(e, Event::LinkArrive(..) | Event::HostArrive(..)) {
+            if let Event::LinkArrive(_, p) | Event::HostArrive(p) = e {
                 in_events += 1;
+                let fl = &mut self.flows[p.flow as usize];
+                if fl.source.is_some() && p.kind == Kind::Data && p.ts >= self.warmup {
+                    fl.udp.in_flight += 1;
+                }
+            }
+        }
+        for l in &self.links {
+            for (f, n) in l.queued_per_flow(self.warmup) {
+                self.flows[f as usize].udp.in_flight += n;
+            }
+            if let Some(fq) = &l.fq {
+                // The open-loop flow's FQ-CoDel queue (whatever the packets' send times).
+                for (f, fl) in self.flows.iter_mut().enumerate() {
+                    if fl.source.is_some() {
+                        fl.udp.in_flight += fq.queue_len(fq.queue_of(f as u32)).0 as u64;
+                    }
+                }
             }
         }
         let stored: u64 = self.links.iter().map(|l| l.stored() as u64).sum();

@@ -1,7 +1,7 @@
 //! What a run reports: a summary of every monitored link and every flow, and time series.
 //! Definitions are those of docs/metrics.md; everything is measured over [warmup, end].
 
-use crate::network::Sim;
+use crate::network::{Flow, Sim};
 use crate::tcp::{SenderStats, RTT_BUCKETS_PER_DECADE};
 use aqm::{Time, NS_PER_SEC};
 use serde::Serialize;
@@ -52,6 +52,14 @@ pub struct LinkSummary {
     pub queue_max_pkts: u32,
     /// Mean queueing delay (arrival to start of transmission), s.
     pub delay_mean_s: f64,
+    /// Median queueing delay, s (log-linear histogram: within 3.1% of the sample median).
+    pub delay_p50_s: Option<f64>,
+    /// 90th percentile of the queueing delay, s.
+    pub delay_p90_s: Option<f64>,
+    /// 99th percentile of the queueing delay, s.
+    pub delay_p99_s: Option<f64>,
+    /// 99.9th percentile of the queueing delay, s.
+    pub delay_p999_s: Option<f64>,
     /// Its standard deviation, s.
     pub delay_std_s: f64,
     /// Mean |difference| of consecutive queueing delays, s.
@@ -61,7 +69,7 @@ pub struct LinkSummary {
 }
 
 /// Summary of one flow.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowSummary {
     /// Name.
     pub name: String,
@@ -103,6 +111,30 @@ pub struct FlowSummary {
     pub cwnd_final: f64,
     /// Completion time of a finite flow, s since its start.
     pub completion_s: Option<f64>,
+    /// Bytes of a finite flow (`None`: bulk or open-loop).
+    pub size_bytes: Option<u64>,
+    /// Propagation delay of the data path and the ACK path together, s.
+    pub base_rtt_s: f64,
+    /// Lowest link rate on the data path, bit/s.
+    pub path_rate_bps: u64,
+    /// When the flow stopped sending new data, s (`None`: it did not stop).
+    pub stop_s: Option<f64>,
+    /// Open-loop flows: packets sent in the measurement window.
+    pub udp_sent: Option<u64>,
+    /// Open-loop flows: of those, packets received by the end.
+    pub udp_received: Option<u64>,
+    /// Open-loop flows: 1 - received / (sent - still in flight at the end).
+    pub udp_loss: Option<f64>,
+    /// Open-loop flows: mean one-way delay, s.
+    pub owd_mean_s: Option<f64>,
+    /// Open-loop flows: median one-way delay, s.
+    pub owd_p50_s: Option<f64>,
+    /// Open-loop flows: 99th percentile of the one-way delay, s.
+    pub owd_p99_s: Option<f64>,
+    /// Open-loop flows: largest one-way delay, s.
+    pub owd_max_s: Option<f64>,
+    /// Open-loop flows: mean |D(i-1, i)| of consecutive packets (RFC 3550 s. 6.4.1), s.
+    pub owd_jitter_s: Option<f64>,
 }
 
 /// Totals of the run.
@@ -155,13 +187,13 @@ pub struct Results {
     pub series: Vec<NamedSeries>,
 }
 
-fn percentile(hist: &[u32], n: u64, q: f64) -> f64 {
+fn percentile(hist: &crate::sparse_hist::SparseHist, n: u64, q: f64) -> f64 {
     if n == 0 || hist.is_empty() {
         return f64::NAN;
     }
     let rank = (q * n as f64).ceil().max(1.0) as u64;
     let mut acc = 0u64;
-    for (b, &c) in hist.iter().enumerate() {
+    for (b, c) in hist.iter() {
         acc += c as u64;
         if acc >= rank {
             // Geometric middle of the bucket, in seconds.
@@ -177,6 +209,26 @@ fn nan_if_zero(n: u64, x: f64) -> f64 {
     } else {
         x
     }
+}
+
+/// The open-loop fields of a flow's summary (the rest filled by the caller).
+fn udp_summary(f: &Flow) -> FlowSummary {
+    let mut out = FlowSummary::default();
+    let (Some(src), u) = (&f.source, &f.udp) else {
+        return out;
+    };
+    let q = |p: f64| u.hist.quantile(p).map(secs);
+    out.udp_sent = Some(src.sent_window);
+    out.udp_received = Some(u.received);
+    let fate_known = src.sent_window.saturating_sub(u.in_flight);
+    out.udp_loss =
+        (fate_known > 0).then(|| 1.0 - u.received.min(fate_known) as f64 / fate_known as f64);
+    out.owd_mean_s = (u.received > 0).then(|| secs(u.delay_sum_ns / u.received as f64));
+    out.owd_p50_s = q(0.5);
+    out.owd_p99_s = q(0.99);
+    out.owd_max_s = (u.received > 0).then(|| secs(u.delay_max_ns as f64));
+    out.owd_jitter_s = (u.received > 1).then(|| secs(u.jitter_sum_ns / (u.received - 1) as f64));
+    out
 }
 
 fn rtt(s: &SenderStats) -> (f64, f64, f64) {
@@ -226,6 +278,10 @@ pub fn collect(sim: &Sim) -> Results {
             ),
             queue_max_pkts: s.max_pkts,
             delay_mean_s: nan_if_zero(s.delay_n, secs(dm)),
+            delay_p50_s: s.delay_hist.quantile(0.5).map(secs),
+            delay_p90_s: s.delay_hist.quantile(0.9).map(secs),
+            delay_p99_s: s.delay_hist.quantile(0.99).map(secs),
+            delay_p999_s: s.delay_hist.quantile(0.999).map(secs),
             delay_std_s: nan_if_zero(
                 s.delay_n,
                 secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt()),
@@ -263,13 +319,13 @@ pub fn collect(sim: &Sim) -> Results {
             dst: sim.node_names[f.dst].clone(),
             start_s: secs(f.start as f64),
             // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered.
-            goodput_bps: if f.poisson.is_some() {
+            goodput_bps: if f.source.is_some() {
                 f.bytes_window as f64 * 8.0 / window_s
             } else {
                 f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s
             },
             delivered_segments: f.receiver.stats.delivered_total,
-            segments_sent: f.poisson.as_ref().map_or(s.segs_sent, |p| p.sent),
+            segments_sent: f.source.as_ref().map_or(s.segs_sent, |p| p.sent),
             retransmits: s.retransmits,
             timeouts: s.timeouts,
             fast_retransmits: s.fast_retransmits,
@@ -283,6 +339,22 @@ pub fn collect(sim: &Sim) -> Results {
             rtt_p99_s: percentile(&s.rtt_hist, s.rtt_n, 0.99),
             cwnd_final: f.sender.cwnd,
             completion_s: f.sender.done_at.map(|t| secs((t - f.start) as f64)),
+            size_bytes: f.size_bytes,
+            base_rtt_s: secs(
+                f.path
+                    .iter()
+                    .chain(&f.rev)
+                    .map(|&l| sim.links[l as usize].delay_ns as f64)
+                    .sum(),
+            ),
+            path_rate_bps: f
+                .path
+                .iter()
+                .map(|&l| sim.links[l as usize].rate_bps)
+                .min()
+                .unwrap_or(0),
+            stop_s: (f.stop != Time::MAX).then(|| secs(f.stop as f64)),
+            ..udp_summary(f)
         });
         if let Some(cs) = &f.cwnd_series {
             series.push(NamedSeries {

@@ -173,6 +173,8 @@ impl Dumbbell {
                 size_bytes: None,
                 profile: None,
                 poisson: None,
+                source: None,
+                stop_ns: None,
             });
         }
         Config {

@@ -55,8 +55,8 @@ pub struct SenderStats {
     pub rtt_min: f64,
     /// Largest, ns.
     pub rtt_max: f64,
-    /// Histogram of samples (see [`RTT_BUCKETS_PER_DECADE`]); allocated on the first sample.
-    pub rtt_hist: Vec<u32>,
+    /// Histogram of samples (see [`RTT_BUCKETS_PER_DECADE`]) over the buckets seen.
+    pub rtt_hist: crate::sparse_hist::SparseHist,
 }
 
 /// Token-bucket edge marker: packets within the profile are `In`.

@@ -66,6 +66,11 @@ pub struct Sender {
     pub prr: Prr,
     /// Counters.
     pub stats: SenderStats,
+    /// TCP timestamps on (RFC 7323): every ACK of new data is an RTT sample.
+    timestamps: bool,
+    /// Without timestamps: the next RTT sample is taken from the ACK that covers this segment
+    /// (one timed segment per round trip, RFC 6298 s. 3).
+    timed_until: u32,
 }
 
 impl Sender {
@@ -111,6 +116,8 @@ impl Sender {
             sb,
             prr: Prr::default(),
             stats: SenderStats::default(),
+            timestamps: cfg.timestamps,
+            timed_until: 0,
         }
     }
 
@@ -155,11 +162,14 @@ impl Sender {
         s.rtt_sum += r;
         s.rtt_min = if s.rtt_n == 1 { r } else { s.rtt_min.min(r) };
         s.rtt_max = s.rtt_max.max(r);
-        if s.rtt_hist.is_empty() {
-            s.rtt_hist = vec![0; RTT_BUCKETS];
-        }
         let b = ((r.max(1e3) / 1e3).log10() * RTT_BUCKETS_PER_DECADE) as usize;
-        s.rtt_hist[b.min(RTT_BUCKETS - 1)] += 1;
+        s.rtt_hist.add(b.min(RTT_BUCKETS - 1));
+    }
+
+    /// Sends no new data from now on (a flow group's stop time); what was sent is still
+    /// recovered and acknowledged.
+    pub fn stop_new_data(&mut self) {
+        self.limit = Some(self.limit.map_or(self.snd_max, |l| l.min(self.snd_max)));
     }
 
     pub(crate) fn more_data(&self, seg: u32) -> bool {
@@ -239,9 +249,20 @@ impl Sender {
 
     /// Takes an RTT sample and moves `snd_una` for an ACK of new data up to `a`.
     pub(crate) fn advance_una(&mut self, a: u32, ts: Time, now: Time) {
-        // Timestamps (RFC 7323) make every ACK of new data a valid sample, retransmissions
-        // included (the echo names the transmission).
-        self.rtt_sample(now.saturating_sub(ts) as f64);
+        // With timestamps (RFC 7323 s. 4) every ACK of new data is a sample, retransmissions
+        // included (the echo names the transmission). Without them a sender times one segment per
+        // round trip and never a retransmitted one (RFC 6298 s. 3, Karn): sampling every ACK with
+        // RFC 6298's gains would shrink RTTVAR within a round trip (RFC 7323 App. G) and make the
+        // RTO fire on queueing delay (docs/reproductions.md, seed 004: 306 timeouts instead of
+        // ns-2's 54 on the same network).
+        if self.timestamps {
+            self.rtt_sample(now.saturating_sub(ts) as f64);
+        } else if a > self.timed_until {
+            if !self.in_recovery {
+                self.rtt_sample(now.saturating_sub(ts) as f64);
+            }
+            self.timed_until = self.snd_nxt.max(a);
+        }
         self.snd_una = a;
         if self.snd_nxt < a {
             self.snd_nxt = a;

@@ -1,0 +1,93 @@
+"""Simulator vs testbed on the same scenario files (issue 11; table in docs/testbed.md). Root only.
+
+    .venv/bin/python benches/fwd_vs_sim.py [--duration 30s] [--warmup 10s] [--out runs/fwd_vs_sim]
+
+The ns-3 cross-check dumbbells (scenarios/crosscheck/{red,pie,codel}-het-n50.toml: 100 Mb/s / 2 ms
+bottleneck, buffer 300, access delays 1-19 ms, so base RTTs 8-80 ms) with 10 and 50 flows, run
+(a) in the simulator (NewReno, no SACK), (b) on the testbed with Linux ``reno`` and SACK off
+(``newreno``: the closest kernel equivalent) and (c) on the testbed with Linux ``cubic`` (SACK on).
+Prints a Markdown table of utilisation, mean queue, loss ratio, marks and Jain's index, and writes
+every run directory under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+import aqmlab
+from aqmlab import scenario, testbed
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _scenario(aqm: str, n: int, duration: str, warmup: str) -> scenario.Scenario:
+    d = tomllib.loads((ROOT / "scenarios" / "crosscheck" / f"{aqm}-het-n50.toml").read_text())
+    d["name"] = f"{aqm}-het-n{n}"
+    d["duration"], d["warmup"] = duration, warmup
+    d["flows"][0]["count"] = n
+    return scenario.from_dict(d)
+
+
+def _row(res) -> dict:
+    b = res.bottleneck
+    return {
+        "util": b["utilisation"],
+        "queue": b["queue_mean_pkts"],
+        "delay_ms": (b["delay_mean_s"] or float("nan")) * 1e3,
+        "loss": b["loss_ratio"],
+        "marks": b["marked"],
+        "jain": res.summary["fairness"]["jain_goodput"],
+        "goodput_mbps": sum(f["goodput_bps"] for f in res.summary["flows"]) / 1e6,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", default="30s")
+    ap.add_argument("--warmup", default="10s")
+    ap.add_argument("--out", default="runs/fwd_vs_sim")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("fwd_vs_sim: needs root (the testbed)", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    rows = []
+    for aqm in ("red", "pie", "codel"):
+        for n in (10, 50):
+            sc = _scenario(aqm, n, args.duration, args.warmup)
+            runs = {
+                "sim newreno": lambda sc=sc: aqmlab.run(sc, out=out / f"{sc.name}-sim"),
+                "testbed newreno": lambda sc=sc: testbed.testbed(
+                    sc, out=out / f"{sc.name}-tb-newreno", plot=False, cc="newreno"
+                ),
+                "testbed cubic": lambda sc=sc: testbed.testbed(
+                    sc, out=out / f"{sc.name}-tb-cubic", plot=False, cc="cubic"
+                ),
+            }
+            for label, fn in runs.items():
+                load = os.getloadavg()[0]
+                r = dict(aqm=aqm, flows=n, engine=label, load1=load, **_row(fn()))
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+    print(
+        "\n| AQM | flows | engine | util | mean queue (pkts) | queue delay (ms) | loss | "
+        "marks | Jain | goodput (Mb/s) | load avg |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['aqm']} | {r['flows']} | {r['engine']} | {r['util']:.3f} | {r['queue']:.1f} | "
+            f"{r['delay_ms']:.2f} | {r['loss']:.4f} | {r['marks']} | {r['jain']:.3f} | "
+            f"{r['goodput_mbps']:.1f} | {r['load1']:.1f} |"
+        )
+    (out / "table.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

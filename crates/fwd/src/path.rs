@@ -1,0 +1,787 @@
+//! One direction of the forwarder: delay lines (a one-way delay per source/destination pair) in
+//! front of a bottleneck queue guarded by a `crates/aqm` algorithm and served by a departure clock.
+//!
+//! Time is the forwarder's monotonic clock in ns. Every frame carries its arrival time at the
+//! forwarder; it joins the queue at `arrival + delay` and its transmission starts at
+//! `max(join, end of the previous transmission)` and lasts `8 * size / rate` (the serialisation
+//! time of the frame: a departure clock, not a token bucket). The frame is handed to the
+//! output interface when its transmission ends. Events are processed in time order up to the
+//! wall-clock instant the caller gives, so late wake-ups delay the hand-over but never change the
+//! schedule, and the long-run departure rate is the configured one.
+//!
+//! The statistics follow the simulator's definitions (docs/metrics.md): queue length counts waiting
+//! frames (not the one on the wire), queueing delay is join to start of transmission, window
+//! counts start at the warm-up.
+
+use crate::frame::{self, Ipv4, Transport};
+use crate::throttle::FlowKey;
+use aqm::fq_codel::{FqCodel, FqPacket};
+use aqm::params::Buffer;
+use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use sim::results::LinkSummary;
+use sim::series::Series;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// A frame inside the forwarder.
+#[derive(Debug)]
+pub struct Frame {
+    /// The bytes, as received.
+    pub buf: Vec<u8>,
+    /// The parsed IPv4 header, when there is one.
+    pub ip: Option<Ipv4>,
+    /// What the AQM sees.
+    pub meta: PacketMeta,
+    /// When it joins the queue (arrival + delay), ns.
+    pub join: Time,
+}
+
+impl FqPacket for Frame {
+    fn flow_id(&self) -> u32 {
+        self.meta.flow
+    }
+    fn size_bytes(&self) -> u32 {
+        self.buf.len() as u32
+    }
+    fn ecn_capable(&self) -> bool {
+        self.meta.ecn_capable
+    }
+    fn set_ce(&mut self) {
+        if let Some(ip) = &self.ip {
+            frame::mark_ce(&mut self.buf, ip);
+        }
+    }
+}
+
+/// Counters of one direction over the whole run, for the conservation check
+/// `received = sent + dropped + in_system`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Conservation {
+    /// Frames handed to this direction.
+    pub received: u64,
+    /// Frames handed to the output interface.
+    pub sent: u64,
+    /// Frames dropped by the AQM or on overflow.
+    pub dropped: u64,
+}
+
+/// Window statistics (from the warm-up on), as the simulator keeps them.
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    arrived: u64,
+    dropped_aqm: u64,
+    dropped_overflow: u64,
+    marked: u64,
+    throttled: u64,
+    loss_runs: u64,
+    last_dropped: bool,
+    tx_bytes: f64,
+    delay_sum: f64,
+    delay_sq: f64,
+    delay_absdiff: f64,
+    delay_n: u64,
+    last_delay: Option<f64>,
+    delay_hist: sim::hist::Hist,
+    seen_sum: f64,
+    seen_sq: f64,
+    q_int: f64,
+    q2_int: f64,
+    qb_int: f64,
+    max_pkts: u32,
+    max_bytes: u64,
+}
+
+/// The settings of one direction.
+#[derive(Clone, Debug)]
+pub struct PathConfig {
+    /// Name in the summary (`bottleneck`, `reverse`).
+    pub name: String,
+    /// Departure rate, bit/s.
+    pub rate_bps: u64,
+    /// Buffer of the queue.
+    pub buffer: Buffer,
+    /// Delay for frames of pairs not listed (ARP, unknown hosts), ns.
+    pub default_delay: Time,
+    /// One-way delay by (source, destination) IPv4 address, ns.
+    pub delays: HashMap<(u32, u32), Time>,
+    /// Measurement window start, ns since the forwarder's start.
+    pub warmup: Time,
+    /// The engine runs this far behind the wall clock (so frames the ring hands over late are
+    /// still in time order); delays are shortened by it, so frames leave on time. The smallest
+    /// one-way delay the forwarder can apply is this lag.
+    pub lag: Time,
+    /// Interval of the time series, ns.
+    pub sample_interval: Time,
+    /// Bound on the points per series.
+    pub max_samples: usize,
+}
+
+/// One direction: delay lines, queue, departure clock, statistics.
+#[derive(Debug)]
+pub struct Path {
+    cfg: PathConfig,
+    aqm: Box<dyn Aqm>,
+    rng: AqmRng,
+    lines: BTreeMap<Time, VecDeque<Frame>>,
+    queue: VecDeque<Frame>,
+    /// FQ-CoDel (RFC 8290) holds the frames instead of `queue` when set; `aqm` is then unused.
+    fq: Option<Box<FqCodel<Frame>>>,
+    len_pkts: u32,
+    len_bytes: u64,
+    on_wire: Option<(Frame, Time)>,
+    idle_since: Time,
+    clock: Time,
+    last_change: Time,
+    start: Time,
+    flows: HashMap<FlowKey, u32>,
+    stats: Stats,
+    series: Series,
+    /// Whole-run counters.
+    pub totals: Conservation,
+    /// Frames whose buffer exceeded the configured one after admission (must stay 0).
+    pub buffer_violations: u64,
+}
+
+fn flow_key(ip: &Ipv4) -> FlowKey {
+    match ip.l4 {
+        Transport::Tcp { sport, dport, .. } | Transport::Udp { sport, dport } => {
+            (ip.src, ip.dst, sport, dport)
+        }
+        Transport::None => (ip.src, ip.dst, 0, 0),
+    }
+}
+
+impl Path {
+    /// A direction starting at `start` (the forwarder's clock at start-up).
+    pub fn new(cfg: PathConfig, aqm: Box<dyn Aqm>, rng: AqmRng, start: Time) -> Self {
+        let mut names = vec!["queue_pkts", "queue_bytes"];
+        if aqm.avg_queue().is_some() {
+            names.push("avg_queue");
+        }
+        if aqm.drop_prob().is_some() {
+            names.push("drop_prob");
+        }
+        let series = Series::new(names, cfg.sample_interval, cfg.max_samples);
+        Path {
+            cfg,
+            aqm,
+            rng,
+            lines: BTreeMap::new(),
+            queue: VecDeque::new(),
+            fq: None,
+            len_pkts: 0,
+            len_bytes: 0,
+            on_wire: None,
+            idle_since: start,
+            clock: start,
+            last_change: start,
+            start,
+            flows: HashMap::new(),
+            stats: Stats::default(),
+            series,
+            totals: Conservation::default(),
+            buffer_violations: 0,
+        }
+    }
+
+    /// This direction with FQ-CoDel as its queue (RFC 8290): per-flow queues with CoDel each,
+    /// in place of the single queue and its AQM.
+    pub fn with_fq_codel(mut self, fq: FqCodel<Frame>) -> Self {
+        self.fq = Some(Box::new(fq));
+        self.series = Series::new(
+            vec!["queue_pkts", "queue_bytes"],
+            self.cfg.sample_interval,
+            self.cfg.max_samples,
+        );
+        self
+    }
+
+    /// The AQM's name.
+    pub fn aqm_name(&self) -> &'static str {
+        if self.fq.is_some() {
+            "fq_codel"
+        } else {
+            self.aqm.name()
+        }
+    }
+
+    fn aqm_stats(&self) -> Vec<(&'static str, f64)> {
+        match &self.fq {
+            Some(fq) => fq.stats_vec(),
+            None => self.aqm.stats(),
+        }
+    }
+
+    /// Frames inside this direction now (delay lines, queue, on the wire).
+    pub fn in_system(&self) -> u64 {
+        let lines: usize = self.lines.values().map(VecDeque::len).sum();
+        lines as u64 + self.len_pkts as u64 + u64::from(self.on_wire.is_some())
+    }
+
+    /// The flow index of a frame (assigned in order of first appearance; 0 for non-IPv4).
+    fn flow_of(&mut self, ip: Option<&Ipv4>) -> u32 {
+        let Some(ip) = ip else { return 0 };
+        let n = self.flows.len() as u32 + 1;
+        *self.flows.entry(flow_key(ip)).or_insert(n)
+    }
+
+    /// A frame arrived from the input interface at `at`.
+    pub fn receive(&mut self, buf: Vec<u8>, ip: Option<Ipv4>, at: Time) {
+        self.totals.received += 1;
+        let delay = ip
+            .and_then(|p| self.cfg.delays.get(&(p.src, p.dst)).copied())
+            .unwrap_or(self.cfg.default_delay);
+        let meta = PacketMeta {
+            flow: self.flow_of(ip.as_ref()),
+            size_bytes: buf.len() as u32,
+            ecn_capable: ip.is_some_and(|p| p.ecn_capable()),
+            precedence: aqm::Precedence::Out,
+        };
+        let f = Frame {
+            buf,
+            ip,
+            meta,
+            join: at + delay.saturating_sub(self.cfg.lag),
+        };
+        self.lines.entry(delay).or_default().push_back(f);
+    }
+
+    /// The next instant something happens inside (a frame joins the queue, a transmission ends,
+    /// the AQM's periodic update), or `None`.
+    pub fn next_event(&self) -> Option<Time> {
+        let join = self
+            .lines
+            .values()
+            .filter_map(|l| l.front().map(|f| f.join))
+            .min();
+        let wire = self.on_wire.as_ref().map(|(_, end)| *end);
+        let update = match self.fq {
+            Some(_) => None,
+            None => self.aqm.next_update().map(|u| u + self.start),
+        };
+        [join, wire, update].into_iter().flatten().min()
+    }
+
+    fn view(&self, t: Time) -> QueueView {
+        QueueView {
+            len_pkts: self.len_pkts,
+            len_bytes: self.len_bytes,
+            idle_since: (self.len_pkts == 0 && self.on_wire.is_none())
+                .then_some(self.idle_since.min(t) - self.start),
+        }
+    }
+
+    fn in_window(&self, t: Time) -> bool {
+        t >= self.start + self.cfg.warmup
+    }
+
+    fn sample_values(&self, out: &mut [f64; 4]) -> usize {
+        out[0] = self.len_pkts as f64;
+        out[1] = self.len_bytes as f64;
+        let mut n = 2;
+        if self.fq.is_some() {
+            return n;
+        }
+        if let Some(a) = self.aqm.avg_queue() {
+            out[n] = a;
+            n += 1;
+        }
+        if let Some(p) = self.aqm.drop_prob() {
+            out[n] = p;
+            n += 1;
+        }
+        n
+    }
+
+    /// Records the time series up to `t` (relative to the start) with the state held until now.
+    fn touch(&mut self, t: Time) {
+        let rel = t - self.start;
+        if self.series.due_before(rel) {
+            let mut v = [0.0; 4];
+            let n = self.sample_values(&mut v);
+            self.series.fill_before(rel, &v[..n]);
+        }
+    }
+
+    /// The queue becomes `pkts` frames and `bytes` bytes at `at`.
+    fn set_len(&mut self, at: Time, pkts: u32, bytes: u64) {
+        self.touch(at);
+        let lo = self.last_change.max(self.start + self.cfg.warmup);
+        if at > lo {
+            let dt = (at - lo) as f64;
+            let q = self.len_pkts as f64;
+            self.stats.q_int += q * dt;
+            self.stats.q2_int += q * q * dt;
+            self.stats.qb_int += self.len_bytes as f64 * dt;
+        }
+        self.last_change = at;
+        self.len_pkts = pkts;
+        self.len_bytes = bytes;
+        self.stats.max_pkts = self.stats.max_pkts.max(pkts);
+        self.stats.max_bytes = self.stats.max_bytes.max(bytes);
+    }
+
+    fn record_drop(&mut self, t: Time, by_aqm: bool) {
+        self.totals.dropped += 1;
+        if self.in_window(t) {
+            if by_aqm {
+                self.stats.dropped_aqm += 1;
+            } else {
+                self.stats.dropped_overflow += 1;
+            }
+            if !self.stats.last_dropped {
+                self.stats.loss_runs += 1;
+            }
+            self.stats.last_dropped = true;
+        }
+    }
+
+    fn overflows(&self, size: u32) -> bool {
+        match self.cfg.buffer {
+            Buffer::Packets(n) => self.len_pkts >= n,
+            Buffer::Bytes(b) => self.len_bytes + size as u64 > b,
+        }
+    }
+
+    /// A frame joins the queue at `t`; returns the AQM's verdict when the frame was admitted.
+    fn join(&mut self, mut f: Frame, t: Time) -> Option<Verdict> {
+        let q = self.view(t);
+        let rel = t - self.start;
+        if self.in_window(t) {
+            self.stats.arrived += 1;
+            let n = q.len_pkts as f64;
+            self.stats.seen_sum += n;
+            self.stats.seen_sq += n * n;
+        }
+        if self.fq.is_some() {
+            self.join_fq(f, t);
+            return None;
+        }
+        let v = self.aqm.enqueue(&f.meta, &q, rel, &mut self.rng);
+        if v == Verdict::Drop {
+            self.record_drop(t, true);
+            return None;
+        }
+        if self.overflows(f.meta.size_bytes) {
+            self.aqm.on_overflow(&f.meta, &q, rel);
+            self.record_drop(t, false);
+            return None;
+        }
+        self.stats.last_dropped = false;
+        if v == Verdict::Mark {
+            if let Some(ip) = &f.ip {
+                frame::mark_ce(&mut f.buf, ip);
+            }
+            if self.in_window(t) {
+                self.stats.marked += 1;
+            }
+        }
+        if v == Verdict::Throttle && self.in_window(t) {
+            self.stats.throttled += 1;
+        }
+        let bytes = f.buf.len() as u64;
+        f.join = t;
+        self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
+        self.queue.push_back(f);
+        let n = self.len_pkts;
+        let over = match self.cfg.buffer {
+            Buffer::Packets(b) => n > b,
+            Buffer::Bytes(b) => self.len_bytes > b,
+        };
+        self.buffer_violations += u64::from(over);
+        Some(v)
+    }
+
+    /// A frame joins FQ-CoDel at `t`; frames over its limit are dropped from the fattest queue
+    /// (RFC 8290 s. 4.1) and counted as overflow drops, as the simulator counts them.
+    fn join_fq(&mut self, mut f: Frame, t: Time) {
+        f.join = t;
+        let rel = t - self.start;
+        let fq = self.fq.as_mut().expect("fq direction");
+        let dropped = fq.enqueue(f, rel, |_, _| {});
+        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        for _ in 0..dropped {
+            self.record_drop(t, false);
+        }
+        if dropped == 0 {
+            self.stats.last_dropped = false;
+        }
+        self.set_len(t, np, nb);
+    }
+
+    /// FQ-CoDel's next frame at `t` (CoDel's head drops and marks counted), if any.
+    fn dequeue_fq(&mut self, t: Time) -> Option<Frame> {
+        let rel = t - self.start;
+        let fq = self.fq.as_mut().expect("fq direction");
+        let marks0 = fq.stats().ecn_marks;
+        let mut head_drops = 0u64;
+        let out = fq.dequeue(rel, |_, _| head_drops += 1);
+        let marked = fq.stats().ecn_marks - marks0;
+        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        self.set_len(t, np, nb);
+        for _ in 0..head_drops {
+            self.record_drop(t, true);
+        }
+        if self.in_window(t) {
+            self.stats.marked += marked;
+        }
+        out
+    }
+
+    /// Serialisation time of `bytes` at the configured rate, ns.
+    pub fn tx_ns(&self, bytes: usize) -> Time {
+        (bytes as u128 * 8 * NS_PER_SEC as u128 / self.cfg.rate_bps as u128) as Time
+    }
+
+    fn record_sojourn(&mut self, sojourn: Time, t: Time) {
+        if self.in_window(t) {
+            let d = sojourn as f64;
+            let s = &mut self.stats;
+            s.delay_sum += d;
+            s.delay_sq += d * d;
+            s.delay_n += 1;
+            s.delay_hist.add(sojourn);
+            if let Some(l) = s.last_delay {
+                s.delay_absdiff += (d - l).abs();
+            }
+            s.last_delay = Some(d);
+        }
+    }
+
+    /// Starts the next transmission at `t` when the wire is free (head drops by the AQM's
+    /// dequeue verdict happen here).
+    fn start_next(&mut self, t: Time) {
+        while self.on_wire.is_none() {
+            if self.fq.is_some() {
+                let Some(f) = self.dequeue_fq(t) else {
+                    self.idle_since = t;
+                    return;
+                };
+                self.record_sojourn(t - f.join, t);
+                let end = t + self.tx_ns(f.buf.len());
+                self.on_wire = Some((f, end));
+                return;
+            }
+            let Some(bytes) = self.queue.front().map(|f| f.buf.len() as u64) else {
+                self.idle_since = t;
+                return;
+            };
+            // Integrate the queue up to t with the frame still counted, then remove it.
+            self.set_len(t, self.len_pkts - 1, self.len_bytes - bytes);
+            let mut f = self.queue.pop_front().expect("front exists");
+            let sojourn = t - f.join;
+            if self.aqm.wants_dequeue() {
+                let q = self.view(t);
+                let rel = t - self.start;
+                match self.aqm.dequeue(&f.meta, sojourn, &q, rel, &mut self.rng) {
+                    Verdict::Drop => {
+                        self.record_drop(t, true);
+                        continue;
+                    }
+                    Verdict::Mark => {
+                        if let Some(ip) = &f.ip {
+                            frame::mark_ce(&mut f.buf, ip);
+                        }
+                        if self.in_window(t) {
+                            self.stats.marked += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            self.record_sojourn(sojourn, t);
+            let end = t + self.tx_ns(f.buf.len());
+            self.on_wire = Some((f, end));
+        }
+    }
+
+    /// Runs every event up to `now`; frames whose transmission ended are appended to `out`.
+    /// `verdicts` receives the admitted frames' flow keys with their verdict (for ModRED's
+    /// throttle table).
+    pub fn advance(
+        &mut self,
+        now: Time,
+        out: &mut Vec<Frame>,
+        verdicts: &mut Vec<(FlowKey, Verdict)>,
+    ) {
+        while let Some(te) = self.next_event().filter(|&t| t <= now) {
+            // A frame read late from the ring may carry a join time before events already
+            // processed: it joins now (the engine's clock never goes back).
+            let t = te.max(self.clock);
+            self.clock = t;
+            if let Some((f, end)) = self.on_wire.take_if(|(_, end)| *end <= t) {
+                self.totals.sent += 1;
+                if self.in_window(end) {
+                    let begin = end - self.tx_ns(f.buf.len());
+                    let w0 = self.start + self.cfg.warmup;
+                    let frac = if begin >= w0 {
+                        1.0
+                    } else {
+                        (end - w0) as f64 / (end - begin).max(1) as f64
+                    };
+                    self.stats.tx_bytes += f.buf.len() as f64 * frac;
+                }
+                out.push(f);
+                self.start_next(t);
+                continue;
+            }
+            let due = self.fq.is_none().then(|| self.aqm.next_update()).flatten();
+            if let Some(u) = due.filter(|&u| u + self.start <= t) {
+                let q = self.view(t);
+                self.aqm.update(&q, u);
+                continue;
+            }
+            let key = self
+                .lines
+                .iter()
+                .filter_map(|(k, l)| l.front().map(|f| (f.join, *k)))
+                .min()
+                .map(|(_, k)| k)
+                .expect("an event at t comes from a delay line");
+            let line = self.lines.get_mut(&key).expect("line exists");
+            let f = line.pop_front().expect("non-empty line");
+            if line.is_empty() {
+                self.lines.remove(&key);
+            }
+            let fk = f.ip.as_ref().map(flow_key);
+            if let Some(v) = self.join(f, t) {
+                if let Some(k) = fk {
+                    verdicts.push((k, v));
+                }
+            }
+            self.start_next(t);
+        }
+        self.clock = self.clock.max(now);
+    }
+
+    /// The summary of this direction at `now` (statistics over [warm-up, now]).
+    pub fn summary(&mut self, now: Time) -> LinkSummary {
+        self.set_len(now, self.len_pkts, self.len_bytes);
+        let w0 = self.start + self.cfg.warmup;
+        let window = now.saturating_sub(w0).max(1) as f64;
+        let s = &self.stats;
+        let nan_if = |n: u64, x: f64| if n == 0 { f64::NAN } else { x };
+        let n_seen = s.arrived.max(1) as f64;
+        let qm = s.q_int / window;
+        let sm = s.seen_sum / n_seen;
+        let dn = s.delay_n.max(1) as f64;
+        let dm = s.delay_sum / dn;
+        let thr = s.tx_bytes * 8.0 / (window / NS_PER_SEC as f64);
+        let drops = s.dropped_aqm + s.dropped_overflow;
+        LinkSummary {
+            name: self.cfg.name.clone(),
+            aqm: self.aqm_name().to_string(),
+            rate_bps: self.cfg.rate_bps,
+            arrived: s.arrived,
+            dropped_aqm: s.dropped_aqm,
+            dropped_overflow: s.dropped_overflow,
+            marked: s.marked,
+            throttled: s.throttled,
+            loss_ratio: nan_if(s.arrived, drops as f64 / n_seen),
+            loss_runs: s.loss_runs,
+            throughput_bps: thr,
+            utilisation: thr / self.cfg.rate_bps as f64,
+            queue_mean_pkts: qm,
+            queue_std_pkts: (s.q2_int / window - qm * qm).max(0.0).sqrt(),
+            queue_mean_bytes: s.qb_int / window,
+            queue_seen_mean_pkts: nan_if(s.arrived, sm),
+            queue_seen_std_pkts: nan_if(s.arrived, (s.seen_sq / n_seen - sm * sm).max(0.0).sqrt()),
+            queue_max_pkts: s.max_pkts,
+            delay_mean_s: nan_if(s.delay_n, dm / 1e9),
+            delay_p50_s: s.delay_hist.quantile(0.5).map(|x| x / 1e9),
+            delay_p90_s: s.delay_hist.quantile(0.9).map(|x| x / 1e9),
+            delay_p99_s: s.delay_hist.quantile(0.99).map(|x| x / 1e9),
+            delay_p999_s: s.delay_hist.quantile(0.999).map(|x| x / 1e9),
+            delay_std_s: nan_if(s.delay_n, (s.delay_sq / dn - dm * dm).max(0.0).sqrt() / 1e9),
+            jitter_s: nan_if(
+                s.delay_n.saturating_sub(1),
+                s.delay_absdiff / (dn - 1.0).max(1.0) / 1e9,
+            ),
+            aqm_stats: self
+                .aqm_stats()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        }
+    }
+
+    /// The time series recorded so far (times relative to the start, ns).
+    pub fn series(&self) -> &Series {
+        &self.series
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aqm::{LinkContext, ParamMap};
+
+    fn path(aqm: &str, rate: u64, buf: u32, delays: &[((u32, u32), Time)]) -> Path {
+        let cfg = PathConfig {
+            name: "bottleneck".into(),
+            rate_bps: rate,
+            buffer: Buffer::Packets(buf),
+            default_delay: 0,
+            delays: delays.iter().copied().collect(),
+            warmup: 0,
+            lag: 0,
+            sample_interval: 1_000_000,
+            max_samples: 1000,
+        };
+        let ctx = LinkContext {
+            rate_bps: rate,
+            buffer: cfg.buffer,
+            mean_pkt_bytes: 1500,
+        };
+        let a = aqm::build(aqm, &ParamMap::new(), &ctx).unwrap();
+        Path::new(cfg, a, aqm::rng_from_seed(1), 1_000)
+    }
+
+    fn ipv4(src: u32, dst: u32, len: usize) -> (Vec<u8>, Ipv4) {
+        let mut b = vec![0u8; len];
+        b[12] = 0x08;
+        b[14] = 0x45;
+        b[15] = 0x02; // ECT(0)
+        b[16..18].copy_from_slice(&((len - 14) as u16).to_be_bytes());
+        b[23] = 17;
+        b[26..30].copy_from_slice(&src.to_be_bytes());
+        b[30..34].copy_from_slice(&dst.to_be_bytes());
+        let c = frame::ipv4_checksum(&b[14..34]);
+        b[24..26].copy_from_slice(&c.to_be_bytes());
+        let p = frame::parse(&b).unwrap();
+        (b, p)
+    }
+
+    #[test]
+    fn departure_clock_spaces_frames_by_serialisation_time_after_the_delay() {
+        // 12 Mb/s: a 1500-byte frame takes exactly 1 ms. Delay 5 ms for pair (1, 2).
+        let mut p = path("droptail", 12_000_000, 100, &[((1, 2), 5_000_000)]);
+        for _ in 0..10 {
+            let (b, ip) = ipv4(1, 2, 1500);
+            p.receive(b, Some(ip), 1_000);
+        }
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        p.advance(1_000 + 5_000_000 + 999_999, &mut out, &mut v);
+        assert!(
+            out.is_empty(),
+            "nothing leaves before join + one serialisation time"
+        );
+        let mut ends = Vec::new();
+        for k in 1..=10u64 {
+            p.advance(1_000 + 5_000_000 + k * 1_000_000, &mut out, &mut v);
+            ends.push(out.len());
+        }
+        assert_eq!(ends, (1..=10).collect::<Vec<_>>());
+        assert_eq!(p.totals.sent, 10);
+        assert_eq!(
+            p.totals.received,
+            p.totals.sent + p.totals.dropped + p.in_system()
+        );
+        let s = p.summary(1_000 + 5_000_000 + 10_000_000);
+        // Queue: 9, 8, ... 0 waiting for 1 ms each over a 15 ms window = 45/15 = 3 packets.
+        assert!(
+            (s.queue_mean_pkts - 3.0).abs() < 1e-6,
+            "{}",
+            s.queue_mean_pkts
+        );
+        assert_eq!(s.queue_max_pkts, 9);
+        // Waits 0..9 ms, mean 4.5 ms.
+        assert!((s.delay_mean_s - 4.5e-3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn overflow_drops_and_conservation_hold() {
+        let mut p = path("droptail", 1_000_000, 5, &[]);
+        for i in 0..20 {
+            let (b, ip) = ipv4(1, 2, 100);
+            p.receive(b, Some(ip), 1_000 + i);
+        }
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        p.advance(2_000, &mut out, &mut v);
+        // One on the wire, 5 waiting, 14 overflowed.
+        assert_eq!((p.totals.dropped, p.in_system()), (14, 6));
+        assert_eq!(
+            p.totals.received,
+            p.totals.sent + p.totals.dropped + p.in_system()
+        );
+        assert_eq!(p.buffer_violations, 0);
+        let s = p.summary(2_000);
+        assert_eq!((s.dropped_overflow, s.loss_runs), (14, 1));
+    }
+
+    #[test]
+    fn per_pair_delays_reorder_departures_by_join_time() {
+        let mut p = path(
+            "droptail",
+            1_000_000_000,
+            100,
+            &[((1, 2), 10_000_000), ((3, 2), 1_000_000)],
+        );
+        let (a, ia) = ipv4(1, 2, 100);
+        let (b, ib) = ipv4(3, 2, 100);
+        p.receive(a, Some(ia), 1_000);
+        p.receive(b, Some(ib), 2_000);
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        p.advance(20_000_000, &mut out, &mut v);
+        let srcs: Vec<u32> = out.iter().map(|f| f.ip.unwrap().src).collect();
+        assert_eq!(srcs, vec![3, 1]);
+    }
+
+    #[test]
+    fn a_frame_read_late_joins_at_the_engine_clock_never_in_the_past() {
+        // 12 Mb/s: 1500 B take 1 ms. Frame A departs at 1 ms; frame B, stamped 0.5 ms but read
+        // at 5 ms (after A's departure was processed), joins at 5 ms and ends at 6 ms.
+        let mut p = path("droptail", 12_000_000, 100, &[]);
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        let (a, ia) = ipv4(1, 2, 1500);
+        p.receive(a, Some(ia), 1_000);
+        p.advance(5_000_000, &mut out, &mut v);
+        assert_eq!(out.len(), 1);
+        let (b, ib) = ipv4(1, 2, 1500);
+        p.receive(b, Some(ib), 500_000);
+        p.advance(5_999_999, &mut out, &mut v);
+        assert_eq!(out.len(), 1, "B cannot use link time that already passed");
+        p.advance(6_000_000, &mut out, &mut v);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn fq_codel_serves_a_new_thin_flow_before_a_fat_backlog() {
+        // RFC 8290 s. 4.2: a queue that becomes active goes on the new-flow list and is served
+        // before the old ones. 50 frames of flow (1, 2) wait; one frame of (3, 2) arrives later.
+        let cfg = PathConfig {
+            name: "bottleneck".into(),
+            rate_bps: 12_000_000,
+            buffer: Buffer::Packets(1000),
+            default_delay: 0,
+            delays: HashMap::new(),
+            warmup: 0,
+            lag: 0,
+            sample_interval: 1_000_000,
+            max_samples: 1000,
+        };
+        let ctx = LinkContext {
+            rate_bps: 12_000_000,
+            buffer: cfg.buffer,
+            mean_pkt_bytes: 1500,
+        };
+        let fq = aqm::fq_codel::build_fq_codel(&ParamMap::new(), &ctx).unwrap();
+        let dt = aqm::build("droptail", &ParamMap::new(), &ctx).unwrap();
+        let mut p = Path::new(cfg, dt, aqm::rng_from_seed(1), 0).with_fq_codel(fq);
+        for _ in 0..50 {
+            let (b, ip) = ipv4(1, 2, 1500);
+            p.receive(b, Some(ip), 0);
+        }
+        let (b, ip) = ipv4(3, 2, 1500);
+        p.receive(b, Some(ip), 2_500_000);
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        p.advance(100_000_000, &mut out, &mut v);
+        assert_eq!(out.len(), 51);
+        let pos = out.iter().position(|f| f.ip.unwrap().src == 3).unwrap();
+        assert!(pos <= 4, "the thin flow's frame left at position {pos}");
+        assert_eq!(p.aqm_name(), "fq_codel");
+        assert_eq!(
+            p.totals.received,
+            p.totals.sent + p.totals.dropped + p.in_system()
+        );
+    }
+}

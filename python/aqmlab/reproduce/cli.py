@@ -1,0 +1,54 @@
+"""`aqmlab reproduce PAPER [PAPER...] [--quick] [--out DIR] [--jobs N] [--dask ADDRESS]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from aqmlab import reproduce as rp
+    from aqmlab.reproduce import core
+
+    papers = core.check_papers(args.paper, rp.PAPERS)
+    if args.jobs is not None and args.jobs < 1:
+        from aqmlab.errors import InputError
+
+        raise InputError(f"--jobs: must be >= 1 (got {args.jobs})")
+    for name in papers:
+        out = Path(args.out) / name if args.out else None
+        t = rp.reproduce(
+            name,
+            quick=args.quick,
+            out=out,
+            jobs=args.jobs,
+            dask=args.dask,
+            progress=sys.stderr.isatty(),
+        )
+        print(f"{name}: {len(t['runs'])} runs")
+        for v in t["verdicts"].itertuples():
+            what = "claims hold" if v.metrics == "claims" else "rows keep the paper's ranking"
+            line = f"  {v.table}: {v.verdict}; {v.rows_ranking_holds} {what}"
+            if v.median_abs_rel_diff == v.median_abs_rel_diff:  # not NaN
+                line += f", median |relative difference| {v.median_abs_rel_diff:.0%}"
+            print(line)
+        print(
+            f"wrote {t['out_dir']}/ (report.html, report.md, cells.csv, rankings.csv, runs.parquet)"
+        )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Adds the `reproduce` command to the CLI."""
+    p = sub.add_parser(
+        "reproduce", help="run a seed paper's experiments and compare with its tables"
+    )
+    p.add_argument("paper", nargs="+", help="modred, or all (the papers plugged in so far)")
+    p.add_argument("--quick", action="store_true", help="a smaller grid and one seed (for CI)")
+    p.add_argument("--out", help="results directory (default: runs/reproduce/<paper>[-quick])")
+    p.add_argument("--jobs", type=int, help="runs in parallel (default: every core)")
+    p.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a Dask scheduler, or 'local' for a LocalCluster"
+    )
+    p.set_defaults(func=_cmd)

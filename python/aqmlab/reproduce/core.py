@@ -1,0 +1,299 @@
+"""The paper-independent half of `aqmlab reproduce`: experiment files, cached runs, the
+side-by-side comparison with a paper's published numbers and the ranking check.
+
+A paper plugs in as one module (``aqmlab.reproduce.<paper>``) with an :class:`Paper`-shaped set of
+functions; everything it shares with the others lives here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from aqmlab.errors import InputError
+
+EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+
+
+def experiment_dir(paper: str) -> Path:
+    """The directory of a paper's experiment files (``experiments/<paper>/``)."""
+    return EXPERIMENTS / paper
+
+
+def load_experiment(paper: str) -> dict[str, Any]:
+    """A paper's ``experiment.toml``."""
+    with open(experiment_dir(paper) / "experiment.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def load_scenario_dict(paper: str, name: str) -> dict[str, Any]:
+    """A scenario file of a paper's experiment as a dict (validated when run)."""
+    with open(experiment_dir(paper) / name, "rb") as f:
+        return tomllib.load(f)
+
+
+def load_published(paper: str, name: str = "published.csv") -> pd.DataFrame:
+    """The paper's published numbers, one row per table cell."""
+    return pd.read_csv(experiment_dir(paper) / name, comment="#")
+
+
+@dataclass
+class RunSpec:
+    """One simulation of a reproduction: its coordinates, what to run and the seed.
+
+    ``engine`` is ``"aqmlab"`` (``scenario`` is a scenario dict) or ``"ns2"`` (``scenario`` holds
+    ``{"script": path, "args": [...]}`` for the ``ns`` binary, which prints ``key=value`` pairs).
+    """
+
+    key: dict[str, Any]
+    scenario: dict[str, Any]
+    seed: int
+    extract: Callable[[dict[str, Any]], dict[str, float]] = field(repr=False, default=None)  # type: ignore[assignment]
+    engine: str = "aqmlab"
+
+    def digest(self) -> str:
+        """A hash of everything that decides the run's result (engine, scenario, seed, version)."""
+        import aqmlab
+
+        blob = json.dumps(
+            {
+                "engine": self.engine,
+                "scenario": self.scenario,
+                "seed": self.seed,
+                "version": aqmlab.__version__,
+            },
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def _run_one(engine: str, scenario: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Worker of the ns-2 runs: runs one and returns its key=value output."""
+    return run_ns2(scenario["script"], [*scenario["args"], str(seed), *scenario["tail"]])
+
+
+def ns2_available() -> bool:
+    """Whether ns-2's ``ns`` binary is on PATH (Debian package ns2)."""
+    import shutil
+
+    return shutil.which("ns") is not None
+
+
+def run_ns2(script: str, args: list[str], timeout_s: float = 600.0) -> dict[str, Any]:
+    """Runs an ns-2 script and parses the ``key=value`` pairs of its last output line."""
+    import subprocess
+
+    p = subprocess.run(
+        ["ns", script, *args], capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+    lines = [x for x in p.stdout.splitlines() if "=" in x]
+    if p.returncode != 0 or not lines:
+        raise RuntimeError(f"ns {Path(script).name} {' '.join(args)}: {p.stderr.strip()[-300:]}")
+    return {k: float(v) for k, v in (kv.split("=", 1) for kv in lines[-1].split())}
+
+
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def run_specs(
+    specs: list[RunSpec],
+    cache: Path,
+    jobs: int | None = None,
+    progress: bool = True,
+    dask: str | None = None,
+    name: str = "reproduce",
+) -> pd.DataFrame:
+    """Runs every spec not already finished and returns one row per run: its key, engine, seed
+    and the metrics its ``extract`` took from the summary.
+
+    aqmlab runs go through the sweep engine (``aqmlab.sweep``: every local core or a Dask
+    cluster, one record per run written atomically under ``cache/sweep``, so an interrupted
+    reproduction resumes where it stopped); ns-2 runs are cached one JSON file each under
+    ``cache/ns2``. A failed aqmlab run stops the reproduction with its error (a table with a
+    missing cell would be misleading)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    summaries = _run_aqmlab(
+        [s for s in specs if s.engine == "aqmlab"], cache, jobs, progress, dask, name
+    )
+    summaries.update(
+        _run_ns2([s for s in specs if s.engine == "ns2"], cache / "ns2", jobs, progress)
+    )
+    rows = []
+    for s in specs:
+        summary = summaries[(s.engine, s.digest())]
+        rows.append({**s.key, "engine": s.engine, "seed": s.seed, **s.extract(summary)})
+    return pd.DataFrame(rows)
+
+
+def _run_aqmlab(
+    specs: list[RunSpec], cache: Path, jobs: int | None, progress: bool, dask: str | None, name: str
+) -> dict[tuple[str, str], dict[str, Any]]:
+    if not specs:
+        return {}
+    from aqmlab.sweep import engine, store
+    from aqmlab.sweep.spec import Sweep, run_key
+
+    seeds = sorted({s.seed for s in specs})
+    points: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
+    pairs = set()
+    for s in specs:
+        label = ",".join(f"{k}={v}" for k, v in s.key.items())
+        ident = json.dumps([label, s.scenario], sort_keys=True)
+        points.setdefault(ident, (label, s.key, s.scenario))
+        pairs.add((ident, s.seed))
+    if len(pairs) != len(points) * len(seeds):
+        raise ValueError("reproduce: every point of a paper must run under the same seeds")
+    sw = Sweep(name, list(points.values()), seeds, series=False)
+    out = cache / "sweep"
+    engine.run(sw, out, jobs=jobs, dask=dask, quiet=not progress)
+    got: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in specs:
+        rec = json.loads(store.record_path(out, run_key(s.scenario, s.seed)).read_text())
+        if rec.get("status") != "ok":
+            raise InputError(f"reproduce: run {s.key} seed {s.seed} failed: {rec.get('error')}")
+        got[("aqmlab", s.digest())] = rec["summary"]
+    return got
+
+
+def _run_ns2(
+    specs: list[RunSpec], cache: Path, jobs: int | None, progress: bool
+) -> dict[tuple[str, str], dict[str, Any]]:
+    if not specs:
+        return {}
+    cache.mkdir(parents=True, exist_ok=True)
+    todo = {s.digest(): s for s in specs if not (cache / f"{s.digest()}.json").exists()}
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if todo:
+        bar = _bar(len(specs), len(specs) - len(todo), progress)
+        try:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futs = {
+                    pool.submit(_run_one, s.engine, s.scenario, s.seed): d for d, s in todo.items()
+                }
+                for fut in as_completed(futs):
+                    _write_atomic(cache / f"{futs[fut]}.json", fut.result())
+                    bar.update(1)
+        finally:
+            bar.close()
+    return {
+        ("ns2", s.digest()): json.loads((cache / f"{s.digest()}.json").read_text()) for s in specs
+    }
+
+
+def _bar(total: int, done: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        initial=done,
+        unit="run",
+        desc="ns-2",
+        disable=not enabled or None,  # None: off when stderr is not a terminal
+        leave=False,
+    )
+
+
+def aggregate(runs: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
+    """Mean over seeds per point, with the half-width of a 95% Student-t confidence interval
+    (``<metric>_ci``; 0 with a single seed)."""
+    from scipy import stats
+
+    g = runs.groupby(keys, sort=False)
+    out = g[metrics].mean()
+    n = g.size()
+    for m in metrics:
+        sd = g[m].std(ddof=1).fillna(0.0)
+        t = n.map(lambda k: stats.t.ppf(0.975, k - 1) if k > 1 else 0.0)
+        out[f"{m}_ci"] = t * sd / n.pow(0.5)
+    out["seeds"] = n
+    return out.reset_index()
+
+
+def side_by_side(
+    ours: pd.DataFrame, published: pd.DataFrame, keys: list[str], metric_map: dict[str, str]
+) -> pd.DataFrame:
+    """One row per published cell: the paper's value, ours (mean and CI), the difference and the
+    relative difference (``NaN`` where the paper's value is 0).
+
+    ``metric_map`` maps a published metric name to the column of ``ours`` it is compared with."""
+    parts = []
+    for pub_metric, our_col in metric_map.items():
+        p = published[published["metric"] == pub_metric]
+        o = ours[[*keys, our_col, f"{our_col}_ci"]].rename(
+            columns={our_col: "ours", f"{our_col}_ci": "ours_ci"}
+        )
+        m = p.merge(o, on=keys, how="left")
+        m["ours_metric"] = our_col
+        parts.append(m)
+    t = pd.concat(parts, ignore_index=True).rename(columns={"value": "paper"})
+    t["diff"] = t["ours"] - t["paper"]
+    t["rel_diff"] = t["diff"] / t["paper"].where(t["paper"] != 0)
+    return t
+
+
+def rank_agreement(
+    values_paper: dict[str, float], values_ours: dict[str, float], better: str
+) -> bool:
+    """Whether our values order the algorithms as the paper's do: every pair the paper orders
+    strictly is ordered the same way by ours (pairs the paper ties are not judged)."""
+    names = list(values_paper)
+    sign = 1.0 if better == "higher" else -1.0
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            dp = sign * (values_paper[a] - values_paper[b])
+            if dp == 0:
+                continue
+            do = sign * (values_ours[a] - values_ours[b])
+            if do == 0 or (do > 0) != (dp > 0):
+                return False
+    return True
+
+
+def ranking(
+    pub_metric: str, t: pd.DataFrame, row_keys: list[str], col: str, better: str
+) -> pd.DataFrame:
+    """Per table row (``row_keys``), the algorithms (``col``) ordered best first by the paper and
+    by us, and whether the paper's order holds."""
+    rows = []
+    for key, g in t[t["metric"] == pub_metric].groupby(row_keys, sort=False):
+        paper = dict(zip(g[col], g["paper"], strict=True))
+        ours = dict(zip(g[col], g["ours"], strict=True))
+        rev = better == "higher"
+        rows.append(
+            {
+                "table": g["table"].iloc[0],
+                **dict(zip(row_keys, key if isinstance(key, tuple) else (key,), strict=True)),
+                "metric": pub_metric,
+                "paper_order": " > ".join(sorted(paper, key=paper.get, reverse=rev)),
+                "our_order": " > ".join(sorted(ours, key=ours.get, reverse=rev)),
+                "holds": rank_agreement(paper, ours, better),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def check_papers(names: Iterable[str], known: Iterable[str]) -> list[str]:
+    """Validates a ``reproduce`` paper argument (``all`` expands)."""
+    known = list(known)
+    out: list[str] = []
+    for n in names:
+        if n == "all":
+            out.extend(k for k in known if k not in out)
+        elif n in known:
+            out.append(n)
+        else:
+            raise InputError(f"paper: unknown '{n[:40]}'; one of {', '.join(known)}, all")
+    return out

@@ -1,0 +1,140 @@
+"""Seed 001 (Bisoy, Pattnaik & Mallick, LaQ): Table 1 (Experiment 1: LaQ, ARED, REM and PI with
+250 Reno flows on a 20 Mb/s bottleneck, target queue 200 packets) by simulation, and Table 3
+(Example 1's Routh table) from the fluid model of s. 3.
+
+Table 1's "average delay" and "average jitter" are labelled ms but are seconds (0.0827 s is the
+queueing delay of its 203.5-packet mean queue at 2500 packets/s); they are compared as seconds
+with our mean queueing delay and jitter (docs/metrics.md). The paper does not define its settling
+time; ours is docs/metrics.md's (the queue's 1 s moving average stays within 10% of its final
+mean). Rankings: higher is better for utilisation and throughput, lower for delay, settling time,
+loss and jitter, and a mean queue closer to the 200-packet target is better.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+from typing import Any
+
+import pandas as pd
+
+from aqmlab import units
+from aqmlab.reproduce import core, output
+
+NAME = "laq"
+KEYS = ["aqm"]
+METRICS = ["utilisation", "throughput", "delay", "settling_time", "loss", "jitter", "mean_queue"]
+BETTER = {
+    "utilisation": "higher",
+    "throughput": "higher",
+    "delay": "lower",
+    "settling_time": "lower",
+    "loss": "lower",
+    "jitter": "lower",
+    "mean_queue": "target",
+}
+TARGET_QUEUE = 200.0
+
+
+def extract(summary: dict[str, Any], payload: float = 1.0) -> dict[str, float]:
+    """Table 1's metrics of one run, in the paper's units (%, Mb/s, s, packets). Utilisation and
+    throughput count payload bytes (share ``payload`` of the wire bytes), as the paper's do: its
+    19.2095 Mb/s of a 20 Mb/s link is 96.05%, the payload share of ns-2's 1000-byte segments with
+    40 bytes of headers (1000 / 1040 = 96.15%) on a link busy 99.9% of the time."""
+    b = next(x for x in summary["links"] if x["name"] == "bottleneck")
+    settle = b.get("settling_time_s")
+    return {
+        "utilisation": 100.0 * payload * float(b["utilisation"]),
+        "throughput": payload * float(b["throughput_bps"]) / 1e6,
+        "delay": float(b["delay_mean_s"]),
+        "settling_time": float(settle) if settle is not None else math.nan,
+        "loss": 100.0 * float(b["loss_ratio"]),
+        "jitter": float(b["jitter_s"]),
+        "mean_queue": float(b["queue_mean_pkts"]),
+    }
+
+
+def specs(quick: bool) -> list[core.RunSpec]:
+    """One run per algorithm and seed."""
+    exp = core.load_experiment(NAME)
+    base = core.load_scenario_dict(NAME, exp["scenario"])
+    seeds = exp["quick" if quick else "full"]["seeds"]
+    mss = units.size_bytes("tcp.mss", base["tcp"]["mss"])
+    payload = mss / (mss + base["tcp"].get("header_bytes", 40))
+    ex = functools.partial(extract, payload=payload)
+    out = []
+    for v, aqm in exp["aqm"].items():
+        sc = copy.deepcopy(base)
+        sc["aqm"] = dict(aqm)
+        sc["name"] = f"laq-experiment1-{v}"
+        for seed in range(1, seeds + 1):
+            out.append(core.RunSpec({"aqm": v}, sc, seed, ex))
+    return out
+
+
+def routh_cells() -> pd.DataFrame:
+    """Example 1's Routh table from our fluid model (the paper's Eqs 17-23 with its second-order
+    delay approximation), beside Table 3 as printed."""
+    from aqmlab.theory import fluid
+
+    e = core.load_experiment(NAME)["example1"]
+    net = fluid.Network(e["n"], e["capacity_pps"], e["rtt_s"], 600)
+    lin = fluid.linearize(net, fluid.Laq(e["gamma"], 200), delay="paper", r0="propagation")
+    rows = lin.routh.rows
+    ours = {
+        "routh_s3_col1": rows[0][0],
+        "routh_s2_col1": rows[1][0],
+        "routh_s1_col1": rows[2][0],
+        "routh_s0_col1": rows[3][0],
+        "routh_s3_col2": rows[0][1],
+        "routh_s2_col2": rows[1][1],
+    }
+    pub = core.load_published(NAME)
+    t = pub[pub["table"] == "Table 3"].rename(columns={"value": "paper"}).copy()
+    t["ours"] = t["metric"].map(ours)
+    t["ours_ci"] = 0.0
+    t["diff"] = t["ours"] - t["paper"]
+    t["rel_diff"] = t["diff"] / t["paper"]
+    t["stable_ours"] = lin.routh.verdict == "stable"
+    return t
+
+
+def _rank_rows(cells: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for m in METRICS:
+        c = cells[(cells["metric"] == m)].dropna(subset=["paper", "ours"])
+        if len(c) < 2:  # e.g. settling times that only one algorithm has in both
+            continue
+        paper = dict(zip(c["aqm"], c["paper"], strict=True))
+        ours = dict(zip(c["aqm"], c["ours"], strict=True))
+        better = BETTER[m]
+        if better == "target":
+            paper = {k: abs(v - TARGET_QUEUE) for k, v in paper.items()}
+            ours = {k: abs(v - TARGET_QUEUE) for k, v in ours.items()}
+            better = "lower"
+        rev = better == "higher"
+        rows.append(
+            {
+                "table": "Table 1",
+                "metric": m,
+                "paper_order": " > ".join(sorted(paper, key=paper.get, reverse=rev)),
+                "our_order": " > ".join(sorted(ours, key=ours.get, reverse=rev)),
+                "holds": core.rank_agreement(paper, ours, better),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Table 1 beside our runs, and Table 3 beside our Routh table."""
+    ours = core.aggregate(runs, KEYS, METRICS)
+    pub = core.load_published(NAME)
+    t1 = core.side_by_side(ours, pub[pub["table"] == "Table 1"], KEYS, {m: m for m in METRICS})
+    cells = pd.concat([t1, routh_cells()], ignore_index=True)
+    return {"points": ours, "cells": cells, "rankings": _rank_rows(t1)}
+
+
+def figures(cells: pd.DataFrame) -> dict:
+    """Table 1 as bars: the paper beside aqmlab per metric and algorithm."""
+    return {"table1": output.bars_by_metric(cells, METRICS, "seed 001 Table 1: paper vs aqmlab")}

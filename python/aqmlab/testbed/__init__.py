@@ -1,0 +1,195 @@
+"""The testbed: a scenario file run on real Linux TCP through ``aqmlab-fwd`` (crates/fwd) in
+network namespaces, with results in the simulator's format (``aqmlab.load()`` and the reports
+read them as they read simulated runs). See docs/testbed.md.
+
+    import aqmlab.testbed
+    res = aqmlab.testbed.testbed("scenarios/testbed/red-4-cubic.toml", out="runs/tb")
+
+Needs root (CAP_NET_ADMIN, CAP_NET_RAW). Everything it creates is named ``aqtb<6 hex>`` and removed
+on exit, on error and on SIGINT/SIGTERM; :func:`cleanup` removes what a killed run left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aqmlab.errors import InputError
+from aqmlab.testbed import net
+
+if TYPE_CHECKING:
+    from aqmlab.testbed import plan
+
+__all__ = ["cleanup", "testbed"]
+
+PORT = 5001
+# The forwarder starts this long before the flows' time origin (its clock and warm-up include it).
+LEAD_S = 0.3
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise InputError(
+            "testbed: needs root (CAP_NET_ADMIN and CAP_NET_RAW) to create network namespaces "
+            "and raw sockets; run it as root"
+        )
+    for tool in ("ip", "ethtool"):
+        if shutil.which(tool) is None:
+            raise InputError(
+                f"testbed: the {tool!r} command is missing (Debian: iproute2, ethtool)"
+            )
+
+
+def forwarder_binary() -> Path:
+    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the repository's release build, or PATH."""
+    env = os.environ.get("AQMLAB_FWD")
+    cands = [Path(env)] if env else []
+    cands.append(Path(__file__).resolve().parents[3] / "target" / "release" / "aqmlab-fwd")
+    found = shutil.which("aqmlab-fwd")
+    if found:
+        cands.append(Path(found))
+    for c in cands:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    raise InputError(
+        "testbed: the forwarder binary aqmlab-fwd was not found; build it with "
+        "'cargo build --release -p aqmlab-fwd' or set AQMLAB_FWD"
+    )
+
+
+class _TerminatedError(Exception):
+    """SIGTERM arrived: unwind and clean up like on SIGINT."""
+
+
+def _on_term(signum: int, frame: Any) -> None:
+    raise _TerminatedError()
+
+
+def cleanup() -> list[str]:
+    """Removes every testbed namespace left behind (``aqmlab testbed --cleanup``)."""
+    _require_root()
+    return net.cleanup_all()
+
+
+def _start(cmd: list[str], ns: str, **kw: Any) -> subprocess.Popen:
+    return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], text=True, **kw)
+
+
+def _wait_ready(p: subprocess.Popen, what: str, timeout: float = 10.0) -> str:
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout):
+        raise RuntimeError(f"{what} did not start within {timeout:g} s")
+    line = p.stdout.readline().strip()
+    if not line.startswith("ready"):
+        err = p.stderr.read() if p.stderr else ""
+        raise RuntimeError(f"{what} failed to start: {err.strip() or line}")
+    return line
+
+
+def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
+    """Builds the network, runs forwarder and traffic, returns (forwarder stats, traffic, notes)."""
+    n = net.Net()
+    procs: list[subprocess.Popen] = []
+    try:
+        n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
+        n.route_options(p.init_cwnd, p.min_rto_ms)
+        offl = n.offloads()
+        py = [sys.executable, "-m", "aqmlab.testbed.traffic"]
+        sink = _start(
+            [*py, "sink", str(PORT)], n.rcv, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        procs.append(sink)
+        _wait_ready(sink, "traffic sink")
+        (work / "traffic.json").write_text(json.dumps(dict(p.traffic, port=PORT)))
+        src = _start(
+            [*py, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
+            n.snd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        procs.append(src)
+        _wait_ready(src, "traffic source")
+        fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b)
+        fcfg["duration_ns"] = int((LEAD_S + p.duration_s) * 1e9)
+        fcfg["warmup_ns"] = int((LEAD_S + p.warmup_s) * 1e9)
+        (work / "fwd.json").write_text(json.dumps(fcfg))
+        fwd = _start(
+            [str(forwarder_binary()), str(work / "fwd.json"), str(work / "fwd_out.json")],
+            n.rtr,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        procs.append(fwd)
+        t_fwd = int(_wait_ready(fwd, "aqmlab-fwd").split()[1])
+        src.stdin.write(f"{t_fwd + int(LEAD_S * 1e9)}\n")
+        src.stdin.flush()
+        _, err = src.communicate(timeout=LEAD_S + p.duration_s + 60)
+        if src.returncode != 0:
+            raise RuntimeError(f"traffic source failed: {err.strip()[-500:]}")
+        fwd.wait(timeout=LEAD_S + p.duration_s + 30)
+        if fwd.returncode != 0:
+            raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
+        stats = json.loads((work / "fwd_out.json").read_text())
+        traffic = json.loads((work / "traffic_out.json").read_text())
+        return stats, traffic, {"offloads": offl, "notes": n.notes, "prefix": n.tag}
+    finally:
+        for pr in procs:
+            if pr.poll() is None:
+                pr.terminate()
+                try:
+                    pr.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    pr.kill()
+        n.close()
+
+
+def testbed(
+    sc: Any,
+    *,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    plot: bool = True,
+    cc: str | None = None,
+):
+    """Runs a scenario (object, dict or TOML path) on the testbed; returns a runner ``Result``
+    (written as a run directory when ``out`` is given). ``cc`` (newreno, sack, cubic, bbr) replaces
+    every flow group's TCP variant, for kernel congestion controls the scenario schema lacks."""
+    from aqmlab import runner, scenario
+    from aqmlab.testbed import plan
+
+    _require_root()
+    sc = runner._as_scenario(sc)
+    cfg = scenario.build_config(sc, seed)
+    p = plan.make(sc, cfg, cc)
+    forwarder_binary()
+    old = signal.signal(signal.SIGTERM, _on_term)
+    t0 = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="aqmlab-testbed-") as tmp:
+            stats, traffic, env = _run_network(p, Path(tmp))
+    except _TerminatedError:
+        raise KeyboardInterrupt from None
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    wall = time.perf_counter() - t0
+    res = plan.result(sc, cfg, p, stats, traffic, env, LEAD_S, wall)
+    if out is not None:
+        extra = None
+        if plot:
+            from aqmlab import report
+
+            extra = report.run_outputs
+        res.out_dir = runner.write(res, cfg, Path(out), extra)
+    return res

@@ -1,0 +1,300 @@
+"""From a scenario to a testbed plan (addresses, forwarder configuration, traffic), and from the
+forwarder's and traffic tool's measurements back to a run ``Result`` in the simulator's schema.
+
+The simulator's network description (``scenario.build_config``) is the single source: the
+bottleneck and reverse links give the forwarder's rates, buffers and AQMs; each flow's one-way
+delay is the sum of the propagation delays on its path (access up, bottleneck, access down), which
+the forwarder applies per (source, destination) address pair. Scenario features real stacks cannot
+reproduce are refused with one line naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aqmlab import units
+from aqmlab.errors import InputError
+from aqmlab.testbed import net
+
+# scenario TCP variant -> (Linux congestion control, SACK on).
+# Linux's "reno" module is NewReno (RFC 6582) loss recovery; without SACK it is the simulator's
+# `newreno`. Classic Reno (no partial-ACK handling) does not exist in Linux.
+VARIANTS = {
+    "newreno": ("reno", False),
+    "sack": ("reno", True),
+    "cubic": ("cubic", True),
+    "bbr": ("bbr", True),
+}
+
+
+@dataclass
+class Plan:
+    """What the testbed builds and runs."""
+
+    left_ips: list[str]
+    right_ips: list[str]
+    ecn: bool
+    sack: bool
+    init_cwnd: int
+    min_rto_ms: int
+    duration_s: float
+    warmup_s: float
+    fwd_config: dict[str, Any]
+    traffic: dict[str, Any]
+    differences: list[str] = field(default_factory=list)
+
+
+def _available_cc() -> set[str]:
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as fh:
+            return set(fh.read().split())
+    except OSError:
+        return set()
+
+
+def _tcp_setting(sc, i: int, key: str) -> tuple[Any, str]:
+    g = sc.flows[i]
+    if key in g.tcp:
+        return g.tcp[key], f"flows[{i}].tcp.{key}"
+    return getattr(sc.tcp, key), f"tcp.{key}"
+
+
+def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
+    """Per group: the congestion control; refuses what real stacks cannot do. ``cc_override``
+    (a key of :data:`VARIANTS`) replaces every group's variant."""
+    ccs, eccns, sacks = [], set(), set()
+    avail = _available_cc()
+    for i, g in enumerate(sc.flows):
+        if g.type != "tcp":
+            raise InputError(
+                f"flows[{i}].type: {g.type!r} sources cannot run on the testbed (real kernel TCP "
+                "only); use type = 'tcp'"
+            )
+        if g.profile is not None:
+            raise InputError(f"flows[{i}].profile: edge marking is not supported on the testbed")
+        variant, fld = _tcp_setting(sc, i, "variant")
+        if cc_override is not None:
+            variant, fld = cc_override, "cc"
+        if variant not in VARIANTS:
+            raise InputError(
+                f"{fld}: {variant!r} has no Linux equivalent (Linux has no classic Reno recovery); "
+                f"the testbed runs {', '.join(VARIANTS)}"
+            )
+        cc, sack = VARIANTS[variant]
+        if avail and cc not in avail:
+            raise InputError(
+                f"{fld}: the kernel has no {cc!r} congestion control ({' '.join(sorted(avail))})"
+            )
+        ecn, efld = _tcp_setting(sc, i, "ecn")
+        eccns.add(bool(ecn))
+        sacks.add(sack)
+        if len(eccns) > 1:
+            raise InputError(
+                f"{efld}: ECN is set per namespace on the testbed; every flow group must agree"
+            )
+        if len(sacks) > 1:
+            raise InputError(
+                f"{fld}: SACK is set per namespace on the testbed; "
+                "mixing newreno with sack/cubic/bbr is not supported"
+            )
+        ccs.append(cc)
+    return ccs, eccns.pop(), sacks.pop()
+
+
+def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
+    d = {
+        "name": link["name"],
+        "rate_bps": link["rate_bps"],
+        "mean_pkt_bytes": mean_pkt,
+        "aqm": link.get("aqm", {"name": "droptail", "params": {}}),
+        "default_delay_ns": link["delay_ns"],
+        "delays": [],
+    }
+    if link["buffer_pkts"]:
+        d["buffer_pkts"] = link["buffer_pkts"]
+    else:
+        d["buffer_bytes"] = link["buffer_bytes"]
+    return d
+
+
+def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
+    """The plan of a scenario whose simulator configuration is ``cfg`` (``cc``: see
+    :func:`_check_flows`)."""
+    ccs, ecn, sack = _check_flows(sc, cc)
+    links, nodes = cfg["links"], cfg["nodes"]
+    bott = next(lk for lk in links if lk["name"] == "bottleneck")
+    rev = next(lk for lk in links if lk["name"] == "reverse")
+    ip: dict[int, str] = {}
+    sides = {"left": [], "right": []}
+    for lk in links:
+        a, b = lk["from"], lk["to"]
+        if b == bott["from"] and nodes[a]["kind"] == "host" and a not in ip:
+            ip[a] = net.host_ip("left", len(sides["left"]))
+            sides["left"].append(ip[a])
+        if a == bott["to"] and nodes[b]["kind"] == "host" and b not in ip:
+            ip[b] = net.host_ip("right", len(sides["right"]))
+            sides["right"].append(ip[b])
+    fwd = _dir_config(bott, bott.get("mean_pkt_bytes", 1500))
+    rv = _dir_config(rev, rev.get("mean_pkt_bytes", 40))
+    seen = set()
+    flows, group_of = [], []
+    for i, g in enumerate(sc.flows):
+        group_of += [i] * g.count
+    for k, f in enumerate(cfg["flows"]):
+        a, b = ip[f["src"]], ip[f["dst"]]
+        if (a, b) not in seen:
+            seen.add((a, b))
+            fwd["delays"].append(
+                {"src": a, "dst": b, "delay_ns": sum(links[x]["delay_ns"] for x in f["path"])}
+            )
+            rv["delays"].append(
+                {"src": b, "dst": a, "delay_ns": sum(links[x]["delay_ns"] for x in f["rev_path"])}
+            )
+        flows.append(
+            {
+                "name": f["name"],
+                "src": a,
+                "dst": b,
+                "cc": ccs[group_of[k]],
+                "start_s": f["start_ns"] / 1e9,
+                "size_bytes": f.get("size_bytes"),
+            }
+        )
+    t = sc.tcp
+    p = Plan(
+        left_ips=sides["left"],
+        right_ips=sides["right"],
+        ecn=ecn,
+        sack=sack,
+        init_cwnd=max(1, round(t.init_cwnd)),
+        min_rto_ms=max(1, round(units.seconds("tcp.min_rto", t.min_rto) * 1e3)),
+        duration_s=cfg["duration_ns"] / 1e9,
+        warmup_s=cfg["warmup_ns"] / 1e9,
+        fwd_config={
+            "sample_interval_ns": cfg["sample_interval_ns"],
+            "max_samples": cfg["max_samples"],
+            "seed": cfg["seed"],
+            "forward": fwd,
+            "reverse": rv,
+            "throttle_window_bytes": round(units.size_bytes("tcp.mss", t.mss)),
+            "report_interval_ns": 1_000_000_000,
+        },
+        traffic={
+            "duration_s": cfg["duration_ns"] / 1e9,
+            "warmup_s": cfg["warmup_ns"] / 1e9,
+            "sample_s": 0.02,
+            "flows": flows,
+        },
+    )
+    p.differences = _differences(sc)
+    return p
+
+
+def _differences(sc) -> list[str]:
+    """What the testbed does differently from the simulator for this scenario (reported)."""
+    d = [
+        "access links: only their propagation delays are reproduced (per address pair in the "
+        "forwarder); their rates and buffers are not",
+        "the forwarder serialises whole Ethernet frames (IP packet + 14 B header) at the link rate",
+        "Linux TCP: timestamps, delayed ACKs, pacing and its own RTO estimator; tcp.delack, "
+        "tcp.rwnd, tcp.max_rto, tcp.init_rto and tcp.init_ssthresh are not applied",
+        "per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every 20 ms",
+        "per-flow timeouts, fast retransmits and ECN window reductions are not in TCP_INFO: null",
+    ]
+    if units.size_bytes("tcp.mss", sc.tcp.mss) != 1460:
+        d.append(
+            f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "
+            "(1448 B with timestamps)"
+        )
+    return d
+
+
+def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
+    return {
+        "name": f["name"],
+        "src": spec["src"],
+        "dst": spec["dst"],
+        "start_s": f["start_s"] if f["start_s"] is not None else math.nan,
+        "goodput_bps": f["goodput_bps"],
+        "delivered_segments": f["delivered_segments"],
+        "segments_sent": f["segments_sent"],
+        "retransmits": f["retransmits"],
+        "timeouts": None,
+        "fast_retransmits": None,
+        "ecn_reductions": None,
+        "delivered_ce": f["delivered_ce"],
+        "ecn_negotiated": f["ecn_negotiated"],
+        "congestion_control": spec["cc"],
+        "error": f["error"],
+        **{
+            k: f[k]
+            for k in (
+                "rtt_samples",
+                "rtt_mean_s",
+                "rtt_min_s",
+                "rtt_max_s",
+                "rtt_p50_s",
+                "rtt_p90_s",
+                "rtt_p99_s",
+                "cwnd_final",
+                "completion_s",
+            )
+        },
+    }
+
+
+def _series(raw: dict, lead_s: float) -> dict[str, dict[str, np.ndarray]]:
+    """The forwarder's series as the runner's columns (numpy arrays by name), from t = 0 on."""
+    out = {}
+    for name, s in raw.items():
+        t = np.asarray(s["t_ns"], dtype=float) / 1e9 - lead_s
+        keep = t >= 0
+        cols = {"t_s": t[keep]}
+        for c, v in s["cols"].items():
+            cols[c] = np.asarray(v, dtype=float)[keep]
+        out[name] = cols
+    return out
+
+
+def result(sc, cfg, p: Plan, stats: dict, traffic: dict, env: dict, lead_s: float, wall: float):
+    """The run ``Result`` of a testbed run, in the simulator's schema plus a ``testbed`` section."""
+    from aqmlab import runner
+
+    series = _series(stats["series"], lead_s)
+    cons = stats["conservation"]
+    summary: dict[str, Any] = {
+        "run": {
+            "duration_s": p.duration_s,
+            "warmup_s": p.warmup_s,
+            "seed": cfg["seed"],
+            "events": cons["received"],
+            "packets_sent": cons["received"],
+            "packets_delivered": cons["sent"],
+            "packets_dropped": cons["dropped"],
+        },
+        "engine": "testbed",
+        "links": stats["links"],
+        "flows": [
+            _flow_summary(f, s) for f, s in zip(traffic["flows"], p.traffic["flows"], strict=True)
+        ],
+    }
+    summary = runner._enrich(summary, sc, series)
+    summary["testbed"] = {
+        "conservation": cons,
+        "buffer_violations": stats["buffer_violations"],
+        "oddities": stats["oddities"],
+        "rings": stats["rings"],
+        "timestamps": stats["timestamps"],
+        "forwarder_cpu_s": stats["cpu_s"],
+        "forwarder_elapsed_s": stats["elapsed_s"],
+        "throttle_rewrites": stats["throttle_rewrites"],
+        "ecn": p.ecn,
+        "sack": p.sack,
+        "differences": p.differences,
+        **env,
+    }
+    return runner.Result(summary, series, scenario=sc.model_dump(), wall_s=wall)

@@ -1,0 +1,290 @@
+"""Flow groups to flows: endpoints, routes on the topology graph, and the traffic each flow
+carries (TCP bulk or finite, Poisson, CBR, on/off, web objects), with start and stop times.
+See docs/scenarios.md, "Traffic".
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from aqmlab import units
+from aqmlab.errors import InputError, show
+from aqmlab.topology import Graph, ns
+
+
+def _endpoints(spec: str, graph: Graph, field: str) -> list[str]:
+    """Host names of a group's ``src`` or ``dst``: a host set or comma-separated host names."""
+    if spec in graph.sets:
+        return graph.sets[spec]
+    names = [s.strip() for s in spec.split(",")]
+    for n in names:
+        if n not in graph.index or graph.nodes[graph.index[n]]["kind"] != "host":
+            sets = ", ".join(repr(k) for k in graph.sets)
+            raise InputError(f"{field}: unknown host {show(n)}; use one of {sets} or host names")
+    return names
+
+
+def _pairs(g: Any, i: int, graph: Graph, k0: int) -> list[tuple[str, str]]:
+    """The (src, dst) host pair of each of the group's flows, in order."""
+    if graph.pairs:
+        return graph.pairs[k0 : k0 + g.count]
+    srcs = _endpoints(g.src, graph, f"flows[{i}].src")
+    dsts = _endpoints(g.dst, graph, f"flows[{i}].dst")
+    if g.pairing == "all-pairs":
+        pairs = [(s, d) for s in srcs for d in dsts]
+    else:
+        n = max(len(srcs), len(dsts))
+        pairs = [(srcs[j % len(srcs)], dsts[j % len(dsts)]) for j in range(n)]
+    left, right = set(graph.sets.get("left", [])), set(graph.sets.get("right", []))
+    for s, d in pairs:
+        if s == d:
+            raise InputError(f"flows[{i}]: src and dst are the same host {s}")
+        if {s, d} <= left or {s, d} <= right:
+            raise InputError(f"flows[{i}]: src {s} and dst {d} are on the same side")
+    n = g.count if g.type != "web" else len(pairs)
+    return [pairs[j % len(pairs)] for j in range(n)]
+
+
+def _paths(g: Any, i: int, graph: Graph, s: str, d: str, acks: bool) -> tuple[list, list]:
+    """Data path and ACK path (shortest, or the group's explicit routes)."""
+    f = f"flows[{i}]"
+    if g.route is not None:
+        path = graph.explicit(g.route, s, d, f"{f}.route")
+    else:
+        path = graph.route(s, d, f"{f}.dst")
+    if not acks:
+        if g.reverse_route is not None:
+            raise InputError(f"{f}.reverse_route: only for TCP flows (open-loop ones send no ACKs)")
+        return path, []
+    if g.reverse_route is not None:
+        rpath = graph.explicit(g.reverse_route, d, s, f"{f}.reverse_route")
+    elif g.route is not None:
+        rpath = graph.explicit(g.route[::-1], d, s, f"{f}.route (reversed, for the ACKs)")
+    else:
+        rpath = graph.route(d, s, f"{f}.src")
+    return path, rpath
+
+
+def _rate(g: Any, i: int, ref_bps: float) -> float:
+    """A group's per-flow offered rate: ``rate``, or ``load`` x the reference rate."""
+    f = f"flows[{i}]"
+    if (g.load is None) == (g.rate is None):
+        raise InputError(f"{f}.load: a {g.type} flow needs exactly one of load or rate")
+    if g.load is not None:
+        if not g.load > 0:
+            raise InputError(f"{f}.load: must be > 0 (got {g.load})")
+        return g.load * ref_bps
+    return units.rate_bps(f"{f}.rate", g.rate)
+
+
+def _shares(table: list[Any], field: str) -> list[tuple[float, float]]:
+    """(size in bytes, share) rows; shares > 0 summing to 1."""
+    if not table:
+        raise InputError(f"{field}: give at least one row")
+    rows = []
+    for k, r in enumerate(table):
+        size = units.size_bytes(f"{field}[{k}].size", r.size)
+        if not (r.share > 0 and math.isfinite(r.share)):
+            raise InputError(f"{field}[{k}].share: must be > 0 (got {r.share})")
+        rows.append((size, r.share))
+    total = sum(s for _, s in rows)
+    if abs(total - 1) > 1e-6:
+        raise InputError(f"{field}: shares must sum to 1 (got {total:g})")
+    return rows
+
+
+def _packet_sizes(g: Any, i: int) -> list[dict[str, Any]]:
+    f = f"flows[{i}]"
+    if g.packet_sizes is None:
+        rows = [(units.size_bytes(f"{f}.packet_size", g.packet_size), 1.0)]
+    else:
+        rows = _shares(g.packet_sizes, f"{f}.packet_sizes")
+    for k, (b, _) in enumerate(rows):
+        if b != int(b):
+            raise InputError(f"{f}.packet_sizes[{k}].size: must be a whole number of bytes")
+    return [{"bytes": int(b), "share": s} for b, s in rows]
+
+
+def _check_shape(shape: float | None, field: str, default: float) -> float:
+    """A Pareto shape for a distribution given by its mean: > 1 (the mean is infinite else)."""
+    a = default if shape is None else shape
+    if not (math.isfinite(a) and a > 1):
+        raise InputError(
+            f"{field}: must be > 1, the Pareto mean is infinite otherwise (got {a}); "
+            "the size given is a mean"
+        )
+    return a
+
+
+def _open_loop(g: Any, i: int, ref_bps: float) -> dict[str, Any]:
+    """The simulator's source table of a poisson, cbr or onoff flow."""
+    f = f"flows[{i}]"
+    if g.type == "poisson":
+        if g.packet_sizes is not None:
+            raise InputError(f"{f}.packet_sizes: poisson sizes are exponential or fixed")
+        size = units.size_bytes(f"{f}.packet_size", g.packet_size)
+        rate = _rate(g, i, ref_bps)
+        exp = g.size_distribution == "exponential"
+        pois = {"rate_pps": rate / (8 * size), "mean_size_bytes": size, "exponential": exp}
+        return {"poisson": pois}
+    sizes = _packet_sizes(g, i)
+    rate = _rate(g, i, ref_bps)
+    if g.type == "cbr":
+        return {"source": {"kind": "cbr", "rate_bps": rate, "sizes": sizes}}
+    shape = None
+    if g.distribution == "pareto":
+        shape = _check_shape(g.shape, f"{f}.shape", 1.5)
+    elif g.shape is not None:
+        raise InputError(f"{f}.shape: only for distribution = 'pareto'")
+    src = {
+        "kind": "on_off",
+        "rate_bps": rate,
+        "sizes": sizes,
+        "on_mean_ns": ns(f"{f}.on_time", g.on_time, positive=True),
+        "off_mean_ns": ns(f"{f}.off_time", g.off_time, positive=True),
+        "shape": shape,
+    }
+    return {"source": src}
+
+
+def _tcp_sizes(g: Any, i: int, tcp: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-flow TCP settings: ``packet_sizes`` (wire sizes) spread over the group's flows in
+    proportion to their shares (flow j takes the size whose cumulative share first exceeds
+    (j + 0.5) / count), each flow's MSS = size - header."""
+    if g.packet_sizes is None:
+        return [tcp] * g.count
+    rows = _shares(g.packet_sizes, f"flows[{i}].packet_sizes")
+    out = []
+    for j in range(g.count):
+        u, acc = (j + 0.5) / g.count, 0.0
+        for k, (b, s) in enumerate(rows):
+            acc += s
+            if u < acc or k == len(rows) - 1:
+                mss = int(b) - tcp["header_bytes"]
+                if mss < 1:
+                    raise InputError(
+                        f"flows[{i}].packet_sizes[{k}].size: must exceed the TCP header "
+                        f"({tcp['header_bytes']} B)"
+                    )
+                out.append({**tcp, "mss": mss})
+                break
+    return out
+
+
+def _times(g: Any, i: int, run: dict[str, Any]) -> tuple[int, int | None]:
+    start = ns(f"flows[{i}].start", g.start)
+    stop = None if g.stop is None else ns(f"flows[{i}].stop", g.stop)
+    if stop is not None and stop <= start:
+        raise InputError(f"flows[{i}].stop: must be after start ({g.stop} <= {g.start})")
+    if start >= run["duration_ns"]:
+        raise InputError(f"flows[{i}].start: must be before the end of the run (got {g.start})")
+    return start, stop
+
+
+def _web_objects(g: Any, i: int, seed: int, t0: int, t1: int) -> list[tuple[int, int]]:
+    """(start ns, size bytes) of each object: Poisson arrivals of ``arrival_rate`` per second in
+    [t0, t1), sizes Pareto with mean ``object_size`` and ``shape`` (seed 000 s. 4: 50 kB, 1.3)
+    or drawn from ``size_table``."""
+    f = f"flows[{i}]"
+    if g.arrival_rate is None or not (g.arrival_rate > 0 and math.isfinite(g.arrival_rate)):
+        raise InputError(f"{f}.arrival_rate: a web group needs objects per second > 0")
+    rng = random.Random(f"{seed}/web/{i}")
+    if g.size_table is not None:
+        if g.shape is not None:
+            raise InputError(f"{f}.shape: give size_table or a Pareto shape, not both")
+        rows = _shares(g.size_table, f"{f}.size_table")
+        sizes, weights = [b for b, _ in rows], [s for _, s in rows]
+
+        def draw() -> float:
+            return rng.choices(sizes, weights)[0]
+    else:
+        a = _check_shape(g.shape, f"{f}.shape", 1.3)
+        xm = units.size_bytes(f"{f}.object_size", g.object_size) * (a - 1) / a
+
+        def draw() -> float:
+            return xm * rng.paretovariate(a)
+
+    out, t = [], float(t0)
+    while True:
+        t += rng.expovariate(g.arrival_rate) * 1e9
+        if t >= t1:
+            return out
+        out.append((round(t), max(1, math.ceil(draw()))))
+        if len(out) > 1_000_000:
+            raise InputError(f"{f}.arrival_rate: more than 1000000 objects in the run")
+
+
+def _check_group(g: Any, i: int) -> None:
+    f = f"flows[{i}]"
+    if g.type in ("tcp", "web") and (g.load is not None or g.rate is not None):
+        raise InputError(f"{f}.load: only for open-loop flows (poisson, cbr, onoff)")
+    if g.type != "web" and (g.arrival_rate is not None or g.size_table is not None):
+        raise InputError(f"{f}.arrival_rate: only for type = 'web'")
+    if g.type == "web" and g.size is not None:
+        raise InputError(f"{f}.size: a web group draws object sizes (object_size, size_table)")
+    if g.type != "tcp" and g.type != "web" and g.size is not None:
+        raise InputError(f"{f}.size: only for TCP flows")
+
+
+def _profile(p: Any, i: int) -> dict[str, int]:
+    return {
+        "rate_bps": round(units.rate_bps(f"flows[{i}].profile.rate", p.rate)),
+        "burst_bytes": round(units.size_bytes(f"flows[{i}].profile.burst", p.burst)),
+    }
+
+
+def _group(g, i, graph, tcp, run, rng, k0) -> list[dict[str, Any]]:
+    """The flows of group ``i``."""
+    _check_group(g, i)
+    start, stop = _times(g, i, run)
+    pairs = _pairs(g, i, graph, k0)
+    acks = g.type in ("tcp", "web")
+    spread = ns(f"flows[{i}].start_spread", g.start_spread)
+    if g.type == "web":
+        t1 = run["duration_ns"] if stop is None else stop
+        objects = _web_objects(g, i, run["seed"], start, t1)
+        stop = None
+    else:
+        objects = [(start, None)] * g.count
+    tcps = _tcp_sizes(g, i, tcp) if g.type == "tcp" else [tcp] * len(objects)
+    out = []
+    for j, (t, size) in enumerate(objects):
+        s, d = pairs[j % len(pairs)]
+        path, rpath = _paths(g, i, graph, s, d, acks)
+        if spread > 0:
+            t += rng.randrange(spread + 1)
+        flow: dict[str, Any] = {
+            "name": f"{g.name or 'g' + str(i)}.{j}",
+            "src": graph.index[s],
+            "dst": graph.index[d],
+            "path": path,
+            "rev_path": rpath,
+            "tcp": tcps[j],
+            "start_ns": t,
+        }
+        if not acks:
+            ref = graph.ref_rate_bps or min(graph.links[li]["rate_bps"] for li in path)
+            flow.update(_open_loop(g, i, ref))
+        if stop is not None:
+            flow["stop_ns"] = stop
+        if size is not None:
+            flow["size_bytes"] = size
+        elif g.size is not None:
+            flow["size_bytes"] = math.ceil(units.size_bytes(f"flows[{i}].size", g.size))
+        if g.profile is not None:
+            flow["profile"] = _profile(g.profile, i)
+        out.append(flow)
+    return out
+
+
+def build_flows(sc: Any, graph: Graph, tcps: list[dict[str, Any]], run: dict) -> list[dict]:
+    """Every flow of the scenario, in group order."""
+    rng = random.Random(run["seed"])
+    flows: list[dict[str, Any]] = []
+    k = 0
+    for i, g in enumerate(sc.flows):
+        flows += _group(g, i, graph, tcps[i], run, rng, k)
+        k += g.count
+    return flows

@@ -1,0 +1,181 @@
+"""`aqmlab reproduce`: the paper's numbers as transcribed, the ranking rule, the confidence
+intervals, and a quick reproduction end to end (resumed from its cache)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from aqmlab.reproduce import core
+
+
+def test_modred_tables_transcribed_whole_and_spot_checked_against_the_paper():
+    pub = core.load_published("modred")
+    # Tables 2 and 3: 3 node counts x 4 loads x 3 buffers x 3 algorithms each.
+    assert pub.groupby("table").size().to_dict() == {"Table 2": 108, "Table 3": 108}
+
+    def cell(table, nodes, load, buf, aqm):
+        m = pub[
+            (pub["table"] == table)
+            & (pub["nodes"] == nodes)
+            & (pub["load"] == load)
+            & (pub["buffer"] == buf)
+            & (pub["aqm"] == aqm)
+        ]
+        assert len(m) == 1
+        return float(m["value"].iloc[0])
+
+    # Read off the paper's Tables 2 and 3 by hand (seed 004, s. 4).
+    assert cell("Table 2", 16, 0.25, 25, "droptail") == 0.36
+    assert cell("Table 2", 64, 1.0, 250, "modred") == 0.78
+    assert cell("Table 2", 32, 0.75, 100, "red") == 4.01
+    assert cell("Table 3", 64, 0.75, 100, "red") == 83.7
+    assert cell("Table 3", 16, 0.25, 100, "modred") == 99.6
+    assert cell("Table 3", 64, 1.0, 25, "droptail") == 93.1
+
+
+def test_ranking_rule_judges_only_the_pairs_the_paper_orders():
+    paper = {"droptail": 1.0, "red": 2.0, "modred": 1.0}  # droptail and modred tie
+    assert core.rank_agreement(paper, {"droptail": 0.5, "red": 3.0, "modred": 0.9}, "lower")
+    assert core.rank_agreement(paper, {"droptail": 0.9, "red": 3.0, "modred": 0.5}, "lower")
+    assert not core.rank_agreement(paper, {"droptail": 0.5, "red": 0.4, "modred": 0.9}, "lower")
+    # a tie of ours where the paper orders strictly does not reproduce the order
+    assert not core.rank_agreement({"a": 1.0, "b": 2.0}, {"a": 5.0, "b": 5.0}, "lower")
+    assert core.rank_agreement({"a": 1.0, "b": 2.0}, {"a": 7.0, "b": 9.0}, "higher")
+    assert not core.rank_agreement({"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 1.0}, "higher")
+
+
+def test_confidence_interval_is_students_t_over_seeds():
+    runs = pd.DataFrame({"k": ["x"] * 3 + ["y"], "m": [1.0, 2.0, 3.0, 5.0]})
+    agg = core.aggregate(runs, ["k"], ["m"]).set_index("k")
+    assert agg.loc["x", "m"] == pytest.approx(2.0)
+    # t(0.975, 2) = 4.302653; s = 1; n = 3
+    assert agg.loc["x", "m_ci"] == pytest.approx(4.302653 / 3**0.5, rel=1e-5)
+    assert agg.loc["y", "m_ci"] == 0.0 and agg.loc["y", "seeds"] == 1
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "aqmlab.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_unknown_paper_is_one_line_exit_2(tmp_path):
+    p = _cli("reproduce", "lindrop-typo", "--out", str(tmp_path))
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and "paper" in p.stderr and "modred" in p.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_laq_routh_table_from_the_fluid_model_against_table3():
+    from aqmlab.reproduce import laq
+
+    t = laq.routh_cells().set_index("metric")
+    # Example 1 by hand (Eqs 19-21, 23): a2 = 12.5 + 31.25 + 25 - 1 = 67.75 (printed 68),
+    # a1 = 390.625 - 12.5 - 31.25 - 50 = 296.875 (printed 296.625), a0 = 625 - 390.625 = 234.375,
+    # L1 = (a2 a1 - a0) / a2 = 293.416 (printed 293.178, from the rounded a2 and a1).
+    assert t.loc["routh_s2_col1", "ours"] == pytest.approx(67.75)
+    assert t.loc["routh_s3_col2", "ours"] == pytest.approx(296.875)
+    assert t.loc["routh_s0_col1", "ours"] == pytest.approx(234.375)
+    assert t.loc["routh_s1_col1", "ours"] == pytest.approx((67.75 * 296.875 - 234.375) / 67.75)
+    assert t.loc["routh_s1_col1", "paper"] == 293.178
+    assert bool(t["stable_ours"].iloc[0])
+
+
+def test_quick_reproduction_of_all_papers_end_to_end_and_resumed(tmp_path):
+    p = _cli("reproduce", "all", "--quick", "--out", str(tmp_path), "--jobs", "2")
+    assert p.returncode == 0, p.stderr
+    laq_summary = json.loads((tmp_path / "laq" / "summary.json").read_text())
+    assert {v["table"]: v["verdict"] for v in laq_summary["verdicts"]}["Table 3"] == "reproduced"
+    assert (tmp_path / "laq" / "table1.png").stat().st_size > 0
+    claims = pd.read_csv(tmp_path / "apace" / "claims.csv")
+    assert set(claims["table"]) == {"Fig. 9", "Fig. 11", "Fig. 12", "Figs. 13-14"}
+    assert claims["evidence"].str.len().min() > 10
+    out = tmp_path / "modred"
+    for f in (
+        "report.html",
+        "report.md",
+        "cells.csv",
+        "rankings.csv",
+        "runs.parquet",
+        "loss_rate.png",
+    ):
+        assert (out / f).stat().st_size > 0, f
+    summary = json.loads((out / "summary.json").read_text())
+    assert {v["table"] for v in summary["verdicts"]} == {"Table 2", "Table 3"}
+    cells = pd.read_csv(out / "cells.csv")
+    # every published cell of the quick grid has our value; the loss and delivery columns of one
+    # run are complementary (delivery = 100 - loss)
+    assert cells["ours"].notna().all() and len(cells) == 2 * 2 * 2 * 2 * 3
+    runs = pd.read_parquet(out / "runs.parquet")
+    ours = runs[runs["engine"] == "aqmlab"]
+    assert ((ours["loss_pct"] + ours["delivery_pct"] - 100).abs() < 1e-9).all()
+    cache = sorted((out / "runs" / "sweep" / "runs").glob("*.json"))  # one record per aqmlab run
+    assert len(cache) == 2 * 2 * 2 * 7  # nodes x loads x buffers x (3 algorithms + 4 readings)
+    # resume: remove one finished run; only it is run again, the others are reused untouched
+    mtimes = {c.name: c.stat().st_mtime_ns for c in cache}
+    cache[0].unlink()
+    p2 = _cli("reproduce", "modred", "--quick", "--out", str(tmp_path), "--jobs", "1")
+    assert p2.returncode == 0, p2.stderr
+    after = {c.name: c.stat().st_mtime_ns for c in (out / "runs" / "sweep" / "runs").glob("*.json")}
+    assert set(after) == set(mtimes)
+    changed = [n for n in after if after[n] != mtimes[n]]
+    assert changed == [cache[0].name]
+
+
+def test_apace_operating_point_claims_on_hand_made_points():
+    from aqmlab.reproduce import apace
+
+    def pts(rows):
+        cols = ["experiment", "aqm", "max_th", "max_p", "delay", "utilisation"]
+        return pd.DataFrame([dict(zip(cols, ["fig13-16", *r], strict=True)) for r in rows])
+
+    # RED (20 ms, 0.95) is achieved by APACE (19 ms, 0.99); RED (5 ms, 0.80) by none: APACE's
+    # lowest delay is 8 ms. APACE's delays 8-40 ms do not span RED's 5-30 ms.
+    p = pts(
+        [
+            ("apace", -1, 0.1, 0.040, 0.999),
+            ("apace", -1, 1.0, 0.008, 0.990),
+            ("apace", -1, 0.5, 0.019, 0.990),
+            ("red", 50, 0.1, 0.020, 0.950),
+            ("red", 50, 1.0, 0.005, 0.800),
+            ("red", 200, 0.1, 0.030, 0.990),
+        ]
+    )
+    span, every = apace._figs13_16(p)
+    assert not span["holds"] and "8.0-40.0 ms" in span["evidence"]
+    assert not every["holds"] and "(2/3)" in every["claim"]
+    # with an APACE point at (5 ms, 0.85) every RED point is achieved and the range is spanned
+    p2 = pd.concat([p, pts([("apace", -1, 2.0, 0.005, 0.85)])], ignore_index=True)
+    span2, every2 = apace._figs13_16(p2)
+    assert every2["holds"] and span2["holds"]
+
+
+def test_lindrop_tables_transcribed_whole_and_spot_checked_against_the_paper():
+    pub = core.load_published("lindrop")
+    assert pub.groupby("table").size().to_dict() == {"Table 3": 24, "Table 4": 48, "Table 5": 48}
+
+    def cell(table, delay, congestion, aqm):
+        m = pub[
+            (pub["table"] == table)
+            & (pub["delay"] == delay)
+            & (pub["congestion"] == congestion)
+            & (pub["aqm"] == aqm)
+        ]
+        assert len(m) == 1
+        return float(m["value"].iloc[0])
+
+    # read off seed 000's Tables 3-5 by hand
+    assert cell("Table 3", "LAN", "low", "avq") == 75.90
+    assert cell("Table 4", "WAN_100", "heavy", "lindrop") == 98.19
+    assert cell("Table 4", "WAN_300", "low", "droptail") == 15.32
+    assert cell("Table 5", "WAN_100", "heavy", "lindrop") == 282.66
+    assert cell("Table 5", "WAN_300", "moderate", "anaqm") == 3.85

@@ -1,0 +1,264 @@
+"""The testbed on real packets (issue 11): real Linux cubic flows through aqmlab-fwd, malformed
+frames on the wire, refusals, clean-up. The network tests need root (CAP_NET_ADMIN, CAP_NET_RAW)
+and skip with the reason elsewhere; the refusal tests run anywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from aqmlab import cli
+from aqmlab.testbed import net
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "scenarios" / "testbed" / "red-4-cubic.toml"
+FWD = ROOT / "target" / "release" / "aqmlab-fwd"
+AQMLAB = str(Path(sys.executable).with_name("aqmlab"))
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (CAP_NET_ADMIN, CAP_NET_RAW) for namespaces and raw sockets"
+    for tool in ("ip", "ethtool"):
+        if shutil.which(tool) is None:
+            return f"needs the {tool} command"
+    if not FWD.exists():
+        r = subprocess.run(
+            ["cargo", "build", "--release", "-q", "-p", "aqmlab-fwd"], cwd=ROOT, capture_output=True
+        )
+        if r.returncode != 0 or not FWD.exists():
+            return "aqmlab-fwd could not be built"
+    return None
+
+
+REASON = _why_not()
+needs_net = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+
+
+@pytest.fixture(scope="module")
+def red_run(tmp_path_factory):
+    """One 5 s run: 4 cubic flows with ECN through RED at 20 Mb/s."""
+    import aqmlab
+    from aqmlab import testbed
+
+    out = tmp_path_factory.mktemp("tb") / "red"
+    res = testbed.testbed(SCENARIO, out=out, cc="cubic")
+    return res, aqmlab.load(out)
+
+
+@needs_net
+def test_real_cubic_flows_through_red_conserve_fill_and_get_ecn_marks(red_run):
+    res, loaded = red_run
+    tb = res.summary["testbed"]
+    c = tb["conservation"]
+    # Packet conservation in the forwarder, in total and per direction.
+    assert c["received"] == c["sent"] + c["dropped"] + c["in_system"]
+    for d in ("forward", "reverse"):
+        assert c[d]["received"] >= c[d]["sent"] + c[d]["dropped"]
+    assert c["received"] > 4000, "20 Mb/s for 5 s is about 8000 full frames"
+    b = res.bottleneck
+    # Utilisation over [warm-up, end] of the configured 20 Mb/s.
+    assert b["utilisation"] >= 0.9, b
+    # The queue never exceeds the 100-packet buffer: summary, series and the forwarder's check.
+    assert b["queue_max_pkts"] <= 100
+    assert res.queue["queue_pkts"].max() <= 100
+    assert tb["buffer_violations"] == 0
+    # ECN: RED marked, ECN was negotiated, and the marks came back to the senders as ECE.
+    assert b["marked"] > 0
+    flows = res.summary["flows"]
+    assert all(f["ecn_negotiated"] for f in flows)
+    assert sum(f["delivered_ce"] for f in flows) > 0
+    assert all(f["error"] is None and f["goodput_bps"] > 0 for f in flows)
+    # Every veth end had its offloads off.
+    for feats in tb["offloads"].values():
+        assert feats["tcp-segmentation-offload"] == "off"
+        assert feats["generic-segmentation-offload"] == "off"
+        assert feats["generic-receive-offload"] == "off"
+    # Nothing left behind.
+    assert not [n for n in net.leftover_namespaces() if n.startswith(tb["prefix"])]
+    # The results read back like a simulated run, report included.
+    assert loaded.summary["engine"] == "testbed"
+    assert loaded.bottleneck["marked"] == b["marked"]
+    assert (res.out_dir / "report.html").is_file()
+
+
+def _frame(dst_mac: bytes, src_mac: bytes, ethertype: int, payload: bytes) -> bytes:
+    return dst_mac + src_mac + struct.pack("!H", ethertype) + payload
+
+
+def _ipv4(total: int, ihl_words: int = 5, opts: bytes = b"", frag: int = 0x4000) -> bytes:
+    h = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x40 | ihl_words,
+        0,
+        total,
+        1,
+        frag,
+        64,
+        17,
+        0,
+        socket.inet_aton(net.host_ip("left", 0)),
+        socket.inet_aton(net.host_ip("right", 0)),
+    )
+    return h + opts
+
+
+@needs_net
+def test_malformed_frames_on_the_wire_are_dropped_and_counted_never_crash(tmp_path):
+    n = net.Net()
+    try:
+        n.build([net.host_ip("left", 0)], [net.host_ip("right", 0)], ecn=False, sack=True)
+        cfg = {
+            "left": n.if_a,
+            "right": n.if_b,
+            "duration_ns": 2_500_000_000,
+            "sample_interval_ns": 10_000_000,
+            "forward": {
+                "name": "bottleneck",
+                "rate_bps": 10_000_000,
+                "buffer_pkts": 50,
+                "mean_pkt_bytes": 1000,
+                "aqm": {"name": "red"},
+            },
+            "reverse": {
+                "name": "reverse",
+                "rate_bps": 10_000_000,
+                "buffer_pkts": 50,
+                "mean_pkt_bytes": 100,
+                "aqm": {"name": "droptail"},
+            },
+        }
+        (tmp_path / "c.json").write_text(json.dumps(cfg))
+        fwd = subprocess.Popen(
+            [
+                "ip",
+                "netns",
+                "exec",
+                n.rtr,
+                str(FWD),
+                str(tmp_path / "c.json"),
+                str(tmp_path / "o.json"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert fwd.stdout.readline().startswith("ready")
+        bcast, src = b"\xff" * 6, b"\x02\x00\x00\x00\x00\x01"
+        payload = b"x" * 40
+        frames = {
+            "bad_ipv4_header": _frame(bcast, src, 0x0800, b"\x43" + bytes(30)),  # IHL 3
+            "bad_ipv4_length": _frame(bcast, src, 0x0800, _ipv4(900) + payload),  # > frame
+            "ipv6": _frame(bcast, src, 0x86DD, b"\x60" + bytes(60)),
+            "options": _frame(bcast, src, 0x0800, _ipv4(24 + 40, 6, b"\x01\x01\x01\x00") + payload),
+            "fragment": _frame(bcast, src, 0x0800, _ipv4(20 + 40, frag=0x2000 | 8) + payload),
+            "runt": _frame(bcast, src, 0x0800, b"\x45"),
+        }
+        code = (
+            "import socket,sys,json\n"
+            "s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n"
+            f"s.bind(({n.if_snd!r},0))\n"
+            "for h in json.loads(sys.argv[1]): s.send(bytes.fromhex(h))\n"
+        )
+        blob = json.dumps([f.hex() for f in frames.values()])
+        subprocess.run(["ip", "netns", "exec", n.snd, sys.executable, "-c", code, blob], check=True)
+        _, err = fwd.communicate(timeout=10)
+        assert fwd.returncode == 0, err
+        stats = json.loads((tmp_path / "o.json").read_text())
+    finally:
+        n.close()
+    odd = stats["oddities"]
+    assert odd["dropped_malformed"].get("bad_ipv4_header", 0) >= 2  # IHL 3 and the runt
+    assert odd["dropped_malformed"].get("bad_ipv4_length", 0) >= 1
+    assert odd["forwarded_non_ipv4"] >= 1  # IPv6 passes unchanged
+    assert odd["ipv4_options"] >= 1 and odd["ipv4_fragments"] >= 1
+    c = stats["conservation"]
+    assert c["received"] == c["sent"] + c["dropped"] + c["in_system"]
+
+
+def _cli(args: list[str], capsys) -> tuple[int, str]:
+    code = cli.main(args)
+    return code, capsys.readouterr().err.strip()
+
+
+def test_without_root_one_line_exit_2(monkeypatch, capsys):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    code, err = _cli(["testbed", str(SCENARIO)], capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and "root" in err
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        ({"flows": [{"type": "poisson", "load": 0.5}]}, "flows[0].type"),
+        ({"tcp": {"variant": "reno"}}, "tcp.variant"),
+        (
+            {"flows": [{"count": 1, "tcp": {"ecn": True}}, {"count": 1, "tcp": {"ecn": False}}]},
+            "flows[1].tcp.ecn",
+        ),
+    ],
+)
+def test_unsupported_scenario_features_refused_naming_the_field(tmp_path, monkeypatch, edit, field):
+    import tomllib
+
+    from aqmlab import scenario
+    from aqmlab.errors import InputError
+    from aqmlab.testbed import plan
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    d = tomllib.loads(SCENARIO.read_text())
+    d.update(edit)
+    sc = scenario.from_dict(d)
+    with pytest.raises(InputError) as e:
+        plan.make(sc, scenario.build_config(sc))
+    assert str(e.value).startswith(field + ":"), str(e.value)
+
+
+@needs_net
+def test_sigterm_removes_everything_and_cleanup_removes_leftovers(tmp_path):
+    before = set(net.leftover_namespaces())
+    p = subprocess.Popen(
+        [AQMLAB, "testbed", str(SCENARIO), "--out", str(tmp_path / "x")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.time() + 20
+    while time.time() < deadline and not (set(net.leftover_namespaces()) - before):
+        time.sleep(0.1)
+    assert set(net.leftover_namespaces()) - before, "the run created its namespaces"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=20)
+    assert p.returncode != 0
+    assert not (set(net.leftover_namespaces()) - before)
+    assert not (tmp_path / "x" / "summary.json").exists()
+    # A leftover from a killed run (a namespace with the testbed's prefix) goes with --cleanup.
+    subprocess.run(["ip", "netns", "add", "aqtb00beef-rtr"], check=True)
+    r = subprocess.run([AQMLAB, "testbed", "--cleanup"], capture_output=True, text=True)
+    assert r.returncode == 0 and "aqtb00beef-rtr" in r.stdout
+    assert "aqtb00beef-rtr" not in net.leftover_namespaces()
+
+
+@needs_net
+def test_modred_throttle_rewrites_real_acks(tmp_path):
+    from aqmlab import testbed
+
+    res = testbed.testbed(
+        ROOT / "scenarios" / "testbed" / "modred-4-cubic.toml", out=tmp_path / "m", cc="cubic"
+    )
+    tb = res.summary["testbed"]
+    c = tb["conservation"]
+    assert c["received"] == c["sent"] + c["dropped"] + c["in_system"]
+    # ModRED throttled flows, and the forwarder clamped real ACK windows for them.
+    assert res.bottleneck["throttled"] > 0
+    assert tb["throttle_rewrites"] > 0
