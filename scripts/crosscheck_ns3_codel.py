@@ -11,8 +11,8 @@ For every scenario ``scenarios/crosscheck/{codel,pie}-*.toml`` this runs
 
 * aqmlab: ``aqmlab run CASE.toml`` (the project's ``.venv``), the scenario's seed and, for the spread
   between runs, further seeds (``--ours-seeds``; a seed also draws the flows' start times), and
-* ns-3 3.44: ``scripts/ns3_dumbbell_aqm.cc`` (a copy of ``scripts/ns3_dumbbell.cc`` with CoDel, PIE
-  and queueing-delay measurement added) compiled against the ``ns3`` wheel's headers and libraries
+* ns-3 3.44: ``scripts/ns3_dumbbell.cc`` (the one ns-3 program, with CoDel, PIE and
+  queueing-delay measurement) compiled against the ``ns3`` wheel's headers and libraries
   (venv default ``/work/ns3venv``: ``python3 -m venv /work/ns3venv && /work/ns3venv/bin/pip install
   ns3==3.44.post0``), with TCP SACK off and on, the same access delays and flow start times,
 
@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import crosscheck_ns3 as base  # noqa: E402  (helpers: ns-3 prefix/version, timing, git state)
 
 SCEN_DIR = ROOT / "scenarios" / "crosscheck"
-SRC = ROOT / "scripts" / "ns3_dumbbell_aqm.cc"
+SRC = ROOT / "scripts" / "ns3_dumbbell.cc"
 DOC = ROOT / "docs" / "crosscheck-ns3.md"
 VARIANTS = {"sack-off": ["--sack=0"], "sack-on": ["--sack=1"]}
 MSS, PKT = 1460, 1500
@@ -79,7 +79,7 @@ log = base.log
 
 
 def build(venv: Path, workdir: Path) -> Path:
-    """Compiles ns3_dumbbell_aqm.cc against the wheel's headers and libraries (if out of date)."""
+    """Compiles ns3_dumbbell.cc against the wheel's headers and libraries (if out of date)."""
     prefix = base.ns3_prefix(venv)
     exe = workdir / "ns3_dumbbell_aqm"
     if exe.exists() and exe.stat().st_mtime > SRC.stat().st_mtime:

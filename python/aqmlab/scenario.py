@@ -95,7 +95,7 @@ class Tcp(BaseModel):
     """TCP settings (defaults for every flow; a flow group may override any of them)."""
 
     model_config = _STRICT
-    variant: Literal["newreno", "reno"] = "newreno"
+    variant: Literal["newreno", "reno", "sack", "cubic"] = "newreno"
     mss: str = "1460B"
     header: str = "40B"
     ack_size: str = "40B"
@@ -109,6 +109,7 @@ class Tcp(BaseModel):
     delack_timeout: str = "40ms"
     ecn: bool = False
     trace_cwnd: bool = False
+    timestamps: bool = False
 
 
 class Profile(BaseModel):
@@ -398,10 +399,11 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         "delack_ns": _ns(f"{field}.delack_timeout", t.delack_timeout, positive=True),
         "ecn": t.ecn,
         "trace_cwnd": t.trace_cwnd,
+        "timestamps": t.timestamps,
     }
     if cfg["min_rto_ns"] > cfg["max_rto_ns"]:
         raise InputError(f"{field}.min_rto: must not exceed max_rto ({t.min_rto} > {t.max_rto})")
-    return cfg, int(mss) + cfg["header_bytes"]
+    return cfg, int(mss) + cfg["header_bytes"] + (12 if t.timestamps else 0)
 
 
 def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]:

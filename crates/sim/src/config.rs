@@ -142,6 +142,10 @@ pub enum TcpVariant {
     Reno,
     /// NewReno (RFC 6582): fast recovery ends when `recover` is acknowledged.
     NewReno,
+    /// Reno congestion control with SACK loss recovery (RFC 6675) and PRR (RFC 6937).
+    Sack,
+    /// CUBIC (RFC 9438) with SACK loss recovery and PRR: Linux's default.
+    Cubic,
 }
 
 /// TCP settings of one flow.
@@ -189,6 +193,25 @@ pub struct TcpConfig {
     /// Record the congestion window as a time series.
     #[serde(default)]
     pub trace_cwnd: bool,
+    /// TCP timestamps option (RFC 7323): 12 more bytes on every segment and ACK (10 of the
+    /// option, 2 of padding, as Linux and ns-3 send it).
+    #[serde(default)]
+    pub timestamps: bool,
+}
+
+/// Bytes of the timestamps option with its padding (RFC 7323 s. 3: kind, length, two 4-byte
+/// values = 10; two NOPs align it to 12).
+pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
+
+impl TcpConfig {
+    /// Option bytes added to every segment and ACK on the wire.
+    pub fn option_bytes(&self) -> u32 {
+        if self.timestamps {
+            TIMESTAMP_OPTION_BYTES
+        } else {
+            0
+        }
+    }
 }
 
 fn default_hdr() -> u32 {

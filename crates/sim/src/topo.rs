@@ -56,6 +56,7 @@ pub fn default_tcp() -> TcpConfig {
         delack_ns: 40_000_000,
         ecn: false,
         trace_cwnd: false,
+        timestamps: false,
     }
 }
 

@@ -1,0 +1,34 @@
+//! Reno congestion control (RFC 5681 s. 3.1): slow start adds one segment per ACK (eq. 2),
+//! congestion avoidance 1/cwnd per ACK (eq. 3), ssthresh = max(FlightSize / 2, 2) on a
+//! congestion event (eq. 4).
+
+use super::CongestionControl;
+use aqm::Time;
+
+/// RFC 5681's window rules; no state of its own.
+#[derive(Clone, Debug, Default)]
+pub struct Reno;
+
+/// ssthresh after a congestion event: max(FlightSize / 2, 2 segments) (RFC 5681 eq. 4).
+#[inline]
+pub fn halve(flight: u32) -> f64 {
+    (flight as f64 / 2.0).max(2.0)
+}
+
+impl CongestionControl for Reno {
+    #[inline]
+    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, _acked: u32, _now: Time, _min_rtt: f64) -> f64 {
+        // One increase per ACK, whatever it covers (as ns-2's Reno and the previous aqmlab
+        // sender; RFC 5681 s. 3.1 allows at most SMSS per ACK in slow start).
+        if cwnd < ssthresh {
+            cwnd + 1.0 // slow start, RFC 5681 eq. 2
+        } else {
+            cwnd + 1.0 / cwnd // congestion avoidance, RFC 5681 eq. 3
+        }
+    }
+
+    #[inline]
+    fn on_congestion(&mut self, _cwnd: f64, flight: u32, _now: Time) -> f64 {
+        halve(flight)
+    }
+}

@@ -1,0 +1,186 @@
+//! The TCP receiver: cumulative ACKs, SACK blocks (RFC 2018 s. 4), delayed ACKs (RFC 5681
+//! s. 4.2), ECN echo (RFC 3168 s. 6.1.3), timestamp echo (RFC 7323 s. 3: `ts` of the segment that
+//! triggered the ACK, or of the earliest unacknowledged one under delayed ACKs).
+
+use crate::config::TcpConfig;
+use crate::packet::{Kind, Packet, SackBlock, CE, CWR, ECE};
+use aqm::{Precedence, Time};
+
+/// Receiver counters.
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    /// In-order segments delivered to the application in the measurement window.
+    pub delivered_window: u64,
+    /// In-order segments delivered in the whole run.
+    pub delivered_total: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
+    /// Segments that arrived already held (duplicates).
+    pub duplicates: u64,
+}
+
+/// A TCP receiver.
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    /// Next in-order segment expected.
+    pub rcv_nxt: u32,
+    ooo: Vec<SackBlock>,
+    last_block: Option<SackBlock>,
+    rwnd: u32,
+    ack_size: u32,
+    delack: bool,
+    delack_ns: Time,
+    unacked: u32,
+    pending_ts: Time,
+    /// Delayed-ACK deadline.
+    pub delack_deadline: Option<Time>,
+    /// Time of the pending delayed-ACK event.
+    pub delack_event: Option<Time>,
+    ece: bool,
+    /// Counters.
+    pub stats: ReceiverStats,
+}
+
+impl Receiver {
+    /// A receiver for `cfg`.
+    pub fn new(cfg: &TcpConfig) -> Self {
+        Receiver {
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            last_block: None,
+            rwnd: cfg.rwnd_segments,
+            ack_size: cfg.ack_bytes + cfg.option_bytes(),
+            delack: cfg.delack,
+            delack_ns: cfg.delack_ns,
+            unacked: 0,
+            pending_ts: 0,
+            delack_deadline: None,
+            delack_event: None,
+            ece: false,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    fn insert_ooo(&mut self, s: u32) -> SackBlock {
+        // Sorted, disjoint, half-open blocks; merge neighbours.
+        let i = self.ooo.partition_point(|b| b.1 < s);
+        if i < self.ooo.len() && self.ooo[i].0 <= s && s < self.ooo[i].1 {
+            self.stats.duplicates += 1;
+            return self.ooo[i];
+        }
+        if i < self.ooo.len() && self.ooo[i].1 == s {
+            self.ooo[i].1 = s + 1;
+            if i + 1 < self.ooo.len() && self.ooo[i + 1].0 == s + 1 {
+                self.ooo[i].1 = self.ooo[i + 1].1;
+                self.ooo.remove(i + 1);
+            }
+            return self.ooo[i];
+        }
+        if i < self.ooo.len() && self.ooo[i].0 == s + 1 {
+            self.ooo[i].0 = s;
+            return self.ooo[i];
+        }
+        self.ooo.insert(i, (s, s + 1));
+        self.ooo[i]
+    }
+
+    fn ack(&mut self, flow: u32, ts: Time) -> Packet {
+        self.stats.acks_sent += 1;
+        self.unacked = 0;
+        self.delack_deadline = None;
+        // RFC 2018 s. 4: the block holding the latest segment first, then other recent blocks.
+        let mut sack = [(0, 0); 3];
+        let mut n = 0;
+        if let Some(b) = self.last_block {
+            if let Some(cur) = self.ooo.iter().find(|x| x.0 <= b.0 && b.0 < x.1) {
+                sack[0] = *cur;
+                n = 1;
+            }
+        }
+        for b in self.ooo.iter().rev() {
+            if n == 3 {
+                break;
+            }
+            if n == 0 || *b != sack[0] {
+                sack[n] = *b;
+                n += 1;
+            }
+        }
+        Packet {
+            flow,
+            seq: self.rcv_nxt,
+            size: self.ack_size,
+            hop: 0,
+            kind: Kind::Ack,
+            flags: if self.ece { ECE } else { 0 },
+            precedence: Precedence::Out,
+            ts,
+            rwnd: self.rwnd,
+            sack,
+            enq_time: 0,
+        }
+    }
+
+    /// A data segment arrives at `now`; returns the ACK to send now, if any. `in_window` says
+    /// whether deliveries count toward goodput.
+    pub fn on_data(&mut self, d: &Packet, now: Time, in_window: bool) -> Option<Packet> {
+        // RFC 3168 s. 6.1.3: echo CE until CWR is seen.
+        if d.flags & CWR != 0 {
+            self.ece = false;
+        }
+        if d.flags & CE != 0 {
+            self.ece = true;
+        }
+        let s = d.seq;
+        if s == self.rcv_nxt {
+            let had_gap = !self.ooo.is_empty();
+            self.rcv_nxt += 1;
+            let mut delivered = 1u64;
+            while let Some(&(a, b)) = self.ooo.first() {
+                if a <= self.rcv_nxt {
+                    delivered += (b.max(self.rcv_nxt) - self.rcv_nxt) as u64;
+                    self.rcv_nxt = self.rcv_nxt.max(b);
+                    self.ooo.remove(0);
+                } else {
+                    break;
+                }
+            }
+            self.stats.delivered_total += delivered;
+            if in_window {
+                self.stats.delivered_window += delivered;
+            }
+            self.last_block = None;
+            // RFC 5681 s. 4.2: ACK at once when filling a gap; else every second segment or on
+            // the timer.
+            if !self.delack || had_gap || d.flags & CE != 0 {
+                return Some(self.ack(d.flow, d.ts));
+            }
+            self.unacked += 1;
+            if self.unacked >= 2 {
+                return Some(self.ack(d.flow, self.pending_ts.min(d.ts)));
+            }
+            self.pending_ts = d.ts;
+            self.delack_deadline = Some(now + self.delack_ns);
+            None
+        } else if s > self.rcv_nxt {
+            self.last_block = Some(self.insert_ooo(s));
+            Some(self.ack(d.flow, d.ts)) // out of order: immediate duplicate ACK
+        } else {
+            self.stats.duplicates += 1;
+            Some(self.ack(d.flow, d.ts))
+        }
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_delack_timer(&mut self, flow: u32, now: Time) -> Option<Packet> {
+        match self.delack_deadline {
+            Some(t) if t <= now && self.unacked > 0 => Some(self.ack(flow, self.pending_ts)),
+            _ => None,
+        }
+    }
+
+    /// SACK blocks held (for tests and a future SACK sender).
+    pub fn blocks(&self) -> &[SackBlock] {
+        &self.ooo
+    }
+}

@@ -1,0 +1,304 @@
+//! SACK-based loss recovery (RFC 6675): the scoreboard of SACKed segments, IsLost, NextSeg and
+//! the pipe estimate, and the sender's ACK processing that uses them with Proportional Rate
+//! Reduction ([`super::prr`], RFC 6937) as the sending rate during recovery. Units: segments, so
+//! RFC 6675's "(DupThresh - 1) x SMSS + 1 octets SACKed above" is "DupThresh segments SACKed
+//! above". Rule (4) of NextSeg (the rescue retransmission, a MAY) is not implemented.
+
+use super::{Prr, DUP_THRESH};
+use crate::packet::{Packet, SackBlock};
+use crate::tcp::cc::CongestionControl;
+use crate::tcp::Sender;
+use aqm::Time;
+use std::collections::VecDeque;
+
+/// What the sender knows of the receiver's out-of-order data (RFC 6675 s. 3).
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    /// First segment tracked (snd_una).
+    base: u32,
+    /// SACKed flags of segments base, base + 1, ... up to the highest SACKed one.
+    sacked: VecDeque<bool>,
+    /// Number of SACKed segments at or above `base`.
+    n_sacked: u32,
+    /// Highest segment retransmitted in this recovery (RFC 6675 HighRxt).
+    pub high_rxt: Option<u32>,
+}
+
+impl Scoreboard {
+    /// Forgets segments below the cumulative ACK `una`.
+    pub fn advance(&mut self, una: u32) {
+        while self.base < una {
+            if let Some(s) = self.sacked.pop_front() {
+                if s {
+                    self.n_sacked -= 1;
+                }
+            }
+            self.base += 1;
+        }
+    }
+
+    /// Records the SACK blocks of an ACK (segments below `snd_max` only); returns the number of
+    /// segments newly SACKed.
+    pub fn apply(&mut self, blocks: &[SackBlock], snd_max: u32) -> u32 {
+        let mut newly = 0;
+        for &(a, b) in blocks {
+            let (a, b) = (a.max(self.base), b.min(snd_max));
+            if a >= b {
+                continue;
+            }
+            let need = (b - self.base) as usize;
+            if self.sacked.len() < need {
+                self.sacked.resize(need, false);
+            }
+            for i in (a - self.base) as usize..need {
+                if !self.sacked[i] {
+                    self.sacked[i] = true;
+                    newly += 1;
+                }
+            }
+        }
+        self.n_sacked += newly;
+        newly
+    }
+
+    /// Whether segment `s` has been SACKed.
+    #[inline]
+    pub fn is_sacked(&self, s: u32) -> bool {
+        s >= self.base
+            && self
+                .sacked
+                .get((s - self.base) as usize)
+                .copied()
+                .unwrap_or(false)
+    }
+
+    /// SACKed segments below `s`.
+    fn sacked_below(&self, s: u32) -> u32 {
+        let upto = (s.saturating_sub(self.base) as usize).min(self.sacked.len());
+        self.sacked.iter().take(upto).filter(|&&x| x).count() as u32
+    }
+
+    /// SACKed segments strictly above `s`.
+    fn sacked_above(&self, s: u32) -> u32 {
+        self.n_sacked - self.sacked_below(s + 1)
+    }
+
+    /// RFC 6675 IsLost(s): DupThresh segments SACKed above an unSACKed `s`.
+    pub fn is_lost(&self, s: u32) -> bool {
+        !self.is_sacked(s) && self.sacked_above(s) >= DUP_THRESH
+    }
+
+    /// One past the highest SACKed segment (`base` when none).
+    pub fn high_sacked(&self) -> u32 {
+        let top = self.sacked.iter().rposition(|&x| x).map_or(0, |i| i + 1);
+        self.base + top as u32
+    }
+
+    /// RFC 6675 SetPipe: for each unSACKed segment below `snd_max`, 1 if not IsLost, plus 1 if
+    /// it was retransmitted (at or below HighRxt).
+    pub fn pipe(&self, snd_max: u32) -> u32 {
+        let mut pipe = 0;
+        let mut above = self.n_sacked;
+        for s in self.base..snd_max {
+            let i = (s - self.base) as usize;
+            if self.sacked.get(i).copied().unwrap_or(false) {
+                above -= 1;
+                continue;
+            }
+            if above < DUP_THRESH {
+                pipe += 1;
+            }
+            if self.high_rxt.is_some_and(|h| s <= h) {
+                pipe += 1;
+            }
+        }
+        pipe
+    }
+
+    /// RFC 6675 NextSeg, rules (1)-(3): the lowest lost unSACKed segment above HighRxt; else new
+    /// data (`new_data`: its number, when the windows and the application allow it); else the
+    /// lowest unSACKed segment above HighRxt and below the highest SACKed one.
+    pub fn next_seg(&self, new_data: Option<u32>) -> Option<u32> {
+        let from = self.high_rxt.map_or(self.base, |h| (h + 1).max(self.base));
+        let high = self.high_sacked();
+        let mut above = self.n_sacked - self.sacked_below(from);
+        let mut rule3 = None;
+        for s in from..high {
+            if self.is_sacked(s) {
+                above -= 1;
+                continue;
+            }
+            if above >= DUP_THRESH {
+                return Some(s); // rule (1)
+            }
+            rule3.get_or_insert(s);
+            break;
+        }
+        new_data.or(rule3) // rule (2), then rule (3)
+    }
+}
+
+impl Sender {
+    /// Processes an ACK with SACK recovery (RFC 6675 s. 5) and PRR (RFC 6937).
+    pub(crate) fn on_ack_sack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
+        self.snd_wnd = ack.rwnd;
+        let a = ack.seq;
+        let newly = a.saturating_sub(self.snd_una);
+        if newly > 0 {
+            self.advance_una(a, ack.ts, now);
+        }
+        let sb = self.sb.as_mut().expect("SACK sender has a scoreboard");
+        sb.advance(self.snd_una);
+        let sacked = sb.apply(&ack.sack, self.snd_max);
+        let head_lost = sb.is_lost(self.snd_una);
+        if self.in_recovery {
+            if self.snd_una >= self.recover {
+                // RFC 6675 s. 5: recovery ends when RecoveryPoint is acknowledged; RFC 6937:
+                // cwnd = ssthresh.
+                self.cwnd = self.ssthresh;
+                self.in_recovery = false;
+                self.dupacks = 0;
+            } else {
+                self.prr_step((newly + sacked) as u64, now, out);
+            }
+        } else if newly > 0 {
+            self.dupacks = 0;
+            let min_rtt = self.min_rtt_ns();
+            self.cwnd = self
+                .cc
+                .on_ack(self.cwnd, self.ssthresh, newly, now, min_rtt);
+        } else if self.snd_max > self.snd_una {
+            self.dupacks += 1;
+        }
+        let allowed = !self.recover_valid || self.snd_una >= self.recover;
+        if !self.in_recovery
+            && self.snd_max > self.snd_una
+            && allowed
+            && (self.dupacks >= DUP_THRESH || head_lost)
+        {
+            self.enter_sack_recovery(now, out);
+        }
+        if newly > 0 {
+            self.after_new_ack(true, now);
+            self.on_ecn_echo(ack, now);
+        }
+        if !self.in_recovery {
+            self.send_allowed(now, out);
+        }
+    }
+
+    /// RFC 6675 s. 5 step (4) with RFC 6937's initialisation: RecoveryPoint = HighData,
+    /// ssthresh from the congestion controller, retransmit the first unacknowledged segment.
+    fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let flight = self.flight();
+        self.ssthresh = self.cc.on_congestion(self.cwnd, flight, now);
+        self.recover = self.snd_max;
+        self.recover_valid = true;
+        self.in_recovery = true;
+        self.ecn_recover = self.snd_max;
+        self.stats.fast_retransmits += 1;
+        self.prr = Prr::start(flight);
+        self.retransmit_head(now, out);
+        self.prr.sent(1);
+        let sb = self.sb.as_mut().expect("SACK sender has a scoreboard");
+        sb.high_rxt = Some(self.snd_una);
+        self.cwnd = sb.pipe(self.snd_max) as f64;
+    }
+
+    /// One ACK in recovery: PRR's sndcnt, then that many segments chosen by NextSeg.
+    fn prr_step(&mut self, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+        let pipe = self.sb.as_ref().map_or(0, |b| b.pipe(self.snd_max)) as u64;
+        let sndcnt = self.prr.on_ack(delivered, pipe, self.ssthresh);
+        self.cwnd = (pipe + sndcnt) as f64; // RFC 6937 s. 3.1: cwnd = pipe + sndcnt
+        for _ in 0..sndcnt {
+            let new_ok =
+                self.more_data(self.snd_max) && self.snd_max < self.snd_una + self.snd_wnd.max(1);
+            let new_data = new_ok.then_some(self.snd_max);
+            let Some(s) = self.sb.as_ref().and_then(|b| b.next_seg(new_data)) else {
+                break;
+            };
+            let p = self.make_segment(s, now);
+            out.push(p);
+            if s == self.snd_max {
+                self.snd_max += 1;
+                self.snd_nxt = self.snd_max;
+            } else if let Some(b) = self.sb.as_mut() {
+                b.high_rxt = Some(s);
+            }
+            self.arm_if_stopped(now);
+            self.prr.sent(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scoreboard of RFC 6675's running example in segments: 0..10 outstanding, 0 and 4
+    /// lost, SACKs for 1-3 and 5-9 arrived.
+    fn board() -> Scoreboard {
+        let mut b = Scoreboard::default();
+        assert_eq!(b.apply(&[(5, 10), (1, 4)], 10), 8);
+        b
+    }
+
+    #[test]
+    fn is_lost_needs_dupthresh_sacked_segments_above() {
+        let b = board();
+        // 0: 8 SACKed above -> lost; 4: 5 above (5..9) -> lost.
+        assert!(b.is_lost(0) && b.is_lost(4));
+        assert!(!b.is_lost(1), "a SACKed segment is not lost");
+        let mut c = Scoreboard::default();
+        c.apply(&[(2, 4)], 10);
+        // Only 2 SACKed above 0: not lost yet (DupThresh 3).
+        assert!(!c.is_lost(0));
+    }
+
+    #[test]
+    fn pipe_by_hand() {
+        // snd_max 12: unSACKed 0, 4 (both lost: not counted), 10, 11 (not lost: 0 SACKed
+        // above): pipe = 2. After retransmitting 0 (HighRxt 0): pipe = 3.
+        let mut b = board();
+        assert_eq!(b.pipe(12), 2);
+        b.high_rxt = Some(0);
+        assert_eq!(b.pipe(12), 3);
+        // HighRxt 4: 0 and 4 both count once as retransmitted: 4.
+        b.high_rxt = Some(4);
+        assert_eq!(b.pipe(12), 4);
+    }
+
+    #[test]
+    fn next_seg_rules_one_two_three() {
+        let mut b = board();
+        // Rule (1): lowest lost segment above HighRxt.
+        assert_eq!(b.next_seg(Some(12)), Some(0));
+        b.high_rxt = Some(0);
+        assert_eq!(b.next_seg(Some(12)), Some(4));
+        // Nothing lost above HighRxt 4: rule (2), new data.
+        b.high_rxt = Some(4);
+        assert_eq!(b.next_seg(Some(12)), Some(12));
+        // No new data allowed, nothing unSACKed below the highest SACK above HighRxt: none.
+        assert_eq!(b.next_seg(None), None);
+        // Rule (3): SACKs for 7 and 8 only above 0..10: 6 is not lost (2 above) but is below
+        // the highest SACKed: retransmitted when nothing else may be sent.
+        let mut c = Scoreboard::default();
+        c.apply(&[(7, 9)], 10);
+        c.high_rxt = Some(5);
+        assert!(!c.is_lost(6));
+        assert_eq!(c.next_seg(None), Some(6));
+        assert_eq!(c.next_seg(Some(10)), Some(10));
+    }
+
+    #[test]
+    fn the_cumulative_ack_moves_the_board() {
+        let mut b = board();
+        b.advance(4);
+        // 4 remains lost (5 SACKed above), 1-3 are forgotten.
+        assert!(b.is_lost(4));
+        assert_eq!(b.pipe(10), 0);
+        b.advance(10);
+        assert_eq!(b.pipe(12), 2);
+        assert_eq!(b.high_sacked(), 10);
+    }
+}

@@ -1,0 +1,327 @@
+//! The TCP sender: state shared by every variant (sequence space, window, RTT estimator and
+//! retransmission timer, ECN), with the congestion controller ([`super::cc`]) and the loss
+//! recovery ([`super::recovery`]) it delegates to.
+//!
+//! Retransmission timer: RFC 6298 (s. 2 estimator, s. 5 timer management, backoff). ECN: RFC 3168
+//! s. 6.1 (one reduction per window, CWR/ECE). RTT: every ACK of new data is a sample through the
+//! echoed timestamp (RFC 7323 s. 4.1; the echo names the transmission, so retransmissions give
+//! valid samples too).
+
+use super::cc::{Cc, CongestionControl, Cubic, Reno};
+use super::recovery::{Prr, Scoreboard};
+use super::{Marker, SenderStats, RTT_BUCKETS, RTT_BUCKETS_PER_DECADE};
+use crate::config::{TcpConfig, TcpVariant};
+use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETX};
+use aqm::{Precedence, Time};
+
+/// A TCP sender.
+#[derive(Clone, Debug)]
+pub struct Sender {
+    pub(crate) variant: TcpVariant,
+    /// Bytes of a data segment on the wire.
+    pub pkt_size: u32,
+    ecn: bool,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u32,
+    /// Next segment to send.
+    pub snd_nxt: u32,
+    /// One past the highest segment ever sent.
+    pub snd_max: u32,
+    /// Congestion window, segments.
+    pub cwnd: f64,
+    /// Slow-start threshold, segments.
+    pub ssthresh: f64,
+    /// Peer's advertised window, segments.
+    pub snd_wnd: u32,
+    pub(crate) dupacks: u32,
+    /// In fast recovery.
+    pub in_recovery: bool,
+    pub(crate) recover: u32,
+    pub(crate) recover_valid: bool,
+    pub(crate) partial_seen: bool,
+    pub(crate) ecn_recover: u32,
+    cwr_pending: bool,
+    srtt: f64,
+    rttvar: f64,
+    min_rtt: f64,
+    /// Current retransmission timeout, ns.
+    pub rto: Time,
+    has_rtt: bool,
+    min_rto: Time,
+    max_rto: Time,
+    granularity: Time,
+    /// When the retransmission timer expires (`None`: stopped).
+    pub rto_deadline: Option<Time>,
+    /// Time of the pending timer event, if any (one event per flow at a time).
+    pub rto_event: Option<Time>,
+    limit: Option<u32>,
+    /// Time the last segment was acknowledged (finite flows).
+    pub done_at: Option<Time>,
+    marker: Option<Marker>,
+    /// Congestion controller.
+    pub cc: Cc,
+    /// SACK scoreboard (`sack` and `cubic` variants).
+    pub sb: Option<Scoreboard>,
+    /// Proportional Rate Reduction state of the current recovery (SACK variants).
+    pub prr: Prr,
+    /// Counters.
+    pub stats: SenderStats,
+    /// TCP timestamps on (RFC 7323): every ACK of new data is an RTT sample.
+    timestamps: bool,
+    /// Without timestamps: the next RTT sample is taken from the ACK that covers this segment
+    /// (one timed segment per round trip, RFC 6298 s. 3).
+    timed_until: u32,
+}
+
+impl Sender {
+    /// A sender for `cfg`; `limit_segments` bounds a finite flow.
+    pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
+        let cc = match cfg.variant {
+            TcpVariant::Cubic => Cc::Cubic(Cubic::default()),
+            _ => Cc::Reno(Reno),
+        };
+        let sb =
+            matches!(cfg.variant, TcpVariant::Sack | TcpVariant::Cubic).then(Scoreboard::default);
+        Sender {
+            variant: cfg.variant,
+            pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
+            ecn: cfg.ecn,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: cfg.init_cwnd,
+            ssthresh: cfg.init_ssthresh.unwrap_or(f64::INFINITY),
+            snd_wnd: cfg.rwnd_segments,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            recover_valid: false,
+            partial_seen: false,
+            ecn_recover: 0,
+            cwr_pending: false,
+            srtt: 0.0,
+            rttvar: 0.0,
+            min_rtt: 0.0,
+            rto: cfg.init_rto_ns,
+            has_rtt: false,
+            min_rto: cfg.min_rto_ns,
+            max_rto: cfg.max_rto_ns,
+            granularity: cfg.granularity_ns,
+            rto_deadline: None,
+            rto_event: None,
+            limit: limit_segments,
+            done_at: None,
+            marker,
+            cc,
+            sb,
+            prr: Prr::default(),
+            stats: SenderStats::default(),
+            timestamps: cfg.timestamps,
+            timed_until: 0,
+        }
+    }
+
+    /// Segments in flight (RFC 5681's FlightSize, in segments).
+    #[inline]
+    pub fn flight(&self) -> u32 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Smoothed RTT, ns (0 before the first sample).
+    pub fn srtt_ns(&self) -> f64 {
+        self.srtt
+    }
+
+    /// Smallest RTT sample, ns (0 before the first sample).
+    pub fn min_rtt_ns(&self) -> f64 {
+        self.min_rtt
+    }
+
+    /// ssthresh after a congestion event: max(FlightSize / 2, 2 segments) (RFC 5681 eq. 4).
+    #[inline]
+    pub fn halve(flight: u32) -> f64 {
+        super::cc::reno::halve(flight)
+    }
+
+    /// RFC 6298 s. 2.2-2.3: the estimator after a sample `r` (ns).
+    pub fn rtt_sample(&mut self, r: f64) {
+        if self.has_rtt {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+            self.min_rtt = self.min_rtt.min(r);
+        } else {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.min_rtt = r;
+            self.has_rtt = true;
+        }
+        let rto = self.srtt + (self.granularity as f64).max(4.0 * self.rttvar);
+        self.rto = (rto.round() as Time).clamp(self.min_rto, self.max_rto);
+        let s = &mut self.stats;
+        s.rtt_n += 1;
+        s.rtt_sum += r;
+        s.rtt_min = if s.rtt_n == 1 { r } else { s.rtt_min.min(r) };
+        s.rtt_max = s.rtt_max.max(r);
+        let b = ((r.max(1e3) / 1e3).log10() * RTT_BUCKETS_PER_DECADE) as usize;
+        s.rtt_hist.add(b.min(RTT_BUCKETS - 1));
+    }
+
+    /// Sends no new data from now on (a flow group's stop time); what was sent is still
+    /// recovered and acknowledged.
+    pub fn stop_new_data(&mut self) {
+        self.limit = Some(self.limit.map_or(self.snd_max, |l| l.min(self.snd_max)));
+    }
+
+    pub(crate) fn more_data(&self, seg: u32) -> bool {
+        self.limit.is_none_or(|l| seg < l)
+    }
+
+    pub(crate) fn make_segment(&mut self, seg: u32, now: Time) -> Packet {
+        let mut flags = if self.ecn { ECT } else { 0 };
+        if seg < self.snd_max {
+            flags |= RETX;
+            self.stats.retransmits += 1;
+        }
+        if self.cwr_pending && flags & RETX == 0 {
+            flags |= CWR;
+            self.cwr_pending = false;
+        }
+        self.stats.segs_sent += 1;
+        let precedence = match &mut self.marker {
+            Some(m) => m.colour(self.pkt_size, now),
+            None => Precedence::Out,
+        };
+        Packet {
+            flow: 0,
+            seq: seg,
+            size: self.pkt_size,
+            hop: 0,
+            kind: Kind::Data,
+            flags,
+            precedence,
+            ts: now,
+            rwnd: 0,
+            sack: [(0, 0); 3],
+            enq_time: 0,
+        }
+    }
+
+    /// RFC 6298 s. 5.1: start the timer if it is not running.
+    pub(crate) fn arm_if_stopped(&mut self, now: Time) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto);
+        }
+    }
+
+    /// Sends what the window allows into `out` (skipping segments the receiver has SACKed, as
+    /// after a timeout: RFC 6675 s. 5.1).
+    pub fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let win = (self.cwnd.floor() as u32).min(self.snd_wnd).max(1);
+        while self.snd_nxt < self.snd_una + win && self.more_data(self.snd_nxt) {
+            if self.sb.as_ref().is_some_and(|b| b.is_sacked(self.snd_nxt)) {
+                self.snd_nxt += 1;
+                continue;
+            }
+            let p = self.make_segment(self.snd_nxt, now);
+            out.push(p);
+            self.snd_nxt += 1;
+            if self.snd_nxt > self.snd_max {
+                self.snd_max = self.snd_nxt;
+            }
+            self.arm_if_stopped(now);
+        }
+    }
+
+    pub(crate) fn retransmit_head(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let p = self.make_segment(self.snd_una, now);
+        out.push(p);
+        self.arm_if_stopped(now);
+    }
+
+    /// Processes an ACK; segments to send go to `out`.
+    pub fn on_ack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
+        if self.sb.is_some() {
+            self.on_ack_sack(ack, now, out);
+        } else {
+            self.on_ack_newreno(ack, now, out);
+        }
+    }
+
+    /// Takes an RTT sample and moves `snd_una` for an ACK of new data up to `a`.
+    pub(crate) fn advance_una(&mut self, a: u32, ts: Time, now: Time) {
+        // With timestamps (RFC 7323 s. 4) every ACK of new data is a sample, retransmissions
+        // included (the echo names the transmission). Without them a sender times one segment per
+        // round trip and never a retransmitted one (RFC 6298 s. 3, Karn): sampling every ACK with
+        // RFC 6298's gains would shrink RTTVAR within a round trip (RFC 7323 App. G) and make the
+        // RTO fire on queueing delay (docs/reproductions.md, seed 004: 306 timeouts instead of
+        // ns-2's 54 on the same network).
+        if self.timestamps {
+            self.rtt_sample(now.saturating_sub(ts) as f64);
+        } else if a > self.timed_until {
+            if !self.in_recovery {
+                self.rtt_sample(now.saturating_sub(ts) as f64);
+            }
+            self.timed_until = self.snd_nxt.max(a);
+        }
+        self.snd_una = a;
+        if self.snd_nxt < a {
+            self.snd_nxt = a;
+        }
+    }
+
+    /// After an ACK of new data: RFC 6298 s. 5.2-5.3 timer (stopped when all is acknowledged,
+    /// else restarted when `restart`), and the completion time of a finite flow.
+    pub(crate) fn after_new_ack(&mut self, restart: bool, now: Time) {
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+        } else if restart {
+            self.rto_deadline = Some(now + self.rto);
+        }
+        if self.limit.is_some_and(|l| self.snd_una >= l) && self.done_at.is_none() {
+            self.done_at = Some(now);
+        }
+    }
+
+    /// RFC 3168 s. 6.1.2: on an ECN echo, at most one reduction per window of data.
+    pub(crate) fn on_ecn_echo(&mut self, ack: &Packet, now: Time) {
+        if ack.flags & ECE != 0 && self.ecn && !self.in_recovery && self.snd_una > self.ecn_recover
+        {
+            self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight(), now);
+            self.cwnd = self.ssthresh.max(1.0);
+            self.ecn_recover = self.snd_max;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+        }
+    }
+
+    /// The retransmission timer expired at `now` (RFC 6298 s. 5.4-5.6, RFC 5681 s. 3.1 eq. 4).
+    pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        // RFC 5681 s. 3.1 eq. 4: ssthresh no more than max(FlightSize / 2, 2). During NewReno
+        // fast recovery the flight includes data sent under the "artificially inflated" window
+        // (RFC 6582 s. 3.2 step 4), so a timeout there keeps the ssthresh already chosen for this
+        // congestion event when that is lower: a timeout never raises ssthresh.
+        let reduced = self.cc.on_congestion(self.cwnd, self.flight(), now);
+        self.cc.on_timeout();
+        self.ssthresh = if self.in_recovery {
+            reduced.min(self.ssthresh)
+        } else {
+            reduced
+        };
+        self.cwnd = 1.0;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        self.recover_valid = true;
+        self.snd_nxt = self.snd_una;
+        if let Some(b) = self.sb.as_mut() {
+            b.high_rxt = None;
+        }
+        self.rto = (self.rto * 2).min(self.max_rto);
+        self.send_allowed(now, out);
+    }
+}
