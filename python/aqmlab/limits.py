@@ -41,7 +41,7 @@ MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 #: Python with numpy, pandas and matplotlib imported, a one-flow run written with its plots.
 BASE_BYTES = 250 * 2**20
 #: Per flow: its description, sender and receiver state, its summary and results row.
-PER_FLOW_BYTES = 2_300
+PER_FLOW_BYTES = 2_600
 #: Per host: its node and its two access links (description and simulator state).
 PER_HOST_BYTES = 2_200
 #: Per point of a time series column (the simulator's f64/u64, NumPy copy, Parquet writing).

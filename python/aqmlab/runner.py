@@ -342,7 +342,9 @@ def write(
     }
     (partial / "run.json").write_text(json.dumps(run_info, indent=2) + "\n")
     # summary.json last: its presence marks the directory complete.
-    (partial / SUMMARY).write_text(summary_json(res.summary))
+    with (partial / SUMMARY).open("w") as f:  # streamed: no whole-file string (a GB at 1M flows)
+        json.dump(_clean(res.summary), f, indent=2, sort_keys=True)  # = summary_json's text
+        f.write("\n")
     if out.exists():
         old = out.with_name(out.name + ".old")
         if old.exists():
