@@ -221,3 +221,22 @@ fn delayed_acks_ack_every_second_segment() {
     assert!(r.on_data(&d, 100, true).is_none());
     assert_eq!(r.on_delack_timer(0, 100 + 40_000_000).unwrap().seq, 3);
 }
+
+/// RFC 6298 s. 3 (and Karn): without timestamps one segment per round trip is timed, so ten ACKs
+/// of one flight give one RTT sample; with timestamps (RFC 7323 s. 4) each ACK of new data does.
+#[test]
+fn rtt_is_sampled_once_per_round_trip_unless_timestamps_are_on() {
+    for (timestamps, expected) in [(false, 1), (true, 10)] {
+        let mut c = cfg(TcpVariant::NewReno);
+        c.timestamps = timestamps;
+        let mut s = Sender::new(&c, None, None);
+        (s.snd_una, s.snd_nxt, s.snd_max, s.cwnd) = (0, 10, 10, 10.0);
+        let mut out = Vec::new();
+        for k in 1..=10u32 {
+            s.on_ack(&ack(k, 0), 50_000_000 + k as Time * 1_000, &mut out);
+            // the window slides: new segments go out, but none of this flight is timed again
+            (s.snd_nxt, s.snd_max) = (s.snd_nxt.max(10), s.snd_max.max(10));
+        }
+        assert_eq!(s.stats.rtt_n, expected, "timestamps = {timestamps}");
+    }
+}
