@@ -42,7 +42,9 @@ def test_compare_writes_table_csv_plots_and_report(small_scenario, tmp_path):
     assert re.search(r"^\s+red\s+red\s+\d", r.stdout, re.M), r.stdout
     df = pd.read_csv(out / "compare.csv", index_col=0)
     assert list(df.index) == ["red", "pie", "droptail"]
-    assert (df["utilisation"] > 0.5).all() and (df["utilisation"] <= 1).all()
+    # <= 1 up to the rounding of a floating-point sum of partly-sent packets (a few ulps; the
+    # link itself never serves faster than its rate: crates/sim/tests/link_rate.rs)
+    assert (df["utilisation"] > 0.5).all() and (df["utilisation"] <= 1 + 1e-12).all()
     for label in df.index:
         assert (out / label / "summary.json").exists()
     # The --param override reached the run: RED's forced-drop threshold is 50 there.
