@@ -6,7 +6,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium dist dist-check
+.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium netdeps dist dist-check
 
 $(STAMP): pyproject.toml constraints.txt Cargo.toml $(wildcard crates/*/Cargo.toml)
 	$(PY) -m venv $(VENV)
@@ -40,7 +40,15 @@ chromium:
 		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-py-test: build chromium
+# The testbed test (real TCP through aqmlab-fwd in namespaces) needs ip and ethtool: installed here
+# when running as root (as CI does); elsewhere that test is skipped with the reason.
+netdeps:
+	@if { ! command -v ethtool >/dev/null 2>&1 || ! command -v ip >/dev/null 2>&1; } && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing iproute2 and ethtool (Debian) for the testbed test"; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 ethtool >/dev/null; \
+	fi
+
+py-test: build chromium netdeps
 	$(BIN)/pytest
 
 test: lint rust-test py-test
