@@ -68,6 +68,12 @@ def _cli(*args, cwd=None):
     )
 
 
+def test_paper_not_plugged_in_yet_says_so_in_one_line(tmp_path):
+    p = _cli("reproduce", "lindrop", "--out", str(tmp_path))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "not reproducible yet" in p.stderr and "modred" in p.stderr
+
+
 def test_unknown_paper_is_one_line_exit_2(tmp_path):
     p = _cli("reproduce", "lindrop-typo", "--out", str(tmp_path))
     assert p.returncode == 2

@@ -487,10 +487,14 @@ impl Sim {
             }
             let mut verdict = Verdict::Admit;
             let outcome = link.arrive(&mut pkt, t, &mut verdict);
-            if pkt.kind == Kind::Data && !matches!(outcome, Outcome::Dropped) {
+            // ModRED's ACK-window rewrite: only a throttle, or a flow with one pending, needs it.
+            let fl = &mut self.flows[f];
+            if pkt.kind == Kind::Data
+                && !matches!(outcome, Outcome::Dropped)
+                && (verdict == Verdict::Throttle || fl.throttle.is_active())
+            {
                 if let Some(a) = link.aqm.as_ref() {
-                    let (from, hold) = (link.from, a.throttle_hold());
-                    self.flows[f].throttle.on_data(from, verdict, hold);
+                    fl.throttle.on_data(link.from, verdict, a.throttle_hold());
                 }
             }
             match outcome {

@@ -19,6 +19,12 @@ pub struct Throttle {
 }
 
 impl Throttle {
+    /// True while some router throttles this flow.
+    #[inline]
+    pub fn is_active(&self) -> bool {
+        self.node.is_some()
+    }
+
     /// A data packet of the flow got `verdict` at router `from`, whose AQM holds throttles `hold`.
     pub fn on_data(&mut self, from: usize, verdict: Verdict, hold: ThrottleHold) {
         let here = self.node == Some(from);

@@ -1,37 +1,15 @@
 //! SACK recovery with PRR (RFC 6675, RFC 6937) and CUBIC (RFC 9438) in the whole simulator:
 //! behaviour that follows from the RFCs, checked on scripted losses and on dumbbells.
 
-use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
+mod common;
+
+use common::DropArrivals;
 use sim::config::{TcpConfig, TcpVariant};
 use sim::topo::{default_tcp, Dumbbell};
 use sim::Sim;
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
-
-/// Drops the data packets (size > 100 B) whose arrival numbers (1-based) are listed.
-#[derive(Debug)]
-struct DropArrivals {
-    drop: Vec<u64>,
-    n: u64,
-}
-
-impl Aqm for DropArrivals {
-    fn name(&self) -> &'static str {
-        "scripted"
-    }
-    fn enqueue(&mut self, p: &PacketMeta, _: &QueueView, _: Time, _: &mut AqmRng) -> Verdict {
-        if p.size_bytes <= 100 {
-            return Verdict::Admit;
-        }
-        self.n += 1;
-        if self.drop.contains(&self.n) {
-            Verdict::Drop
-        } else {
-            Verdict::Admit
-        }
-    }
-}
 
 fn one_flow(tcp: TcpConfig, flows: usize, buffer: u32, duration: u64) -> Dumbbell {
     Dumbbell {

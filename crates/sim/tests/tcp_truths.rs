@@ -1,37 +1,15 @@
 //! Whole-simulator tests against independent truths: RFC 5681/6582/6298 behaviour of one flow,
 //! link utilisation with a buffer of one bandwidth-delay product, fairness, conservation.
 
-use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
+mod common;
+
+use common::DropArrivals;
 use sim::config::{AqmConfig, TcpConfig};
 use sim::topo::{default_tcp, Dumbbell};
 use sim::{Sim, SimError};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
-
-/// Drops the data packets (size > 100 B) whose arrival numbers (1-based) are listed.
-#[derive(Debug)]
-struct DropArrivals {
-    drop: Vec<u64>,
-    n: u64,
-}
-
-impl Aqm for DropArrivals {
-    fn name(&self) -> &'static str {
-        "scripted"
-    }
-    fn enqueue(&mut self, p: &PacketMeta, _: &QueueView, _: Time, _: &mut AqmRng) -> Verdict {
-        if p.size_bytes <= 100 {
-            return Verdict::Admit;
-        }
-        self.n += 1;
-        if self.drop.contains(&self.n) {
-            Verdict::Drop
-        } else {
-            Verdict::Admit
-        }
-    }
-}
 
 fn one_flow(rate_bps: u64, buffer: u32, tcp: TcpConfig, duration: u64) -> Dumbbell {
     Dumbbell {
