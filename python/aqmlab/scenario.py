@@ -110,6 +110,8 @@ class Tcp(BaseModel):
     ecn: bool = False
     trace_cwnd: bool = False
     timestamps: bool = False
+    handshake: bool = False
+    limited_transmit: bool = False
 
 
 class Profile(BaseModel):
@@ -400,6 +402,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         "ecn": t.ecn,
         "trace_cwnd": t.trace_cwnd,
         "timestamps": t.timestamps,
+        "handshake": t.handshake,
+        "limited_transmit": t.limited_transmit,
     }
     if cfg["min_rto_ns"] > cfg["max_rto_ns"]:
         raise InputError(f"{field}.min_rto: must not exceed max_rto ({t.min_rto} > {t.max_rto})")

@@ -197,6 +197,15 @@ pub struct TcpConfig {
     /// option, 2 of padding, as Linux and ns-3 send it).
     #[serde(default)]
     pub timestamps: bool,
+    /// Three-way handshake before data (RFC 9293 s. 3.5): the sender sends a SYN, the receiver
+    /// answers with a SYN-ACK, and data starts when the SYN-ACK arrives (one RTT after the
+    /// start, as in ns-3 and real stacks). Off: data at the start time, as ns-2's one-way agents.
+    #[serde(default)]
+    pub handshake: bool,
+    /// Limited transmit (RFC 3042 s. 2; with SACK, RFC 6675 s. 5 step 3): one new segment on each
+    /// of the first two duplicate ACKs. Off by default (ns-2's agents; Linux has it on).
+    #[serde(default)]
+    pub limited_transmit: bool,
 }
 
 /// Bytes of the timestamps option with its padding (RFC 7323 s. 3: kind, length, two 4-byte

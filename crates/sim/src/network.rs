@@ -692,7 +692,7 @@ impl Sim {
                 Event::SourceEmit(f) => self.emit(f, t),
                 Event::FlowStart(f) => {
                     let mut out = std::mem::take(&mut self.out);
-                    self.flows[f as usize].sender.send_allowed(t, &mut out);
+                    self.flows[f as usize].sender.start(t, &mut out);
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }

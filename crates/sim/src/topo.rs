@@ -57,6 +57,8 @@ pub fn default_tcp() -> TcpConfig {
         ecn: false,
         trace_cwnd: false,
         timestamps: false,
+        handshake: false,
+        limited_transmit: false,
     }
 }
 
