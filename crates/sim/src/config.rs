@@ -349,4 +349,19 @@ pub struct FlowConfig {
     /// Edge marker profile.
     #[serde(default)]
     pub profile: Option<ProfileConfig>,
+    /// Start when an earlier finite flow completes, a think time later (the next object of a
+    /// web session); `start_ns` is then ignored.
+    #[serde(default)]
+    pub after: Option<AfterConfig>,
+}
+
+/// A flow that starts when another one has completed (docs/scenarios.md, "Web sessions").
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AfterConfig {
+    /// Index of the earlier finite TCP flow (in `flows`, before this one).
+    pub flow: usize,
+    /// Think time from that flow's completion (the ACK of its last segment) to this flow's
+    /// start, ns.
+    pub think_ns: u64,
 }

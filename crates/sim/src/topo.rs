@@ -137,6 +137,7 @@ impl Dumbbell {
             source: None,
             stop_ns: None,
             trace_delivered: false,
+            after: None,
         }
     }
 

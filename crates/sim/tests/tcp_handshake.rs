@@ -3,7 +3,10 @@
 //! the start, a finite transfer's completion time grows by exactly that, and a lost SYN or
 //! SYN-ACK delays the start by the initial RTO of 1 s (RFC 6298 s. 2.1), doubling (s. 5.5).
 
+mod common;
+
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
+use common::idle_dumbbell;
 use sim::config::Config;
 use sim::topo::{default_tcp, Dumbbell};
 use sim::Sim;
@@ -22,21 +25,7 @@ const HANDSHAKE: u64 = RTT + 6 * TA;
 fn config(handshake: bool, size_segments: Option<u64>) -> Config {
     let mut tcp = default_tcp();
     tcp.handshake = handshake;
-    let d = Dumbbell {
-        flows: 1,
-        rate_bps: 100_000_000,
-        delay_ns: 10 * MS,
-        buffer_pkts: 1000,
-        aqm: None,
-        access_rate_bps: 100_000_000,
-        access_delays_ns: vec![MS],
-        tcp,
-        duration_ns: 10 * S,
-        warmup_ns: 0,
-        seed: 1,
-        stagger_ns: 0,
-    };
-    let mut cfg = d.config();
+    let mut cfg = idle_dumbbell(1, tcp, 10 * S).config();
     cfg.flows[0].size_bytes = size_segments.map(|n| n * 1460);
     cfg
 }

@@ -12,9 +12,9 @@
 
 mod common;
 
-use common::DropArrivals;
+use common::{idle_dumbbell, DropArrivals};
 use sim::config::TcpVariant;
-use sim::topo::{default_tcp, Dumbbell};
+use sim::topo::default_tcp;
 use sim::Sim;
 
 const MS: u64 = 1_000_000;
@@ -32,21 +32,7 @@ fn run(variant: TcpVariant, limited_transmit: bool) -> Outcome {
     tcp.variant = variant;
     tcp.init_cwnd = 3.0;
     tcp.limited_transmit = limited_transmit;
-    let d = Dumbbell {
-        flows: 1,
-        rate_bps: 100_000_000,
-        delay_ns: 10 * MS,
-        buffer_pkts: 1000,
-        aqm: None,
-        access_rate_bps: 100_000_000,
-        access_delays_ns: vec![MS],
-        tcp,
-        duration_ns: 5_000 * MS,
-        warmup_ns: 0,
-        seed: 1,
-        stagger_ns: 0,
-    };
-    let mut cfg = d.config();
+    let mut cfg = idle_dumbbell(1, tcp, 5_000 * MS).config();
     cfg.flows[0].size_bytes = Some(20 * 1460);
     let mut sim = Sim::new(&cfg).unwrap();
     sim.replace_aqm(
