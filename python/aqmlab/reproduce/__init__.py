@@ -19,6 +19,7 @@ from typing import Any
 PAPERS = {
     "apace": "aqmlab.reproduce.apace",
     "laq": "aqmlab.reproduce.laq",
+    "lindrop": "aqmlab.reproduce.lindrop",
     "modred": "aqmlab.reproduce.modred",
 }
 
