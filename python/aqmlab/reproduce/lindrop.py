@@ -66,7 +66,11 @@ def scenario_for(
     sc["flows"][0]["count"] = n["ftp_1500"]
     sc["flows"][1]["count"] = n["ftp_536"]
     sc["flows"][2]["arrival_rate"] = c["web_rate"]
-    a = dict(exp["aqm"][aqm])
+    if aqm in exp["aqm"]:
+        a = dict(exp["aqm"][aqm])
+    else:  # a reading: an algorithm of the table with some of its parameters changed
+        r = dict(exp["readings"][aqm])
+        a = {**exp["aqm"][r.pop("aqm")], **r}
     sc["topology"]["buffer"] = a.pop("buffer")
     sc["aqm"] = a
     if quick and "duration" in exp["quick"]:
@@ -83,7 +87,7 @@ def specs(quick: bool) -> list[core.RunSpec]:
     out = []
     for delay in grid["delay"]:
         for level in grid["congestion"]:
-            for aqm in exp["aqm"]:
+            for aqm in [*exp["aqm"], *(() if quick else exp.get("readings", {}))]:
                 sc = scenario_for(base, exp, delay, level, aqm, quick)
                 key = {"delay": delay, "congestion": level, "aqm": aqm}
                 for seed in range(1, grid["seeds"] + 1):
@@ -137,7 +141,31 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
         loose["holds_strict"] = strict["holds"].to_numpy()
         parts.append(loose)
     ranks = pd.concat(parts, ignore_index=True)
-    return {"points": ours, "cells": cells, "rankings": ranks, "claims": claims(cells)}
+    out = {"points": ours, "cells": cells, "rankings": ranks, "claims": claims(cells)}
+    if ours["aqm"].str.startswith("lindrop-").any():
+        out["readings"] = readings(ours, pub)
+    return out
+
+
+def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
+    """Each reading of LINDROP's open points in its place: how far LINDROP's cells are from the
+    paper's, and in how many table rows the paper's ranking then holds."""
+    names = ["lindrop", *sorted(a for a in ours["aqm"].unique() if a.startswith("lindrop-"))]
+    others = [a for a in ours["aqm"].unique() if a not in names]
+    rows = []
+    for name in names:
+        o = ours[ours["aqm"].isin([*others, name])].copy()
+        o["aqm"] = o["aqm"].replace({name: "lindrop"})
+        cells = core.side_by_side(o, pub, KEYS, {m: c for m, (c, _) in COMPARED.items()})
+        cells = cells.dropna(subset=["ours"])
+        row: dict[str, Any] = {"reading": name}
+        for m, (_, better) in COMPARED.items():
+            r = core.ranking(m, cells, ROW, "aqm", better, tie=TIE)
+            row[f"{m}_rows_ranking_holds"] = f"{int(r['holds'].sum())}/{len(r)}"
+            mc = cells[(cells["metric"] == m) & (cells["aqm"] == "lindrop")]
+            row[f"{m}_lindrop_median_abs_rel_diff"] = float(mc["rel_diff"].abs().median())
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def claims(cells: pd.DataFrame) -> pd.DataFrame:
