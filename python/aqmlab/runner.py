@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from aqmlab import metrics, scenario, units
+from aqmlab import metrics, probe, scenario, units
 from aqmlab.errors import InputError
 
 if TYPE_CHECKING:
@@ -153,6 +153,7 @@ def _enrich(
             )
     summary["fairness"] = metrics.fairness(summary["flows"])
     summary["fct"] = metrics.fct_summary(summary["flows"])
+    summary["probe"] = probe.summary(summary["flows"])
     summary["scenario"] = {"name": sc.name, "description": sc.description}
     summary["metric_parameters"] = {
         "fixed_path_delay_s": fixed,

@@ -329,7 +329,7 @@ impl Link {
     }
 
     fn record_delay(&mut self, start: Time, arrival: Time) {
-        if let Some(ds) = &mut self.delay_series {
+        if let Some(ds) = self.delay_series.as_mut().filter(|_| start <= self.end) {
             ds.add(start, (start - arrival) as f64);
         }
         if self.in_window(start) {
