@@ -153,12 +153,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     sc = scenario.load(path)
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-seed{args.seed or sc.seed}"
     extra = None
-    if args.plots or args.vector:
+    if args.plots or args.vector or getattr(args, "smooth", None):
         from functools import partial
 
         from aqmlab import report
 
-        extra = partial(report.run_outputs, vector=args.vector)
+        extra = partial(report.run_outputs, vector=args.vector, smooth_s=_smooth(args))
     res = runner.run(
         sc,
         seed=args.seed,
@@ -167,7 +167,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         extra_outputs=extra,
     )
     print_summary(res)
-    files = "queue.png, report.html" if extra else f"plots: aqmlab report {res.out_dir}"
+    files = "queue/delay/goodput.png, report.html" if extra else f"plots: aqmlab plot {res.out_dir}"
     print(
         f"wrote {res.out_dir}/ (summary.json, time series .parquet; {files}) "
         f"in {res.wall_s:.2f} s wall",
@@ -224,12 +224,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
         page = sweep_report.write(d)
         print(f"wrote {page} (figures as PNG, SVG and PDF in {d / 'plots'}/)")
         return 0
-    from aqmlab import report
+    from aqmlab import compare, report
 
-    page = report.report_dir(d, vector=args.vector)
+    page = report.report_dir(d, vector=args.vector, smooth_s=_smooth(args))
     also = " and .svg/.pdf" if args.vector else ""
-    print(f"wrote {page} (and queue.png, goodput.png{also} beside it)")
+    if compare.is_comparison(d):
+        print(f"wrote {page} (and compare_queue, compare_delay, compare_goodput .png{also})")
+    else:
+        print(f"wrote {page} (and queue, delay, goodput .png{also} beside it)")
     return 0
+
+
+def _smooth(args: argparse.Namespace) -> float | None:
+    """``--smooth``: the moving-average window of the plotted time series, s (None: raw)."""
+    if getattr(args, "smooth", None) is None:
+        return None
+    from aqmlab import units
+
+    return units.seconds("--smooth", args.smooth, positive=True)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -241,7 +253,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     cmp = compare.compare(sc, names, args.param, seed=args.seed, out=out, jobs=args.jobs)
     print(f"scenario {sc.name}: {len(sc.flows)} flow group(s), {len(names)} AQMs")
     print(cmp.text())
-    print(f"wrote {out}/ (compare.csv, compare_queue.png, report.html, one run directory per AQM)")
+    print(
+        f"wrote {out}/ (compare.csv, compare_queue/delay/goodput.png, report.html, one run "
+        f"directory per AQM; redraw: aqmlab plot {out} [--smooth 0.5s] [--vector])"
+    )
     return 0
 
 
@@ -275,6 +290,7 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
         "--plots", action="store_true", help="also draw queue.png and report.html (slower)"
     )
     r.add_argument("--vector", action="store_true", help="--plots, and the plots as SVG and PDF")
+    r.add_argument("--smooth", metavar="TIME", help="--plots, with a TIME moving average drawn")
     r.set_defaults(func=_cmd_run)
 
     d = sub.add_parser("demo", help="run the embedded default scenario (RED dumbbell)")
@@ -298,11 +314,22 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     sw.set_defaults(func=_cmd_sweep)
 
     rep = sub.add_parser(
-        "report", aliases=["plot"], help="draw the plots and HTML report of a run or a sweep"
+        "report",
+        aliases=["plot"],
+        help="redraw the plots and HTML report of a run, comparison or sweep (no simulation)",
     )
-    rep.add_argument("dir", help="a directory written by 'aqmlab run' or 'aqmlab sweep'")
     rep.add_argument(
-        "--vector", action="store_true", help="a run's plots also as SVG and PDF (sweeps: always)"
+        "dir", help="a directory written by 'aqmlab run', 'aqmlab compare' or 'aqmlab sweep'"
+    )
+    rep.add_argument(
+        "--vector",
+        action="store_true",
+        help="a run's or comparison's plots also as SVG and PDF (sweeps: always)",
+    )
+    rep.add_argument(
+        "--smooth",
+        metavar="TIME",
+        help="draw a moving average over TIME (e.g. 0.5s) over the raw time series",
     )
     rep.set_defaults(func=_cmd_report)
 

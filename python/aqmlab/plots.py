@@ -231,7 +231,7 @@ def delay_plot(
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.7, 1]})
     t = d["t_s"]
     _warmup(a1, warm)
-    a1.plot(t, d["delay_max_s"] * 1e3, lw=0.5, color="tab:orange", alpha=0.6, label="max")
+    a1.plot(t, d["delay_max_s"] * 1e3, lw=0.4, color="tab:orange", alpha=0.45, label="max")
     _trace(a1, t, d["delay_mean_s"] * 1e3, smooth_s, label="mean", color="tab:purple")
     target = delay_target_s(res)
     if target is not None:
@@ -245,7 +245,7 @@ def delay_plot(
     )
     a1.legend(loc="upper right", fontsize=8)
     x, F = delay_cdf(res)
-    a2.step(np.concatenate([[0.0], x * 1e3]), np.concatenate([[0.0], F]), where="post")
+    a2.plot(np.concatenate([[0.0], x * 1e3]), np.concatenate([[0.0], F]), lw=1.2)
     for key, ls in (("delay_p50_s", ":"), ("delay_p99_s", "--")):
         v = b.get(key)
         if v is not None:
@@ -283,6 +283,10 @@ def probe_plot(
         a2.step(x, F, where="post", label=name)
         if name in base:
             a2.axvline(base[name] * 1e3, color="grey", ls=":", lw=0.8)
+    after = [v["rtt_s"][v["t_s"] >= warm] for v in pr.values()]
+    top = max((float(np.nanmax(a)) for a in after if a.size), default=0.0)
+    if top > 0:
+        a1.set_ylim(0, top * 1e3 * 1.08)
     a1.set_xlabel("probe send time (s)")
     a1.set_ylabel("RTT (ms)")
     a1.set_title("latency probe RTT" + _smooth_note(smooth_s), fontsize=9)
@@ -344,6 +348,11 @@ def compare_plot(
     the whole run, a ``zoom_s`` window in the middle of the measurement period, the queueing
     delay (ms), and the drop probabilities of the AQMs that have one (the others are named).
     The warm-up is shaded and y ranges come from the values after it."""
+    return save(compare_figure(cmp, zoom_s, smooth_s), path, formats)
+
+
+def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
+    """The figure of :func:`compare_plot` (axes: queue, zoom, delay, drop probability)."""
     first = next(iter(cmp.results.values())).summary["run"]
     warm, end = first["warmup_s"], first["duration_s"]
     mid = (warm + end) / 2
@@ -384,13 +393,12 @@ def compare_plot(
         f"(grey: warm-up; blue: zoom){_smooth_note(smooth_s)}",
         fontsize=10,
     )
-    axes[0].legend(loc="upper right", fontsize=8, ncol=min(6, len(cmp.results)))
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncol=min(8, len(names)), fontsize=9)
     axes[1].set_ylabel("queue (packets)")
     axes[1].set_title(f"zoom, raw samples: {z0:g}-{z1:g} s", fontsize=9)
     axes[2].set_ylabel("queueing delay (ms)")
     axes[2].set_title("mean queueing delay per interval (y range: after warm-up)", fontsize=9)
-    if ds:
-        axes[2].legend(loc="upper right", fontsize=8, ncol=min(6, len(ds)))
     axes[3].set_ylabel("drop probability")
     axes[3].set_xlabel("time (s)")
     note = f"; no drop probability: {', '.join(no_p)}" if no_p else ""
@@ -406,8 +414,8 @@ def compare_plot(
             transform=axes[3].transAxes,
             color="grey",
         )
-    fig.tight_layout()
-    return save(fig, path, formats)
+    fig.tight_layout(rect=(0, 0, 1, 0.975))
+    return fig
 
 
 def compare_goodput_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path:
@@ -416,7 +424,7 @@ def compare_goodput_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path
     labels = list(cmp.results)
     data = [_bulk_goodputs(cmp.results[k]) for k in labels]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1.2, 1]})
-    a1.boxplot(data, whis=(5, 95), showfliers=False)
+    a1.boxplot(data, whis=(5, 95), showfliers=False, medianprops={"color": "k"})
     a1.set_xticks(range(1, len(labels) + 1), labels)
     rng = np.random.default_rng(0)  # horizontal jitter of the dots only
     for k, g in enumerate(data, start=1):
@@ -448,10 +456,10 @@ def compare_delay_cdf_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Pa
         if f"delaycdf:{res.bottleneck['name']}" not in res.series:
             continue
         x, F = delay_cdf(res)
-        ax.step(
+        ax.plot(
             np.concatenate([[0.0], x * 1e3]),
             np.concatenate([[0.0], F]),
-            where="post",
+            lw=1.2,
             label=label,
             color=f"C{k}",
         )
