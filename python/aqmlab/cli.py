@@ -273,6 +273,29 @@ def _version() -> str:
     return f"aqmlab {__version__}"
 
 
+def _add_report_parser(sub) -> None:
+    """``aqmlab report DIR`` (alias ``plot``): redraw without simulating."""
+    rep = sub.add_parser(
+        "report",
+        aliases=["plot"],
+        help="redraw the plots and HTML report of a run, comparison or sweep (no simulation)",
+    )
+    rep.add_argument(
+        "dir", help="a directory written by 'aqmlab run', 'aqmlab compare' or 'aqmlab sweep'"
+    )
+    rep.add_argument(
+        "--vector",
+        action="store_true",
+        help="a run's or comparison's plots also as SVG and PDF (sweeps: always)",
+    )
+    rep.add_argument(
+        "--smooth",
+        metavar="TIME",
+        help="draw a moving average over TIME (e.g. 0.5s) over the raw time series",
+    )
+    rep.set_defaults(func=_cmd_report)
+
+
 def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     """The command-line parser. With ``theory`` false, ``theory`` is a placeholder entry (its
     subcommands import scipy, which costs more than the rest of start-up: :func:`main` builds it
@@ -313,25 +336,7 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
-    rep = sub.add_parser(
-        "report",
-        aliases=["plot"],
-        help="redraw the plots and HTML report of a run, comparison or sweep (no simulation)",
-    )
-    rep.add_argument(
-        "dir", help="a directory written by 'aqmlab run', 'aqmlab compare' or 'aqmlab sweep'"
-    )
-    rep.add_argument(
-        "--vector",
-        action="store_true",
-        help="a run's or comparison's plots also as SVG and PDF (sweeps: always)",
-    )
-    rep.add_argument(
-        "--smooth",
-        metavar="TIME",
-        help="draw a moving average over TIME (e.g. 0.5s) over the raw time series",
-    )
-    rep.set_defaults(func=_cmd_report)
+    _add_report_parser(sub)
 
     c = sub.add_parser("compare", help="run one scenario under several AQMs")
     c.add_argument("scenario", help="TOML scenario")

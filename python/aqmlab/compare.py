@@ -179,6 +179,7 @@ def draw(
     plots.compare_plot(cmp, d / "compare_queue.png", formats=formats, smooth_s=smooth_s)
     plots.compare_goodput_plot(cmp, d / "compare_goodput.png", formats=formats)
     plots.compare_delay_cdf_plot(cmp, d / "compare_delay.png", formats=formats)
+    plots.compare_probe_plot(cmp, d / "compare_probe.png", formats=formats)
     report.write_comparison(cmp, d / "report.html")
     cmp.table().to_csv(d / "compare.csv")
 

@@ -386,11 +386,11 @@ def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
         if top > 0:
             ax.set_ylim(0, top * 1.08)
         ax.set_xlim(0, end)
-    axes[0].axvspan(z0, z1, color="tab:blue", alpha=0.08)
+    axes[0].axvspan(z0, z1, color="gold", alpha=0.18)
     axes[0].set_ylabel("queue (packets)")
     axes[0].set_title(
         f"{cmp.scenario.name}: bottleneck queue under {len(cmp.results)} AQMs "
-        f"(grey: warm-up; blue: zoom){_smooth_note(smooth_s)}",
+        f"(grey: warm-up; yellow: zoom){_smooth_note(smooth_s)}",
         fontsize=10,
     )
     handles, names = axes[0].get_legend_handles_labels()
@@ -468,6 +468,30 @@ def compare_delay_cdf_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Pa
     ax.set_ylim(0, 1.01)
     ax.set_xlim(left=0)
     ax.set_title("bottleneck queueing delay, CDF over the measurement window", fontsize=9)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+def compare_probe_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path | None:
+    """The latency probes' RTT CDFs under each AQM on one axis (ms), over the probes sent in the
+    measurement window; ``None`` (nothing drawn) when the runs have no probe."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    drawn = False
+    for k, (label, res) in enumerate(cmp.results.items()):
+        warm = res.summary["run"]["warmup_s"]
+        for name, s in probes(res).items():
+            x, F = ecdf(s["rtt_s"][s["t_s"] >= warm] * 1e3)
+            tag = label if len(probes(res)) == 1 else f"{label}: {name}"
+            ax.step(x, F, where="post", label=tag, color=f"C{k}")
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xlabel("probe RTT (ms)")
+    ax.set_ylabel("fraction of probes")
+    ax.set_ylim(0, 1.01)
+    ax.set_title("latency probe RTT under load, CDF over the measurement window", fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return save(fig, path, formats)

@@ -68,9 +68,9 @@ DEFINITIONS = [
     ),
     (
         "FCT",
-        "flow completion time of a finite transfer: first segment sent to last byte acknowledged; "
-        "slowdown = FCT / (base RTT x (1 + slow-start rounds) + size / path rate); statistics "
-        "over the transfers that finished",
+        "flow completion time of a finite transfer: from its start to the ACK of its last byte; "
+        "slowdown = FCT / (base RTT + size / path rate); statistics over the transfers that "
+        "finished (unfinished ones are counted apart)",
     ),
     (
         "probe RTT",
@@ -339,7 +339,8 @@ def publish(tmp: Path, dest: Path, figures_dir: str | None = None) -> None:
 
 def write_comparison(cmp: Comparison, path: Path, formats: tuple[str, ...] = ()) -> Path:
     """The report of a comparison (its figures, drawn by :func:`aqmlab.compare.draw`, beside
-    it: ``compare_queue.png``, ``compare_goodput.png``, ``compare_delay.png``)."""
+    it: ``compare_queue.png``, ``compare_goodput.png``, ``compare_delay.png`` and, with
+    probes, ``compare_probe.png``)."""
     path = Path(path)
     rows = [
         (label, r.bottleneck, r.summary["fairness"]["jain_goodput"])
@@ -367,6 +368,8 @@ def write_comparison(cmp: Comparison, path: Path, formats: tuple[str, ...] = ())
     ]
     if probes:
         body += ["<h2>Latency probe</h2>", probe_table(probes)]
+        if fig("compare_probe.png").is_file():
+            body.append(_img("probe RTT CDFs", fig("compare_probe.png")))
     body += [
         "<h2>Per-flow goodput</h2>",
         "<p class='note'>Bulk flows of every AQM on one scale: box = quartiles, whiskers = 5th "

@@ -239,7 +239,11 @@ fn probe_summary(f: &Flow) -> Option<FlowSummary> {
     let e = f.source.as_ref()?.echo.as_ref()?;
     // A bucket's midpoint may fall outside the values seen: clamp to [min, max].
     let (lo, hi) = (e.min_ns as f64, e.max_ns as f64);
-    let q = |p: f64| e.hist.quantile(p).map_or(f64::NAN, |v| secs(v.clamp(lo, hi)));
+    let q = |p: f64| {
+        e.hist
+            .quantile(p)
+            .map_or(f64::NAN, |v| secs(v.clamp(lo, hi)))
+    };
     Some(FlowSummary {
         rtt_samples: e.n,
         rtt_mean_s: nan_if_zero(e.n, secs(e.sum_ns / e.n.max(1) as f64)),
