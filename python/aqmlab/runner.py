@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from aqmlab import metrics, scenario, units
+from aqmlab import metrics, probe, scenario, units
 from aqmlab.errors import InputError
 
 if TYPE_CHECKING:
@@ -154,6 +154,7 @@ def _enrich(
             )
     summary["fairness"] = metrics.fairness(summary["flows"])
     summary["fct"] = metrics.fct_summary(summary["flows"])
+    summary["probe"] = probe.summary(summary["flows"])
     summary["scenario"] = {"name": sc.name, "description": sc.description}
     summary["metric_parameters"] = {
         "fixed_path_delay_s": fixed,
