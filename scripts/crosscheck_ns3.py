@@ -9,7 +9,9 @@ For every scenario in ``scenarios/crosscheck/*.toml`` this runs
   ``python3 -m venv /work/ns3venv && /work/ns3venv/bin/pip install ns3==3.44.post0``),
 
 with the same access delays and flow start times (taken from aqmlab's own network description of the
-scenario), and writes the comparison to ``docs/crosscheck-ns3.md``.
+scenario), and writes the comparison to ``target/crosscheck-ns3/report.md`` (``--doc``). The tables
+it produced on 2026-11-22 are kept, superseded, in ``docs/crosscheck-ns3.md``; the current
+cross-check is ``scripts/crosscheck_ns3_tcp.py``.
 
 ns-3 runs twice per case by default: with SACK off (the configuration asked for: NewReno without SACK,
 as aqmlab models it) and with SACK on (everything else equal), because ns-3's loss recovery without
@@ -41,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCEN_DIR = ROOT / "scenarios" / "crosscheck"
 SRC = ROOT / "scripts" / "ns3_dumbbell.cc"
-DOC = ROOT / "docs" / "crosscheck-ns3.md"
+DOC = ROOT / "target" / "crosscheck-ns3" / "report.md"  # docs/crosscheck-ns3.md: superseded
 NS3_LIBS = ["core", "network", "internet", "traffic-control", "applications", "point-to-point"]
 VARIANTS = {"sack-off": ["--sack=0"], "sack-on": ["--sack=1"]}
 MSS, PKT = 1460, 1500
