@@ -18,6 +18,8 @@
 //     access links 1 Gb/s, one-way delay d_i (the same d_i on S_i-A and B-R_i, as aqmlab's
 //     dumbbell); bottleneck 100 Mb/s, 2 ms one way, both directions; only A -> B is monitored.
 //
+// Devices: Mtu 1600 bytes (--mtu). ns-3's default, 1500, makes IPv4 fragment every 1512-byte data
+// packet of a TCP with timestamps (1460 + 20 + 32) into two packets on the wire.
 // Queues: every point-to-point device's own TxQueue is 1 packet, so the traffic-control queue disc
 // holds the queue: per link direction CoDelQueueDisc, PieQueueDisc, RedQueueDisc or FifoQueueDisc
 // ("droptail") with MaxSize = the link's buffer in packets. Installed before addresses are
@@ -594,7 +596,7 @@ InstallQueueDisc(const LinkSpec& l, Ptr<NetDevice> dev, Net& net, size_t index)
 
 // One point-to-point channel per pair of opposite links, its queue discs, and its addresses.
 Net
-BuildNetwork(const Graph& g)
+BuildNetwork(const Graph& g, uint32_t mtu)
 {
     Net net;
     net.nodes.Create(g.host.size());
@@ -631,6 +633,7 @@ BuildNetwork(const Graph& g)
         PointToPointHelper p2p;
         p2p.SetChannelAttribute("Delay", TimeValue(Seconds(a.delayS)));
         p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+        p2p.SetDeviceAttribute("Mtu", UintegerValue(mtu));
         NetDeviceContainer d = p2p.Install(net.nodes.Get(a.from), net.nodes.Get(a.to));
         d.Get(0)->SetAttribute("DataRate", DataRateValue(DataRate(uint64_t(a.rateBps))));
         d.Get(1)->SetAttribute("DataRate", DataRateValue(DataRate(uint64_t(b.rateBps))));
@@ -860,6 +863,7 @@ struct Options
     bool pieCapDrop = true;
     bool pieDerandomize = false;
     bool probePrr = false;
+    uint32_t mtu = 1600;
 };
 
 void
@@ -905,6 +909,8 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("pieDqRate", "PIE UseDequeueRateEstimator", o.pieDqRate);
     cmd.AddValue("pieCapDrop", "PIE UseCapDropAdjustment", o.pieCapDrop);
     cmd.AddValue("pieDerandomize", "PIE UseDerandomization", o.pieDerandomize);
+    cmd.AddValue("mtu", "every device's Mtu, bytes (ns-3's default 1500 would fragment the 1512-byte "
+                 "segments of TCP with timestamps into two IP packets)", o.mtu);
     cmd.AddValue("probePrr", "run the TcpPrrRecovery probe instead of a network", o.probePrr);
     cmd.Parse(argc, argv);
 }
@@ -1059,7 +1065,7 @@ main(int argc, char* argv[])
     SetAqmDefaults(o);
 
     Graph g = LoadGraph(o);
-    Net net = BuildNetwork(g);
+    Net net = BuildNetwork(g, o.mtu);
     InstallFlows(g, net);
     if (!o.cwndTrace.empty() && !g_flows.empty())
     {
