@@ -27,7 +27,7 @@ Usage (repository root, project venv; ns-3 in /work/ns3venv):
     .venv/bin/python scripts/crosscheck_ns3_tcp.py --jobs 2           # the whole matrix
     .venv/bin/python scripts/crosscheck_ns3_tcp.py --quick            # a small subset
     .venv/bin/python scripts/crosscheck_ns3_tcp.py --cases default-red-w0-n10 \
-        --ns3-args=--delAck=1 --aqmlab-tcp delack=false --tag nodelack  # a diagnostic
+        --ns3-args=--delAck=1 --aqmlab-tcp=delack=false --tag nodelack  # a diagnostic
 
 Results are cached per run under ``--workdir`` (default ``target/crosscheck-ns3-tcp``); the
 tables go to stdout and to ``WORKDIR/report.md`` (``--write-doc`` puts them into the doc).
@@ -54,6 +54,15 @@ DOC = ROOT / "docs" / "crosscheck-ns3.md"
 BEGIN, END = "<!-- tcp-matrix:begin -->", "<!-- tcp-matrix:end -->"
 HET = [f"{d}ms" for d in range(1, 20, 2)]
 GOODPUT_TOL, QUEUE_TOL = 0.02, 0.15
+DUMBBELL = {
+    "type": "dumbbell",
+    "rate": "100Mbps",
+    "delay": "2ms",
+    "buffer": 300,
+    "reverse_buffer": 300,
+    "access_rate": "1Gbps",
+    "access_delay": HET,
+}
 
 _COMMON_TCP = {"mss": "1460B", "header": "40B", "init_cwnd": 10, "rwnd": "4MB"}
 _NS3_DEFAULT = [
@@ -147,15 +156,7 @@ def _base(name: str, tcp: str, aqm: str, duration: float, warmup: float) -> dict
 def dumbbell(tcp: str, aqm: str, n: int, duration: float, warmup: float) -> dict:
     """n bulk flows on the 100 Mb/s dumbbell, starting uniformly in [0.2, 1.2] s."""
     d = _base(f"{tcp}-{aqm}-n{n}", tcp, aqm, duration, warmup)
-    d["topology"] = {
-        "type": "dumbbell",
-        "rate": "100Mbps",
-        "delay": "2ms",
-        "buffer": 300,
-        "reverse_buffer": 300,
-        "access_rate": "1Gbps",
-        "access_delay": HET,
-    }
+    d["topology"] = dict(DUMBBELL)
     d["flows"] = [{"count": n, "start": "0.2s", "start_spread": "1s"}]
     return d
 
@@ -183,17 +184,7 @@ def parking_lot(tcp: str, aqm: str, duration: float, warmup: float) -> dict:
 def web(tcp: str, aqm: str, duration: float, warmup: float) -> dict:
     """Web objects between 10 host pairs: Poisson arrivals at 80 % of 100 Mb/s, Pareto sizes."""
     d = _base(f"{tcp}-{aqm}-web", tcp, aqm, duration, warmup)
-    d["topology"] = {
-        "type": "dumbbell",
-        "rate": "100Mbps",
-        "delay": "2ms",
-        "buffer": 300,
-        "reverse_buffer": 300,
-        "access_rate": "1Gbps",
-        "access_delay": HET,
-        "left": 10,
-        "right": 10,
-    }
+    d["topology"] = {**DUMBBELL, "left": 10, "right": 10}
     rate = 0.8 * 100e6 / 8 / 50e3  # objects per second
     d["flows"] = [
         {"type": "web", "arrival_rate": rate, "object_size": "50kB", "shape": 1.3, "start": "0.2s"}
@@ -427,6 +418,53 @@ def report(results: dict[str, list[dict]], meta: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+BINS = [
+    (0, 10e3, "<10kB"),
+    (10e3, 100e3, "10-100kB"),
+    (100e3, 1e6, "100kB-1MB"),
+    (1e6, 1e18, ">=1MB"),
+]
+
+
+def details(results: dict[str, list[dict]]) -> str:
+    """Per-hop queues of multi-link cases and FCT means by object size of web cases (seed 1)."""
+    out = []
+    for name, rows in results.items():
+        r = rows[0]
+        c = compare(r)
+        if len(c["per_link_queue"]) > 1:
+            hops = ", ".join(
+                f"{ln['name']} {a:.1f} / {b:.1f}"
+                for ln, (a, b) in zip(r["ours"]["links"], c["per_link_queue"], strict=True)
+            )
+            out.append(f"- `{name}` mean queue per hop, aqmlab / ns-3 (packets): {hops}.")
+        o, t = r["ours"], r["ns3"]
+        sizes = o["size_bytes"]
+        if not any(sizes):
+            continue
+        parts = []
+        for lo, hi, label in BINS:
+            pairs = [
+                (a, b)
+                for a, b, s in zip(o["fct_s"], t["fct_s"], sizes, strict=True)
+                if s and lo <= s < hi and a is not None and b is not None
+            ]
+            if pairs:
+                ma = statistics.fmean(a for a, _ in pairs)
+                mb = statistics.fmean(b for _, b in pairs)
+                parts.append(f"{label} ({len(pairs)}): {ma:.3f} / {mb:.3f}")
+        done = (
+            sum(1 for a in o["fct_s"] if a is not None),
+            sum(1 for b in t["fct_s"] if b is not None),
+        )
+        out.append(
+            f"- `{name}` FCT mean by size, aqmlab / ns-3 (s), objects finished on both sides: "
+            + "; ".join(parts)
+            + f". Finished: aqmlab {done[0]}, ns-3 {done[1]} of {sum(1 for s in sizes if s)}."
+        )
+    return "\n".join(out) + ("\n" if out else "")
+
+
 def write_doc(table: str) -> None:
     text = DOC.read_text()
     if BEGIN not in text:
@@ -444,8 +482,15 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=15.0, help="simulated seconds")
     ap.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
     ap.add_argument("--jobs", type=int, default=2, help="cases run in parallel")
-    ap.add_argument("--ns3-args", nargs="*", default=[], help="extra ns3_dumbbell.cc options")
-    ap.add_argument("--aqmlab-tcp", nargs="*", default=[], help="[tcp] overrides, key=TOML value")
+    ap.add_argument(
+        "--ns3-args", action="append", default=[], help="an extra ns3_dumbbell.cc option (repeat)"
+    )
+    ap.add_argument(
+        "--aqmlab-tcp",
+        action="append",
+        default=[],
+        help="a [tcp] override, key=TOML value (repeat)",
+    )
     ap.add_argument("--tag", default="", help="names a diagnostic run set (with the overrides)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached runs")
     ap.add_argument("--write-doc", action="store_true", help="put the table into the doc")
@@ -480,7 +525,7 @@ def main() -> None:
         )
         + f"; {time.monotonic() - t0:.0f} s wall)."
     )
-    table = report(results, meta)
+    table = report(results, meta) + "\n" + details(results)
     print(table)
     (a.workdir / f"report{('.' + a.tag) if a.tag else ''}.md").write_text(table)
     if a.write_doc:
