@@ -37,6 +37,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -150,11 +151,16 @@ def case_inputs(toml: Path) -> dict:
 
 def timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, float]:
     """Runs cmd; returns the result, its wall-clock seconds and the CPU seconds it used."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
-    out, err = p.stdout.read(), p.stderr.read()
+    # Output goes to files, not pipes: nothing reads a pipe before the process ends, so an
+    # output above the pipe's capacity (~64 kB: a run with thousands of flows) would block it.
+    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, **kw)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read(), fe.read()
     p.returncode = os.waitstatus_to_exitcode(status)
     res = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     return res, wall, ru.ru_utime + ru.ru_stime
