@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import hashlib
 import json
 import statistics
 import sys
@@ -498,8 +499,11 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=ROOT / "target" / "crosscheck-ns3-tcp")
     a = ap.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
-    (ROOT / "target" / "ns3-build").mkdir(parents=True, exist_ok=True)
-    a.exe = base.build(a.ns3_venv, ROOT / "target" / "ns3-build")
+    # One build directory per version of the program: a rebuild never replaces a binary that
+    # another invocation is running.
+    digest = hashlib.sha1(base.SRC.read_bytes()).hexdigest()[:12]
+    (ROOT / "target" / "ns3-build" / digest).mkdir(parents=True, exist_ok=True)
+    a.exe = base.build(a.ns3_venv, ROOT / "target" / "ns3-build" / digest)
     cases = matrix(a.quick, a.duration, a.warmup)
     if a.cases:
         unknown = [c for c in a.cases if c not in cases]

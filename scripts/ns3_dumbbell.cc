@@ -25,7 +25,7 @@
 // ("droptail") with MaxSize = the link's buffer in packets. Installed before addresses are
 // assigned, so Ipv4AddressHelper installs no default (FqCoDel) queue disc.
 //
-// TCP options: --tcp=newreno|cubic, --sack, --recovery=classic|prr, --timestamps,
+// TCP options: --tcp=newreno|cubic, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
 // (TcpCubic's HyStart). Defaults are aqmlab's classic model (NewReno, classic recovery, SACK and
 // timestamps off, DelAckCount 1, MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic,
@@ -820,6 +820,93 @@ ProbePrr()
 }
 
 // ---------------------------------------------------------------------------------------------
+// --recovery=prr-rfc: RFC 6937's PRR (PRR-SSRB, s. 3.1; aqmlab's recovery) as an ns-3 recovery
+// algorithm, to test ns-3.44's TcpPrrRecovery against it. ns-3.44's version differs in two ways
+// (see --probePrr): it adds one segment to DeliveredData on every duplicate ACK although, with
+// SACK, ns-3 already passes the SACKed bytes (prr_delivered counts twice), and it computes
+// prr_delivered x ssthresh in 32 bits (bytes x bytes), which wraps above 2^32 (windows of ~60
+// segments and more). This class uses ns-3's DeliveredData as given and 64-bit arithmetic;
+// everything else (the forced fast retransmit, cwnd = pipe + sndcnt) as ns-3's.
+class TcpPrrRfc : public TcpClassicRecovery
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpPrrRfc")
+                                .SetParent<TcpClassicRecovery>()
+                                .AddConstructor<TcpPrrRfc>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpPrrRfc";
+    }
+
+    void EnterRecovery(Ptr<TcpSocketState> tcb,
+                       uint32_t /*dupAckCount*/,
+                       uint32_t /*unAckDataCount*/,
+                       uint32_t deliveredBytes) override
+    {
+        m_out = 0;
+        m_delivered = 0;
+        m_recoverFs = std::max<uint64_t>(tcb->m_bytesInFlight.Get(), 1); // RFC 6675 pipe
+        DoRecovery(tcb, deliveredBytes, true);
+    }
+
+    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool /*isDupAck*/) override
+    {
+        if (deliveredBytes == 0)
+        {
+            return;
+        }
+        m_delivered += deliveredBytes;
+        int64_t pipe = tcb->m_bytesInFlight.Get();
+        int64_t ssthresh = tcb->m_ssThresh.Get();
+        int64_t snd;
+        if (pipe > ssthresh)
+        {
+            // sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
+            uint64_t num = m_delivered * uint64_t(ssthresh);
+            snd = int64_t((num + m_recoverFs - 1) / m_recoverFs) - int64_t(m_out);
+        }
+        else
+        {
+            // PRR-SSRB: MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData) + MSS)
+            int64_t limit = std::max<int64_t>(int64_t(m_delivered) - int64_t(m_out), deliveredBytes) +
+                            tcb->m_segmentSize;
+            snd = std::min<int64_t>(ssthresh - pipe, limit);
+        }
+        snd = std::max<int64_t>(snd, m_out > 0 ? 0 : tcb->m_segmentSize);
+        tcb->m_cWnd = uint32_t(pipe + snd);
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override
+    {
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
+    void UpdateBytesSent(uint32_t bytesSent) override
+    {
+        m_out += bytesSent;
+    }
+
+    Ptr<TcpRecoveryOps> Fork() override
+    {
+        return CopyObject<TcpPrrRfc>(this);
+    }
+
+  private:
+    uint64_t m_delivered = 0;
+    uint64_t m_out = 0;
+    uint64_t m_recoverFs = 1;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpPrrRfc);
+
+// ---------------------------------------------------------------------------------------------
 // Options and ns-3 defaults.
 
 struct Options
@@ -884,7 +971,7 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("sack", "TCP SACK option (ns-3's default true)", o.sack);
     cmd.AddValue("limitedTransmit", "RFC 3042 limited transmit (ns-3's default true)",
                  o.limitedTransmit);
-    cmd.AddValue("recovery", "classic | prr (ns-3's default prr)", o.recovery);
+    cmd.AddValue("recovery", "classic | prr (ns-3's default) | prr-rfc (RFC 6937, below)", o.recovery);
     cmd.AddValue("tcp", "newreno | cubic (ns3::TcpCubic: beta 0.7, C 0.4, fast convergence)", o.tcpCc);
     cmd.AddValue("minRto", "TCP minimum RTO, ms (ns-3's default is 1000; aqmlab's 200)", o.minRtoMs);
     cmd.AddValue("delAck", "TCP DelAckCount (1: an ACK per segment; ns-3's default 2)", o.delAckCount);
@@ -921,9 +1008,21 @@ SetTcpDefaults(const Options& o)
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(o.tcpCc == "cubic" ? TcpCubic::GetTypeId()
                                                       : TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(o.recovery == "prr" ? TcpPrrRecovery::GetTypeId()
-                                                       : TcpClassicRecovery::GetTypeId()));
+    TypeId recovery = TcpClassicRecovery::GetTypeId();
+    if (o.recovery == "prr")
+    {
+        recovery = TcpPrrRecovery::GetTypeId();
+    }
+    else if (o.recovery == "prr-rfc")
+    {
+        recovery = TcpPrrRfc::GetTypeId();
+    }
+    else if (o.recovery != "classic")
+    {
+        std::cerr << "--recovery: classic, prr or prr-rfc, not " << o.recovery << "\n";
+        std::exit(2);
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(recovery));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(o.sack));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(o.timestamps));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(o.limitedTransmit));
