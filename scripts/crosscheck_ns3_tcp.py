@@ -463,7 +463,15 @@ def details(results: dict[str, list[dict]]) -> str:
             + "; ".join(parts)
             + f". Finished: aqmlab {done[0]}, ns-3 {done[1]} of {sum(1 for s in sizes if s)}."
         )
-    return "\n".join(out) + ("\n" if out else "")
+    if not out:
+        return ""
+    return (
+        "Per-hop queues and web FCTs (seed "
+        + str(results[next(iter(results))][0]["seed"])
+        + "):\n\n"
+        + "\n".join(out)
+        + "\n"
+    )
 
 
 def write_doc(table: str) -> None:
