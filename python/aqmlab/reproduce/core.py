@@ -288,7 +288,6 @@ def ranking(
 #: Seed papers whose experiments are not plugged in yet, and what they wait for.
 NOT_YET = {
     "lindrop": "seed 000's tables are transcribed; its web and reverse-UDP mix is not wired yet",
-    "dropfn": "seed 002 needs its TCP/UDP mix on the simulator and the testbed",
 }
 
 
