@@ -25,6 +25,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
+import os
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -102,11 +107,16 @@ def point_scenario(
     return sc
 
 
-def specs(quick: bool) -> list[core.RunSpec]:
-    """Every scheme at every offered load and UDP share of the grid."""
+def specs(quick: bool, engine: str = "aqmlab") -> list[core.RunSpec]:
+    """Every scheme at every offered load and UDP share of the grid (``engine = "testbed"``: the
+    testbed's grid and link rate)."""
     exp = core.load_experiment(NAME)
     base = core.load_scenario_dict(NAME, exp["scenario"])
-    grid = exp["quick" if quick else "full"]
+    if engine == "testbed":
+        grid = exp["testbed_quick" if quick else "testbed"]
+        base["topology"]["rate"] = grid["rate"]
+    else:
+        grid = exp["quick" if quick else "full"]
     buffer = int(base["topology"]["buffer"])
     out = []
     for scheme in exp["schemes"]:
@@ -116,7 +126,8 @@ def specs(quick: bool) -> list[core.RunSpec]:
                 sc = point_scenario(base, aqm, rho, udp, grid)
                 sc["name"] += f"-{scheme}"
                 key = {"scheme": scheme, "udp_share": udp, "offered": rho}
-                out += [core.RunSpec(key, sc, s, extract) for s in range(1, grid["seeds"] + 1)]
+                seeds = range(1, grid["seeds"] + 1)
+                out += [core.RunSpec(key, sc, s, extract, engine=engine) for s in seeds]
     return out
 
 
@@ -152,31 +163,44 @@ def needed_queue(d: np.ndarray, load: float) -> float:
     return float(hit[0]) if hit.size else float(len(d) - 1)
 
 
+def _dtable(fam: str, exp: dict, buffer: int) -> np.ndarray:
+    """The scheme's d(0..buffer) (FIFO: zeros; the buffer does the dropping)."""
+    from aqmlab.theory import table
+
+    if fam == "droptail":
+        return np.zeros(buffer + 1)
+    return table(fam, scale(fam, exp["target_mean"], exp["target_load"]), buffer)
+
+
+def _th(d: np.ndarray, rho: float, buffer: int) -> dict[str, float]:
+    from aqmlab.theory import analyze
+
+    r = analyze(d, rho, buffer)
+    return {
+        "th_queue_mean": r.mean_queue,
+        "th_queue_std": r.std_queue,
+        "th_loss": r.loss_ratio,
+        "th_burst": r.burst_ratio,
+        "n_needed": needed_queue(d, rho),
+    }
+
+
 def theorem1(schemes: dict[str, str], loads: list[float], exp: dict, buffer: int) -> pd.DataFrame:
     """Theorem 1's queue (waiting line), its std, loss and burst ratio per scheme and load:
     M/M/1/``buffer`` with the scheme's dropping function (FIFO: none); and the queue the loss
     bound needs (:func:`needed_queue`)."""
-    from aqmlab.theory import analyze, table
-
     rows = []
     for scheme, fam in schemes.items():
-        d = np.zeros(buffer + 1)
-        if fam != "droptail":
-            d = table(fam, scale(fam, exp["target_mean"], exp["target_load"]), buffer)
-        for rho in loads:
-            r = analyze(d, rho, buffer)
-            rows.append(
-                {
-                    "scheme": scheme,
-                    "load": rho,
-                    "th_queue_mean": r.mean_queue,
-                    "th_queue_std": r.std_queue,
-                    "th_loss": r.loss_ratio,
-                    "th_burst": r.burst_ratio,
-                    "n_needed": needed_queue(d, rho),
-                }
-            )
+        d = _dtable(fam, exp, buffer)
+        rows += [{"scheme": scheme, "load": rho, **_th(d, rho, buffer)} for rho in loads]
     return pd.DataFrame(rows)
+
+
+def theorem1_points(points: pd.DataFrame, exp: dict, buffer: int) -> pd.DataFrame:
+    """``points`` with Theorem 1 at each point's measured load."""
+    d = {s: _dtable(f, exp, buffer) for s, f in exp["schemes"].items()}
+    th = [_th(d[r.scheme], r.load, buffer) for r in points.itertuples()]
+    return pd.concat([points, pd.DataFrame(th, index=points.index)], axis=1)
 
 
 def _pivots(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -333,7 +357,7 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     exp = core.load_experiment(NAME)
     buffer = int(core.load_scenario_dict(NAME, exp["scenario"])["topology"]["buffer"])
     keys = [k for k in KEYS if k in runs]
-    points = core.aggregate(runs, keys, METRICS)
+    points = theorem1_points(core.aggregate(runs, keys, METRICS), exp, buffer)
     cells = at_loads(points, exp["loads"])
     th = theorem1(exp["schemes"], exp["loads"], exp, buffer)
     cells = cells.merge(th, on=["scheme", "load"], how="left")
@@ -389,3 +413,44 @@ def figures(cells: pd.DataFrame) -> dict:
     fig.suptitle("runs (solid) and Theorem 1, M/M/1/300 (dashed)", fontsize=9)
     fig.tight_layout()
     return {"figs4-7": fig}
+
+
+def run_testbed(specs_: list[core.RunSpec], cache: Path, progress: bool = True) -> pd.DataFrame:
+    """Runs each spec on the testbed, one after the other (real time; needs root), keeping each
+    run's summary in ``cache`` so that an interrupted reproduction resumes; rows as
+    :func:`core.run_specs` gives them."""
+    from aqmlab import runner
+    from aqmlab.testbed import testbed
+
+    cache.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for k, s in enumerate(specs_):
+        f = cache / f"{s.digest()}.json"
+        if not f.exists():
+            if progress:
+                print(f"testbed {k + 1}/{len(specs_)}: {s.key}", file=sys.stderr, flush=True)
+            res = testbed(s.scenario, seed=s.seed, plot=False)
+            tmp = f.with_suffix(".tmp")
+            tmp.write_text(json.dumps(runner._clean(res.summary)))
+            os.replace(tmp, f)
+        summary = json.loads(f.read_text())
+        rows.append({**s.key, "engine": s.engine, "seed": s.seed, **s.extract(summary)})
+    return pd.DataFrame(rows)
+
+
+def reproduce_testbed(
+    *, quick: bool = False, out: str | Path | None = None, progress: bool = True
+) -> dict[str, Any]:
+    """``aqmlab reproduce dropfn --engine testbed``: the grid of ``[testbed]`` (or
+    ``[testbed_quick]``) on real Linux TCP and UDP through aqmlab-fwd, compared like the
+    simulator's runs; written to ``out`` (default ``runs/reproduce/dropfn-testbed[-quick]``)."""
+    out = Path(out or f"runs/reproduce/{NAME}-testbed{'-quick' if quick else ''}")
+    t0 = time.perf_counter()
+    runs = run_testbed(specs(quick, "testbed"), out / "runs" / "testbed", progress)
+    tables = compare(runs)
+    tables["verdicts"] = verdicts(tables)
+    tables["runs"] = runs
+    wall = time.perf_counter() - t0
+    output.write(NAME, sys.modules[__name__], tables, out, quick=quick, wall_s=wall)
+    tables["out_dir"] = out
+    return tables
