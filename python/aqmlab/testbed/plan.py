@@ -231,6 +231,7 @@ def _udp_summary(f: dict, spec: dict, received: dict, duration_s: float) -> dict
     counts per source without timestamps); goodput over the flow's whole active time."""
     got_pkts, got_bytes = received.get(f["source"], [0, 0])
     active = max(1e-9, duration_s - spec["start_s"])
+    tcp_only = ("rtt_mean_s", "rtt_min_s", "rtt_max_s", "rtt_p50_s", "rtt_p90_s", "rtt_p99_s")
     return {
         "name": f["name"],
         "src": spec["src"],
@@ -241,6 +242,20 @@ def _udp_summary(f: dict, spec: dict, received: dict, duration_s: float) -> dict
         "udp_sent": f["udp_sent"],
         "udp_received": got_pkts,
         "udp_loss": 1 - got_pkts / f["udp_sent"] if f["udp_sent"] else None,
+        "segments_sent": f["udp_sent"],
+        "delivered_segments": 0,
+        "retransmits": 0,
+        "timeouts": 0,
+        "fast_retransmits": 0,
+        "ecn_reductions": 0,
+        "delivered_ce": 0,
+        "rtt_samples": 0,
+        **dict.fromkeys(tcp_only),
+        "cwnd_final": None,
+        "completion_s": None,
+        "size_bytes": None,
+        "base_rtt_s": spec["base_rtt_s"],
+        "path_rate_bps": spec["path_rate_bps"],
         "congestion_control": "udp",
         "error": f["error"],
     }

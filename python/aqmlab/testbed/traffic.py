@@ -156,6 +156,11 @@ class _Flow:
             if left is not None:
                 left -= sent
 
+    def _base(self, warm: float, info: dict[str, int]) -> tuple[float, int]:
+        """Bytes acknowledged at the warm-up instant: none for a flow that started after it,
+        else the first sample after it (at most one sampling interval late)."""
+        return (warm, 0 if (self.started or 0.0) >= warm else info["bytes_acked"])
+
     def sample(self, now: float, warm: float, end: float) -> None:
         with self.lock:
             if self.sock is None:
@@ -169,14 +174,14 @@ class _Flow:
         if size is not None and self.done_at is None and info["bytes_acked"] >= size:
             self.done_at = now
             if now >= warm:
-                self.acked_warm = self.acked_warm or (now, info["bytes_acked"])
+                self.acked_warm = self.acked_warm or self._base(warm, info)
             with self.lock:  # all acknowledged: nothing more to measure
                 self.sock.close()
                 self.sock = None
             return
         if now >= warm:
             if self.acked_warm is None:
-                self.acked_warm = (now, info["bytes_acked"])
+                self.acked_warm = self._base(warm, info)
             if info["rtt_us"] > 0 and now <= end:
                 self.rtts.append(info["rtt_us"] * 1e-6)
 
@@ -190,7 +195,7 @@ def _percentile(xs: list[float], q: float) -> float | None:
 
 def _result(f: _Flow, t0: float, end: float, t_end: float) -> dict[str, Any]:
     info = f.last or {k: 0 for k in _FIELDS}
-    good = None
+    good = None  # bytes acknowledged in [warm-up, end] over its length, as the simulator's
     if f.acked_warm is not None and t_end > f.acked_warm[0]:
         good = (info["bytes_acked"] - f.acked_warm[1]) * 8 / (t_end - f.acked_warm[0])
     return {
