@@ -132,3 +132,25 @@ def test_a_claim_fails_when_one_number_contradicts_it(scheme, column, value, cla
     row = c[c["claim"].str.contains(claim)]
     assert len(row) == 1 and not row["holds"].iloc[0]
     assert c["holds"].sum() < len(c)
+
+
+def test_testbed_and_simulator_side_by_side_on_the_same_points():
+    def pts(load, q):
+        return pd.DataFrame(
+            {
+                "scheme": ["d4", "fifo"],
+                "udp_share": [0.375] * 2,
+                "offered": [1.3] * 2,
+                "load": load,
+                **{c: q for c in dropfn.CHARS},
+            }
+        )
+
+    exp = EXP
+    tb = dropfn.theorem1_points(pts([1.1, 1.2], [150.0, 280.0]), exp, 300)
+    side = dropfn.beside(tb, pts([1.05, 1.15], [140.0, 270.0])).set_index("scheme")
+    assert side.loc["d4", "queue_mean"] == 150.0 and side.loc["d4", "sim_queue_mean"] == 140.0
+    assert side.loc["fifo", "sim_load"] == 1.15
+    # Theorem 1 at the testbed's measured load: above 1 the loss is 1 - 1/rho up to the buffer
+    assert side.loc["d4", "th_loss"] == pytest.approx(1 - 1 / 1.1, abs=2e-3)
+    assert side.loc["fifo", "n_needed"] == 300.0

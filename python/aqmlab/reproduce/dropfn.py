@@ -24,6 +24,7 @@ at each load centre, the model the paper used to set the functions' scales.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import os
@@ -446,11 +447,27 @@ def reproduce_testbed(
     simulator's runs; written to ``out`` (default ``runs/reproduce/dropfn-testbed[-quick]``)."""
     out = Path(out or f"runs/reproduce/{NAME}-testbed{'-quick' if quick else ''}")
     t0 = time.perf_counter()
-    runs = run_testbed(specs(quick, "testbed"), out / "runs" / "testbed", progress)
+    tb_specs = specs(quick, "testbed")
+    runs = run_testbed(tb_specs, out / "runs" / "testbed", progress)
     tables = compare(runs)
     tables["verdicts"] = verdicts(tables)
     tables["runs"] = runs
     wall = time.perf_counter() - t0
     output.write(NAME, sys.modules[__name__], tables, out, quick=quick, wall_s=wall)
+    # the simulator on the very same grid (same scenarios and seeds), after the real-time runs
+    sim_specs = [dataclasses.replace(s, engine="aqmlab") for s in tb_specs]
+    sim = core.run_specs(sim_specs, out / "runs", progress=False, name=f"{NAME}-testbed-grid")
+    tables["beside"] = beside(tables["points"], compare(sim)["points"])
+    tables["beside"].round(4).to_csv(out / "testbed_vs_sim.csv", index=False)
     tables["out_dir"] = out
     return tables
+
+
+def beside(testbed_points: pd.DataFrame, sim_points: pd.DataFrame) -> pd.DataFrame:
+    """Per scheme and offered point: the testbed's measured load and characteristics, the
+    simulator's on the same scenario, and Theorem 1 at the testbed's measured load."""
+    cols = ["load", *CHARS]
+    th = [c for c in testbed_points if c.startswith("th_")] + ["n_needed"]
+    a = testbed_points[KEYS + cols + th]
+    b = sim_points[KEYS + cols].rename(columns={c: f"sim_{c}" for c in cols})
+    return a.merge(b, on=KEYS, how="left")
