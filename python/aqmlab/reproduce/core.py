@@ -309,7 +309,6 @@ def ranking(
 
 #: Seed papers whose experiments are not plugged in yet, and what they wait for.
 NOT_YET = {
-    "dropfn": "seed 002 needs its TCP/UDP mix on the simulator and the testbed",
 }
 
 
