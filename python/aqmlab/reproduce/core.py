@@ -308,8 +308,7 @@ def ranking(
 
 
 #: Seed papers whose experiments are not plugged in yet, and what they wait for.
-NOT_YET = {
-}
+NOT_YET = {}
 
 
 def check_papers(names: Iterable[str], known: Iterable[str]) -> list[str]:
