@@ -140,7 +140,7 @@ class FlowGroup(BaseModel):
     Pareto (``object_size`` mean, ``shape``) or tabulated (``size_table``) sizes."""
 
     model_config = _STRICT
-    type: Literal["tcp", "poisson", "cbr", "onoff", "web"] = "tcp"
+    type: Literal["tcp", "poisson", "cbr", "onoff", "web", "probe"] = "tcp"
     count: int = 1
     load: float | None = None
     rate: str | None = None
@@ -171,6 +171,8 @@ class FlowGroup(BaseModel):
     name: str | None = None
     profile: Profile | None = None
     tcp: dict[str, Any] = Field(default_factory=dict)
+    # type = "probe" (aqmlab.probe): one packet_size packet (default 64B) every interval, echoed.
+    interval: str = "10ms"
 
     @field_validator("count")
     @classmethod

@@ -121,6 +121,10 @@ def _check_shape(shape: float | None, field: str, default: float) -> float:
 def _open_loop(g: Any, i: int, ref_bps: float) -> dict[str, Any]:
     """The simulator's source table of a poisson, cbr or onoff flow."""
     f = f"flows[{i}]"
+    if g.type == "probe":  # a latency probe, echoed back (aqmlab.probe)
+        from aqmlab import probe
+
+        return probe.source(g, i)
     if g.type == "poisson":
         if g.packet_sizes is not None:
             raise InputError(f"{f}.packet_sizes: poisson sizes are exponential or fixed")
@@ -279,6 +283,8 @@ def _check_group(g: Any, i: int) -> None:
         raise InputError(f"{f}.size: a web group draws object sizes (object_size, size_table)")
     if g.type != "tcp" and g.type != "web" and g.size is not None:
         raise InputError(f"{f}.size: only for TCP flows")
+    if g.type != "probe" and "interval" in g.model_fields_set:
+        raise InputError(f"{f}.interval: only for type = 'probe'")
 
 
 def _profile(p: Any, i: int) -> dict[str, int]:
@@ -307,7 +313,7 @@ def _group(g, i, graph, tcp, run, rng, k0, f0=0, sc_flow_series=False) -> list[d
     for j, (t, size, after) in enumerate(objects):
         session += after is None  # a session's objects share its host pair
         s, d = pairs[session % len(pairs)]
-        path, rpath = _paths(g, i, graph, s, d, acks)
+        path, rpath = _paths(g, i, graph, s, d, acks or g.type == "probe")  # probes: echoes
         if spread > 0 and after is None:
             t += rng.randrange(spread + 1)
         flow: dict[str, Any] = {

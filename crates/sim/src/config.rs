@@ -310,6 +310,13 @@ pub enum SourceConfig {
     },
     /// On/off.
     OnOff(OnOffConfig),
+    /// A latency probe (traffic/probe.rs): `bytes` every `interval_ns`, echoed back.
+    Probe {
+        /// Time between probes, ns.
+        interval_ns: u64,
+        /// Probe size on the wire, bytes.
+        bytes: u32,
+    },
 }
 
 /// One TCP flow.

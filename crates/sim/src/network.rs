@@ -336,7 +336,12 @@ fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError>
             ),
             sent: 0,
             sent_window: 0,
+            echo: None,
         });
+    let mut source = source;
+    if let Some(s) = source.as_mut().filter(|s| s.source.echo()) {
+        s.echo = Some(traffic::probe::EchoStats::new(cfg.max_samples)); // latency probe
+    }
     let limit = fc
         .size_bytes
         .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
@@ -605,6 +610,20 @@ impl Sim {
                 }
                 if pkt.ts >= self.warmup {
                     fl.udp.record(t - pkt.ts);
+                }
+                if fl.source.as_ref().is_some_and(|s| s.echo.is_some()) {
+                    // A latency probe: the destination turns the packet around.
+                    self.out.push(Packet {
+                        kind: Kind::Ack,
+                        ..pkt
+                    });
+                    self.inject_out(f, t);
+                }
+            }
+            Kind::Ack if self.flows[f].source.is_some() => {
+                let w = self.warmup;
+                if let Some(e) = self.flows[f].source.as_mut().and_then(|s| s.echo.as_mut()) {
+                    e.record(pkt.ts, t, w);
                 }
             }
             Kind::Data => {
