@@ -250,7 +250,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     sc = scenario.load(args.scenario)
     names = [n.strip() for n in args.aqm.split(",")]
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-compare"
-    cmp = compare.compare(sc, names, args.param, seed=args.seed, out=out, jobs=args.jobs)
+    cmp = compare.compare(
+        sc, names, args.param, seed=args.seed, out=out, jobs=args.jobs, engine=args.engine
+    )
     print(f"scenario {sc.name}: {len(sc.flows)} flow group(s), {len(names)} AQMs")
     print(cmp.text())
     print(
@@ -351,6 +353,12 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     c.add_argument("--out", help="results directory (default: runs/<name>-compare)")
     c.add_argument("--seed", type=int, help="override the scenario's seed")
     c.add_argument("--jobs", type=int, default=2, help="runs in parallel (default 2)")
+    c.add_argument(  # engine dispatch (dropfn helper, issue 11)
+        "--engine",
+        choices=["sim", "testbed"],
+        default="sim",
+        help="sim (default) or testbed: real Linux TCP through aqmlab-fwd (root; one at a time)",
+    )
     c.set_defaults(func=_cmd_compare)
 
     comp = sub.add_parser(

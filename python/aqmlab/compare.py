@@ -123,9 +123,38 @@ def variants(
 
 
 def _run_one(args: tuple) -> tuple[str, runner.Result]:
-    sc, label, table, seed, out = args
+    sc, label, table, seed, out, *engine = args
     v = sc.model_copy(update={"aqm": table, "name": f"{sc.name}/{label}"})
+    if engine and engine[0] == "testbed":
+        return label, _run_testbed(v, seed, out)
     return label, runner.run(v, seed=seed, out=out)
+
+
+# --- engine dispatch (dropfn helper, issue 11): the same comparison on the testbed ---
+ENGINES = ("sim", "testbed")
+
+
+def _run_testbed(sc: scenario.Scenario, seed: int | None, out: Path | None) -> runner.Result:
+    """One variant on the testbed (real Linux TCP through aqmlab-fwd; root), written like a
+    simulated run."""
+    from aqmlab import testbed
+
+    return testbed.testbed(sc, seed=seed, out=out)
+
+
+def _check_engine(engine: str, jobs: int) -> int:
+    """The engine's name checked; testbed runs go one at a time (real time, shared cores)."""
+    if engine not in ENGINES:
+        raise InputError(f"--engine: must be one of {', '.join(ENGINES)} (got {engine!r})")
+    if engine == "testbed":
+        from aqmlab.testbed import _require_root
+
+        _require_root()
+        return 1
+    return jobs
+
+
+# --- end of the engine dispatch ---
 
 
 def compare(
@@ -136,9 +165,12 @@ def compare(
     seed: int | None = None,
     out: str | Path | None = None,
     jobs: int = 1,
+    engine: str = "sim",
 ) -> Comparison:
     """Runs ``sc`` under each AQM of ``aqms``; with ``out``, writes each run to ``out/<label>``
-    and the comparison (``compare.csv``, ``compare_queue.png``, ``report.html``) to ``out``."""
+    and the comparison (``compare.csv``, ``compare_queue.png``, ``report.html``) to ``out``.
+    ``engine = "testbed"`` runs each variant on the testbed instead (root; one at a time)."""
+    jobs = _check_engine(engine, jobs)
     sc = runner._as_scenario(sc)
     table = variants(sc, aqms, params or [])
     out_p = Path(out) if out is not None else None
@@ -148,7 +180,9 @@ def compare(
         check_output_dir(out_p, "out")  # a clear refusal instead of an OSError (issue 13)
         out_p.mkdir(parents=True, exist_ok=True)
         (out_p / "compare.csv").unlink(missing_ok=True)  # complete only when rewritten
-    tasks = [(sc, label, t, seed, out_p / label if out_p else None) for label, t in table.items()]
+    tasks = [
+        (sc, label, t, seed, out_p / label if out_p else None, engine) for label, t in table.items()
+    ]
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             results = dict(ex.map(_run_one, tasks))

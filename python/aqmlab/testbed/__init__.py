@@ -97,6 +97,17 @@ def _wait_ready(p: subprocess.Popen, what: str, timeout: float = 10.0) -> str:
     return line
 
 
+def _udp_counts(sink: subprocess.Popen, path: Path) -> dict[str, list[int]]:
+    """Stops the sink (SIGTERM: it writes its UDP counts) and reads them: source -> [packets,
+    bytes]."""
+    sink.terminate()
+    try:
+        sink.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        sink.kill()
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
 def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
     """Builds the network, runs forwarder and traffic, returns (forwarder stats, traffic, notes)."""
     n = net.Net()
@@ -106,8 +117,12 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         n.route_options(p.init_cwnd, p.min_rto_ms)
         offl = n.offloads()
         py = [sys.executable, "-m", "aqmlab.testbed.traffic"]
+        udp_counts = work / "udp_sink.json"
         sink = _start(
-            [*py, "sink", str(PORT)], n.rcv, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            [*py, "sink", str(PORT), str(udp_counts)],
+            n.rcv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         procs.append(sink)
         _wait_ready(sink, "traffic sink")
@@ -143,6 +158,7 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
             raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
         stats = json.loads((work / "fwd_out.json").read_text())
         traffic = json.loads((work / "traffic_out.json").read_text())
+        traffic["udp_received"] = _udp_counts(sink, udp_counts)
         return stats, traffic, {"offloads": offl, "notes": n.notes, "prefix": n.tag}
     finally:
         for pr in procs:

@@ -69,11 +69,14 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
     ccs, eccns, sacks = [], set(), set()
     avail = _available_cc()
     for i, g in enumerate(sc.flows):
-        if g.type != "tcp":
+        if g.type not in ("tcp", "web", "cbr"):
             raise InputError(
                 f"flows[{i}].type: {g.type!r} sources cannot run on the testbed (real kernel TCP "
-                "only); use type = 'tcp'"
+                "and UDP CBR only); use type = 'tcp', 'web' or 'cbr'"
             )
+        if g.type == "cbr":
+            ccs.append("udp")
+            continue
         if g.profile is not None:
             raise InputError(f"flows[{i}].profile: edge marking is not supported on the testbed")
         variant, fld = _tcp_setting(sc, i, "variant")
@@ -102,7 +105,16 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
                 "mixing newreno with sack/cubic/bbr is not supported"
             )
         ccs.append(cc)
-    return ccs, eccns.pop(), sacks.pop()
+    return ccs, (eccns.pop() if eccns else False), (sacks.pop() if sacks else True)
+
+
+def _groups(sc, flows: list[dict]) -> list[int]:
+    """The group index of every flow of the configuration: a web group has one flow per object,
+    so groups are told apart by the flow names (``<group name or g<i>>.<j>``)."""
+    label = {(g.name or f"g{i}"): i for i, g in enumerate(sc.flows)}
+    if len(label) != len(sc.flows):
+        raise InputError("flows: the testbed needs distinct group names (name = ...)")
+    return [label[f["name"].rsplit(".", 1)[0]] for f in flows]
 
 
 def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
@@ -141,9 +153,7 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
     fwd = _dir_config(bott, bott.get("mean_pkt_bytes", 1500))
     rv = _dir_config(rev, rev.get("mean_pkt_bytes", 40))
     seen = set()
-    flows, group_of = [], []
-    for i, g in enumerate(sc.flows):
-        group_of += [i] * g.count
+    flows, group_of = [], _groups(sc, cfg["flows"])
     for k, f in enumerate(cfg["flows"]):
         a, b = ip[f["src"]], ip[f["dst"]]
         if (a, b) not in seen:
@@ -154,16 +164,18 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
             rv["delays"].append(
                 {"src": b, "dst": a, "delay_ns": sum(links[x]["delay_ns"] for x in f["rev_path"])}
             )
-        flows.append(
-            {
-                "name": f["name"],
-                "src": a,
-                "dst": b,
-                "cc": ccs[group_of[k]],
-                "start_s": f["start_ns"] / 1e9,
-                "size_bytes": f.get("size_bytes"),
-            }
-        )
+        spec = {"name": f["name"], "src": a, "dst": b, "cc": ccs[group_of[k]]}
+        spec["start_s"] = f["start_ns"] / 1e9
+        spec["base_rtt_s"] = sum(links[x]["delay_ns"] for x in f["path"] + f["rev_path"]) / 1e9
+        spec["path_rate_bps"] = min(links[x]["rate_bps"] for x in f["path"])
+        if spec["cc"] == "udp":
+            src = f["source"]
+            spec.update(kind="udp", rate_bps=src["rate_bps"], sizes=src["sizes"])
+            if f.get("stop_ns") is not None:
+                spec["stop_s"] = f["stop_ns"] / 1e9
+        else:
+            spec["size_bytes"] = f.get("size_bytes")
+        flows.append(spec)
     t = sc.tcp
     p = Plan(
         left_ips=sides["left"],
@@ -187,6 +199,7 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
             "duration_s": cfg["duration_ns"] / 1e9,
             "warmup_s": cfg["warmup_ns"] / 1e9,
             "sample_s": 0.02,
+            "seed": cfg["seed"],
             "flows": flows,
         },
     )
@@ -213,6 +226,41 @@ def _differences(sc) -> list[str]:
     return d
 
 
+def _udp_summary(f: dict, spec: dict, received: dict, duration_s: float) -> dict[str, Any]:
+    """A UDP flow's summary: packets sent (after warm-up) and received (whole run: the sink
+    counts per source without timestamps); goodput over the flow's whole active time."""
+    got_pkts, got_bytes = received.get(f["source"], [0, 0])
+    active = max(1e-9, duration_s - spec["start_s"])
+    tcp_only = ("rtt_mean_s", "rtt_min_s", "rtt_max_s", "rtt_p50_s", "rtt_p90_s", "rtt_p99_s")
+    return {
+        "name": f["name"],
+        "src": spec["src"],
+        "dst": spec["dst"],
+        "start_s": spec["start_s"],
+        "goodput_bps": got_bytes * 8 / active,
+        "offered_bps": f["offered_bps"],
+        "udp_sent": f["udp_sent"],
+        "udp_received": got_pkts,
+        "udp_loss": 1 - got_pkts / f["udp_sent"] if f["udp_sent"] else None,
+        "segments_sent": f["udp_sent"],
+        "delivered_segments": 0,
+        "retransmits": 0,
+        "timeouts": 0,
+        "fast_retransmits": 0,
+        "ecn_reductions": 0,
+        "delivered_ce": 0,
+        "rtt_samples": 0,
+        **dict.fromkeys(tcp_only),
+        "cwnd_final": None,
+        "completion_s": None,
+        "size_bytes": None,
+        "base_rtt_s": spec["base_rtt_s"],
+        "path_rate_bps": spec["path_rate_bps"],
+        "congestion_control": "udp",
+        "error": f["error"],
+    }
+
+
 def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
     return {
         "name": f["name"],
@@ -230,6 +278,9 @@ def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
         "ecn_negotiated": f["ecn_negotiated"],
         "congestion_control": spec["cc"],
         "error": f["error"],
+        "size_bytes": spec.get("size_bytes"),
+        "base_rtt_s": spec["base_rtt_s"],
+        "path_rate_bps": spec["path_rate_bps"],
         **{
             k: f[k]
             for k in (
@@ -279,7 +330,10 @@ def result(sc, cfg, p: Plan, stats: dict, traffic: dict, env: dict, lead_s: floa
         "engine": "testbed",
         "links": stats["links"],
         "flows": [
-            _flow_summary(f, s) for f, s in zip(traffic["flows"], p.traffic["flows"], strict=True)
+            _udp_summary(f, s, traffic.get("udp_received", {}), p.duration_s)
+            if s.get("kind") == "udp"
+            else _flow_summary(f, s)
+            for f, s in zip(traffic["flows"], p.traffic["flows"], strict=True)
         ],
     }
     summary = runner._enrich(summary, sc, series)

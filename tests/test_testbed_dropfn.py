@@ -1,0 +1,70 @@
+"""Seed 002's traffic on the testbed (issue 11): web-like TCP transfers and UDP CBR sources, mixed,
+through one dropping function (d4) in aqmlab-fwd. Root only (skipped with the reason elsewhere);
+the refusal test runs anywhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from aqmlab.errors import InputError
+from aqmlab.reproduce import core, dropfn
+from test_testbed import REASON, needs_net
+
+EXP = core.load_experiment("dropfn")
+
+
+def _scenario(offered: float = 1.3, rate: str = "20Mbps") -> dict:
+    base = core.load_scenario_dict("dropfn", EXP["scenario"])
+    base["topology"]["rate"] = rate
+    grid = {"duration": "5s", "warmup": "1.5s"}
+    return dropfn.point_scenario(base, dropfn.scheme_aqm("d4", EXP, 300), offered, 0.375, grid)
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory):
+    from aqmlab import testbed
+
+    out = tmp_path_factory.mktemp("tb") / "d4"
+    return testbed.testbed(_scenario(), out=out)
+
+
+@needs_net
+def test_mixed_web_tcp_and_udp_through_a_dropping_function(mixed_run):
+    import aqmlab
+
+    s = mixed_run.summary
+    b = mixed_run.bottleneck
+    assert REASON is None
+    tb = s["testbed"]
+    c = tb["conservation"]
+    # the forwarder's conservation law, whole and per direction
+    assert c["received"] == c["sent"] + c["dropped"] + c["in_system"]
+    assert tb["buffer_violations"] == 0 and b["queue_max_pkts"] <= 300
+    udp = [f for f in s["flows"] if f["congestion_control"] == "udp"]
+    web = [f for f in s["flows"] if f["congestion_control"] == "cubic"]
+    assert len(udp) == dropfn.UDP_SOURCES
+    # every UDP source sent, and the sink received no more than was sent from that source
+    assert all(f["udp_sent"] > 0 and 0 < f["udp_received"] <= f["udp_sent"] for f in udp)
+    # 20 Mb/s x 37.5 % = 7.5 Mb/s of UDP offered: within 10 % over the window
+    offered = sum(f["offered_bps"] for f in udp)
+    assert offered == pytest.approx(7.5e6, rel=0.1)
+    # web: one finite transfer per object (Poisson arrivals, about 0.925 x 20 Mb/s / 100 kB x 5 s)
+    assert len(web) > 20 and all(f["size_bytes"] for f in web)
+    assert s["fct"]["all"]["count"] > 10
+    # the dropping function dropped, and the seed-002 characteristics are there
+    assert b["dropped_aqm"] > 0 and b["aqm"] == "dropfn"
+    assert 0 < b["burst_ratio"] < 10 and b["utilisation"] > 0.8
+    # aqmlab.load reads the run like a simulated one
+    r = aqmlab.load(mixed_run.out_dir)
+    assert r.summary["engine"] == "testbed" and r.bottleneck["arrived"] == b["arrived"]
+
+
+def test_open_loop_sources_other_than_cbr_refused_naming_the_field():
+    from aqmlab import runner, scenario
+    from aqmlab.testbed import plan
+
+    sc = _scenario()
+    sc["flows"][1]["type"] = "onoff"
+    s = runner._as_scenario(sc)
+    with pytest.raises(InputError, match=r"flows\[1\]\.type"):
+        plan.make(s, scenario.build_config(s, None))
