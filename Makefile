@@ -19,6 +19,9 @@ setup: $(STAMP)
 # Rebuilds the extension (release) after Rust changes.
 build: $(STAMP)
 	$(BIN)/maturin develop --release --quiet --skip-install
+	@# Byte-compile the package as pip does when it installs a wheel: where PYTHONDONTWRITEBYTECODE
+	@# is set (it is on some CI images), every `aqmlab` start would otherwise recompile ~20 modules.
+	$(BIN)/python -m compileall -q python/aqmlab
 
 demo: build
 	$(BIN)/aqmlab demo --out runs/demo

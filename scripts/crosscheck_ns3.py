@@ -9,7 +9,9 @@ For every scenario in ``scenarios/crosscheck/*.toml`` this runs
   ``python3 -m venv /work/ns3venv && /work/ns3venv/bin/pip install ns3==3.44.post0``),
 
 with the same access delays and flow start times (taken from aqmlab's own network description of the
-scenario), and writes the comparison to ``docs/crosscheck-ns3.md``.
+scenario), and writes the comparison to ``target/crosscheck-ns3/report.md`` (``--doc``). The tables
+it produced on 2026-11-22 are kept, superseded, in ``docs/crosscheck-ns3.md``; the current
+cross-check is ``scripts/crosscheck_ns3_tcp.py``.
 
 ns-3 runs twice per case by default: with SACK off (the configuration asked for: NewReno without SACK,
 as aqmlab models it) and with SACK on (everything else equal), because ns-3's loss recovery without
@@ -35,13 +37,14 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCEN_DIR = ROOT / "scenarios" / "crosscheck"
 SRC = ROOT / "scripts" / "ns3_dumbbell.cc"
-DOC = ROOT / "docs" / "crosscheck-ns3.md"
+DOC = ROOT / "target" / "crosscheck-ns3" / "report.md"  # docs/crosscheck-ns3.md: superseded
 NS3_LIBS = ["core", "network", "internet", "traffic-control", "applications", "point-to-point"]
 VARIANTS = {"sack-off": ["--sack=0"], "sack-on": ["--sack=1"]}
 MSS, PKT = 1460, 1500
@@ -148,11 +151,16 @@ def case_inputs(toml: Path) -> dict:
 
 def timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, float]:
     """Runs cmd; returns the result, its wall-clock seconds and the CPU seconds it used."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
-    out, err = p.stdout.read(), p.stderr.read()
+    # Output goes to files, not pipes: nothing reads a pipe before the process ends, so an
+    # output above the pipe's capacity (~64 kB: a run with thousands of flows) would block it.
+    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, **kw)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read(), fe.read()
     p.returncode = os.waitstatus_to_exitcode(status)
     res = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     return res, wall, ru.ru_utime + ru.ru_stime

@@ -16,9 +16,10 @@ For every scenario ``scenarios/crosscheck/{codel,pie}-*.toml`` this runs
   (venv default ``/work/ns3venv``: ``python3 -m venv /work/ns3venv && /work/ns3venv/bin/pip install
   ns3==3.44.post0``), with TCP SACK off and on, the same access delays and flow start times,
 
-and writes the section "CoDel and PIE on the default dumbbell" at the end of
-``docs/crosscheck-ns3.md`` (the rest of the file, written by ``scripts/crosscheck_ns3.py``, is kept;
-so is the hand-written reading below this section's marker).
+and writes the section "CoDel and PIE on the default dumbbell" to
+``target/crosscheck-ns3-codel/report.md`` (``--doc``; a hand-written reading below this section's
+marker is kept). The tables it produced on 2026-11-22 are kept, superseded, in
+``docs/crosscheck-ns3.md``; the current cross-check is ``scripts/crosscheck_ns3_tcp.py``.
 
 Usage (from the repository root, with the project's venv):
 
@@ -51,7 +52,7 @@ import crosscheck_ns3 as base  # noqa: E402  (helpers: ns-3 prefix/version, timi
 
 SCEN_DIR = ROOT / "scenarios" / "crosscheck"
 SRC = ROOT / "scripts" / "ns3_dumbbell.cc"
-DOC = ROOT / "docs" / "crosscheck-ns3.md"
+DOC = ROOT / "target" / "crosscheck-ns3-codel" / "report.md"  # the doc: superseded
 VARIANTS = {"sack-off": ["--sack=0"], "sack-on": ["--sack=1"]}
 MSS, PKT = 1460, 1500
 TITLE = "## CoDel and PIE on the default dumbbell"

@@ -1,26 +1,47 @@
 #!/usr/bin/env python3
-"""Cross-checks aqmlab's SACK / PRR / CUBIC senders against ns-3.44 on the dumbbells of
-``scenarios/crosscheck`` (docs/crosscheck-ns3.md, section "SACK, PRR and CUBIC").
+"""Cross-checks aqmlab's TCP senders (SACK + PRR, CUBIC) and AQMs against ns-3.44
+(docs/crosscheck-ns3.md, section "ns-3's default TCP and CUBIC").
 
-Both sides run ns-3's default TCP: TcpCubic with PRR recovery, SACK, timestamps (1512-byte
-packets, 52-byte ACKs), delayed ACKs (every second segment, 200 ms timer: ns-3's DelAckTimeout),
-minimum RTO 1 s; aqmlab as ``[tcp] variant = "cubic"``, ``timestamps = true``, ``delack = true``,
-``delack_timeout = "200ms"``, ``min_rto = "1s"``. The network (access delays, start times, buffer,
-AQM parameters) is aqmlab's own description of each case, as in ``scripts/crosscheck_ns3.py``.
-RED runs twice on each side: ``wait`` off and on (ns-3's ``Wait``).
+The matrix: TCP x AQM x number of flows on one dumbbell, plus a parking lot and web traffic.
+
+* TCP ``default``: ns-3's default TCP with NewReno congestion control (TcpNewReno, PRR, SACK,
+  timestamps, DelAckCount 2 with a 200 ms timer, MinRto 1 s) against aqmlab ``variant = "sack"``,
+  ``timestamps = true``, ``delack = true``, ``delack_timeout = "200ms"``, ``min_rto = "1s"``;
+  ``cubic``: the same with TcpCubic (HyStart off: aqmlab has none) against ``variant = "cubic"``;
+  ``newreno``: the older cross-checks' model (NewReno without SACK, no timestamps, no delayed
+  ACKs, min RTO 200 ms) against ns-3 NewReno with SACK (the older tables' "sack-on").
+* AQM ``fifo`` (DropTail 300 packets), ``red-w0`` / ``red-w1`` (RED 50/150/0.1/0.002, gentle
+  off, ``wait`` off / on = ns-3's ``Wait``), ``pie`` (RFC 8033 defaults), ``codel`` (5/100 ms).
+* The dumbbell: 100 Mb/s, 2 ms one way, buffer 300 packets both ways; access links 1 Gb/s with
+  one-way delays 1, 3, ..., 19 ms cycled over the hosts (base RTT 8-80 ms, mean 44 ms).
+* ``parking-lot``: 3 hops of 100 Mb/s / 2 ms / 300 packets, 10 long flows + 5 cross flows per
+  hop; ``web``: Poisson arrivals of Pareto-sized objects (mean 50 kB, shape 1.3) at 80 % load.
+
+aqmlab builds each network (its ``build_config``); the same nodes, links and flows (start times,
+web arrival times and sizes, drawn once by aqmlab from the seed) go to ``scripts/ns3_dumbbell.cc
+--graph``. ns-3 opens every connection with a handshake and aqmlab does not, so each ns-3 flow
+starts one base RTT earlier than aqmlab's, and its data starts at about aqmlab's time.
 
 Usage (repository root, project venv; ns-3 in /work/ns3venv):
 
-    .venv/bin/python scripts/crosscheck_ns3_tcp.py --cases red-het-n10 --wait 0 1
+    .venv/bin/python scripts/crosscheck_ns3_tcp.py --jobs 2           # the whole matrix
+    .venv/bin/python scripts/crosscheck_ns3_tcp.py --quick            # a small subset
+    .venv/bin/python scripts/crosscheck_ns3_tcp.py --cases default-red-w0-n10 \
+        --ns3-args=--delAck=1 --aqmlab-tcp=delack=false --tag nodelack  # a diagnostic
 
-Prints one line per run and writes JSON results under ``target/crosscheck-ns3-tcp``.
+Results are cached per run under ``--workdir`` (default ``target/crosscheck-ns3-tcp``); the
+tables go to stdout and to ``WORKDIR/report.md`` (``--write-doc`` puts them into the doc).
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
+import hashlib
 import json
+import statistics
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -29,139 +50,498 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "python"))
 
 import crosscheck_ns3 as base  # noqa: E402
-import crosscheck_ns3_codel as codel  # noqa: E402
 
-SCEN_DIR = ROOT / "scenarios" / "crosscheck"
-PKT = 1460 + 40 + 12
-TCP = {
-    "variant": "cubic",
-    "timestamps": True,
-    "delack": True,
-    "delack_timeout": "200ms",
-    "min_rto": "1s",
+DOC = ROOT / "docs" / "crosscheck-ns3.md"
+BEGIN, END = "<!-- tcp-matrix:begin -->", "<!-- tcp-matrix:end -->"
+HET = [f"{d}ms" for d in range(1, 20, 2)]
+GOODPUT_TOL, QUEUE_TOL = 0.02, 0.15
+DUMBBELL = {
+    "type": "dumbbell",
+    "rate": "100Mbps",
+    "delay": "2ms",
+    "buffer": 300,
+    "reverse_buffer": 300,
+    "access_rate": "1Gbps",
+    "access_delay": HET,
 }
-NS3_TCP = [
+
+_COMMON_TCP = {"mss": "1460B", "header": "40B", "init_cwnd": 10, "rwnd": "4MB"}
+_NS3_DEFAULT = [
     "--recovery=prr",
     "--sack=1",
     "--timestamps=1",
     "--delAck=2",
+    "--delAckTimeout=200",
     "--minRto=1000",
+    "--limitedTransmit=0",
+    "--hystart=0",
 ]
+_AQMLAB_DEFAULT = {"timestamps": True, "delack": True, "delack_timeout": "200ms", "min_rto": "1s"}
+TCPS = {
+    "default": {
+        "aqmlab": {**_COMMON_TCP, "variant": "sack", **_AQMLAB_DEFAULT},
+        "ns3": ["--tcp=newreno", *_NS3_DEFAULT],
+    },
+    "cubic": {
+        "aqmlab": {**_COMMON_TCP, "variant": "cubic", **_AQMLAB_DEFAULT},
+        "ns3": ["--tcp=cubic", *_NS3_DEFAULT],
+    },
+    "newreno": {
+        "aqmlab": {**_COMMON_TCP, "variant": "newreno", "min_rto": "200ms", "delack": False},
+        "ns3": ["--tcp=newreno", "--recovery=classic", "--sack=1", "--timestamps=0", "--delAck=1"],
+    },
+}
+_RED = {"name": "red", "min_th": 50, "max_th": 150, "max_p": 0.1, "w_q": 0.002, "gentle": False}
+AQMS = {
+    "fifo": {"name": "droptail"},
+    "red-w0": {**_RED, "mode": "packet", "wait": False},
+    "red-w1": {**_RED, "mode": "packet", "wait": True},
+    "pie": {
+        "name": "pie",
+        "target": "15ms",
+        "t_update": "15ms",
+        "alpha": 0.125,
+        "beta": 1.25,
+        "max_burst": "150ms",
+        "estimator": "timestamp",
+        "cap_drop_adjustment": True,
+        "derandomize": False,
+    },
+    "codel": {"name": "codel", "target": "5ms", "interval": "100ms", "mtu": "1500B"},
+}
 
 
-def _value(v: object) -> str:
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The cases
+
+
+def _toml_value(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return json.dumps(v)  # strings and numbers: JSON's syntax is TOML's here
 
 
 def dumps(d: dict) -> str:
-    """TOML for a scenario: scalars, lists, tables and arrays of tables one level deep."""
-    top = [f"{k} = {_value(v)}" for k, v in d.items() if not isinstance(v, dict | list)]
-    top += [f"{k} = {_value(v)}" for k, v in d.items() if isinstance(v, list) and not v]
-    out = ["\n".join(top)]
+    """TOML for a scenario: scalars, tables and arrays of tables one level deep."""
+    out = [
+        "\n".join(f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, dict | list))
+    ]
     for k, v in d.items():
         if isinstance(v, dict):
-            out.append(f"[{k}]\n" + "\n".join(f"{kk} = {_value(x)}" for kk, x in v.items()))
-        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            out.append(f"[{k}]\n" + "\n".join(f"{kk} = {_toml_value(x)}" for kk, x in v.items()))
+        elif isinstance(v, list):
             for t in v:
-                out.append(f"[[{k}]]\n" + "\n".join(f"{kk} = {_value(x)}" for kk, x in t.items()))
+                out.append(
+                    f"[[{k}]]\n" + "\n".join(f"{kk} = {_toml_value(x)}" for kk, x in t.items())
+                )
     return "\n\n".join(out) + "\n"
 
 
-def write_case(case: str, wait: bool, workdir: Path, cc: str = "cubic") -> Path:
-    """The case's scenario with ns-3's default TCP (and RED's ``wait``), as a TOML file;
-    ``cc = "newreno"`` swaps CUBIC for NewReno congestion control (aqmlab's ``sack`` variant)."""
-    d = tomllib.loads((SCEN_DIR / f"{case}.toml").read_text())
-    d["tcp"] = {**d["tcp"], **TCP, "variant": "cubic" if cc == "cubic" else "sack"}
-    if d["aqm"]["name"] == "red":
-        d["aqm"]["wait"] = wait
-    p = workdir / "cases" / f"{case}.{cc}.wait{int(wait)}.toml"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(dumps(d))
-    return p
+def _base(name: str, tcp: str, aqm: str, duration: float, warmup: float) -> dict:
+    return {
+        "name": name,
+        "duration": f"{duration:g}s",
+        "warmup": f"{warmup:g}s",
+        "seed": 1,
+        "aqm": AQMS[aqm],
+        "tcp": dict(TCPS[tcp]["aqmlab"]),
+    }
 
 
-def ns3(exe: Path, toml: Path, wait: bool, workdir: Path, cc: str = "cubic") -> dict:
-    """Runs the ns-3 side of one case."""
-    from aqmlab import scenario
+def dumbbell(tcp: str, aqm: str, n: int, duration: float, warmup: float) -> dict:
+    """n bulk flows on the 100 Mb/s dumbbell, starting uniformly in [0.2, 1.2] s."""
+    d = _base(f"{tcp}-{aqm}-n{n}", tcp, aqm, duration, warmup)
+    d["topology"] = dict(DUMBBELL)
+    d["flows"] = [{"count": n, "start": "0.2s", "start_spread": "1s"}]
+    return d
 
-    cfg = scenario.build_config(scenario.load(toml))
-    links = cfg["links"]
-    b = links[0]
-    delays = [links[f["path"][0]]["delay_ns"] / 1e6 for f in cfg["flows"]]
-    starts = [f["start_ns"] / 1e9 for f in cfg["flows"]]
-    d = workdir / "ns3" / toml.stem
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "delays.txt").write_text("\n".join(f"{x:.6f}" for x in delays) + "\n")
-    (d / "starts.txt").write_text("\n".join(f"{x:.9f}" for x in starts) + "\n")
-    aqm = b["aqm"]["name"]
-    flags = []
-    if aqm == "red":
-        p = b["aqm"]["params"]
-        flags = [
-            f"--minTh={p['min_th']}",
-            f"--maxTh={p['max_th']}",
-            f"--maxP={p['max_p']}",
-            f"--wQ={p['w_q']}",
-            f"--redWait={int(wait)}",
-            "--redGentle=0",
+
+def parking_lot(tcp: str, aqm: str, duration: float, warmup: float) -> dict:
+    """3 hops; 10 long flows across all, 5 cross flows on each hop."""
+    d = _base(f"{tcp}-{aqm}-parkinglot", tcp, aqm, duration, warmup)
+    d["topology"] = {
+        "type": "parking-lot",
+        "hops": 3,
+        "rate": "100Mbps",
+        "delay": "2ms",
+        "buffer": 300,
+        "access_rate": "1Gbps",
+        "access_delay": HET,
+        "cross": 5,
+    }
+    spread = {"start": "0.2s", "start_spread": "1s"}
+    d["flows"] = [{"count": 10, **spread}] + [
+        {"count": 5, "src": f"cross{h}.src", "dst": f"cross{h}.dst", **spread} for h in (1, 2, 3)
+    ]
+    return d
+
+
+def web(tcp: str, aqm: str, duration: float, warmup: float) -> dict:
+    """Web objects between 10 host pairs: Poisson arrivals at 80 % of 100 Mb/s, Pareto sizes."""
+    d = _base(f"{tcp}-{aqm}-web", tcp, aqm, duration, warmup)
+    d["topology"] = {**DUMBBELL, "left": 10, "right": 10}
+    rate = 0.8 * 100e6 / 8 / 50e3  # objects per second
+    d["flows"] = [
+        {"type": "web", "arrival_rate": rate, "object_size": "50kB", "shape": 1.3, "start": "0.2s"}
+    ]
+    return d
+
+
+def matrix(quick: bool, duration: float, warmup: float) -> dict[str, dict]:
+    """Every case of the cross-check by name, in the order they run (the most telling first)."""
+    aqms = ["fifo", "red-w0", "codel"] if quick else list(AQMS)
+    out = {}
+
+    def add(c: dict) -> None:
+        out[c["name"]] = c
+
+    for n in [10, 100] if quick else [10, 100, 50]:
+        for tcp in ("default", "cubic"):
+            for aqm in aqms:
+                add(dumbbell(tcp, aqm, n, duration, warmup))
+        if n == 10:
+            add(web("default", "fifo", duration, warmup))
+            add(parking_lot("cubic", "red-w1", duration, warmup))
+            if not quick:
+                add(web("default", "pie", duration, warmup))
+    if not quick:
+        for aqm in ("fifo", "red-w0", "pie", "codel"):
+            add(dumbbell("newreno", aqm, 10, duration, warmup))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The two sides
+
+
+def ns3_aqm_flags(aqm: dict, pkt: int) -> list[str]:
+    """ns3_dumbbell.cc options for an AQM table of AQMS."""
+    if aqm["name"] == "red":
+        return [
+            f"--minTh={aqm['min_th']}",
+            f"--maxTh={aqm['max_th']}",
+            f"--maxP={aqm['max_p']}",
+            f"--wQ={aqm['w_q']}",
+            f"--redWait={int(aqm['wait'])}",
+            f"--redGentle={int(aqm['gentle'])}",
+            f"--meanPktSize={pkt}",
         ]
+    if aqm["name"] == "codel":
+        return ["--codelTarget=5", "--codelInterval=100", "--codelMinBytes=1500"]
+    if aqm["name"] == "pie":
+        return [
+            "--pieTarget=15",
+            "--pieTupdate=15",
+            "--pieA=0.125",
+            "--pieB=1.25",
+            "--pieMaxBurst=150",
+            "--pieDqRate=0",
+            "--pieCapDrop=1",
+            "--pieDerandomize=0",
+            f"--meanPktSize={pkt}",
+        ]
+    return []
+
+
+def graph_text(cfg: dict) -> str:
+    """aqmlab's network as ns3_dumbbell.cc --graph lines; ns-3's starts one handshake earlier."""
+    links = cfg["links"]
+    lines = [f"node {n['kind']}" for n in cfg["nodes"]]
+    for ln in links:
+        if ln["buffer_pkts"] is None:
+            raise SystemExit(f"link {ln['name']}: the ns-3 side needs buffers in packets")
+        aqm = (ln.get("aqm") or {}).get("name", "droptail")
+        lines.append(
+            f"link {ln['name']} {ln['from']} {ln['to']} {ln['rate_bps']} "
+            f"{ln['delay_ns'] / 1e9:.9f} {ln['buffer_pkts']} {aqm} {int(ln['monitor'])}"
+        )
+    for f in cfg["flows"]:
+        rtt = sum(links[i]["delay_ns"] for i in f["path"] + f["rev_path"]) / 1e9
+        start = f["start_ns"] / 1e9 - rtt
+        if start < 0:
+            raise SystemExit(
+                f"flow {f['name']} starts before one RTT: no room for ns-3's handshake"
+            )
+        lines.append(f"flow {f['src']} {f['dst']} {start:.9f} {f.get('size_bytes') or 0}")
+    return "\n".join(lines) + "\n"
+
+
+def run_ours(toml: Path, out: Path) -> dict:
+    aqmlab = str(ROOT / ".venv" / "bin" / "aqmlab")
+    res, wall, cpu = base.timed([aqmlab, "run", str(toml), "--out", str(out), "--quiet"], cwd=ROOT)
+    if res.returncode != 0:
+        raise RuntimeError(f"aqmlab run {toml.name} failed: {res.stderr.strip()}")
+    s = json.loads((out / "summary.json").read_text())
+    fl = s["flows"]
+    return {
+        "git": base.git_state(),
+        "links": [
+            {k: b[k] for k in ("name", "utilisation", "queue_mean_pkts", "loss_ratio", "arrived")}
+            for b in s["links"]
+        ],
+        "goodput_bps": [f["goodput_bps"] for f in fl],
+        "fct_s": [f["completion_s"] for f in fl],
+        "size_bytes": [f["size_bytes"] for f in fl],
+        "timeouts": sum(f["timeouts"] for f in fl),
+        "fast_recoveries": sum(f["fast_retransmits"] for f in fl),
+        "retransmits": sum(f["retransmits"] for f in fl),
+        "wall_s": wall,
+        "cpu_s": cpu,
+    }
+
+
+def run_ns3(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "graph.txt").write_text(graph_text(cfg))
+    pkt = 1460 + 40 + (12 if sc["tcp"].get("timestamps") else 0)
     cmd = [
         str(exe),
-        f"--flows={len(cfg['flows'])}",
-        f"--aqm={aqm}",
-        f"--buffer={b['buffer_pkts']}",
-        f"--delays={d / 'delays.txt'}",
-        f"--starts={d / 'starts.txt'}",
+        f"--graph={d / 'graph.txt'}",
         f"--duration={cfg['duration_ns'] / 1e9}",
         f"--warmup={cfg['warmup_ns'] / 1e9}",
         f"--seed={cfg['seed']}",
-        f"--meanPktSize={PKT}",
-        *flags,
-        *NS3_TCP,
-        f"--tcp={cc}",
+        *ns3_aqm_flags(sc["aqm"], pkt),
+        *TCPS[sc["name"].split("-")[0]]["ns3"],
+        *extra,
     ]
-    res, _wall, cpu = base.timed(cmd)
+    res, wall, cpu = base.timed(cmd)
     if res.returncode != 0:
-        raise RuntimeError(f"ns-3 {toml.stem} failed: {res.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"ns-3 {sc['name']} failed: {res.stderr.strip()[-2000:]}")
     r = json.loads(res.stdout)
-    r["cpu_s"], r["command"] = cpu, " ".join(cmd[1:])
+    if any(ln["tx_pairing_errors"] for ln in r["links"]):
+        raise RuntimeError(f"ns-3 {sc['name']}: queue/device pairing errors")
+    r.update(cpu_s=cpu, wall_s=wall, command=" ".join(cmd[1:]))
     return r
+
+
+def run_case(exe: Path, sc: dict, seed: int, args: argparse.Namespace) -> dict:
+    """Both sides of one case and seed (cached in the work directory)."""
+    from aqmlab import scenario
+
+    key = f"{sc['name']}.{args.duration:g}s.seed{seed}" + (f".{args.tag}" if args.tag else "")
+    cache = args.workdir / "runs" / f"{key}.json"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    if cache.exists() and not args.fresh:
+        return json.loads(cache.read_text())
+    sc = json.loads(json.dumps(sc))
+    sc["seed"] = seed
+    for kv in args.aqmlab_tcp:
+        k, v = kv.split("=", 1)
+        sc["tcp"][k] = tomllib.loads(f"v = {v}")["v"]
+    toml = args.workdir / "cases" / f"{key}.toml"
+    toml.parent.mkdir(parents=True, exist_ok=True)
+    toml.write_text(dumps(sc))
+    cfg = scenario.build_config(scenario.load(toml))
+    log(f"{key}: aqmlab")
+    ours = run_ours(toml, args.workdir / "ours" / key)
+    log(f"{key}: ns-3")
+    theirs = run_ns3(args.exe, cfg, sc, args.workdir / "ns3" / key, args.ns3_args)
+    res = {"case": sc["name"], "seed": seed, "tag": args.tag, "ours": ours, "ns3": theirs}
+    cache.write_text(json.dumps(res))
+    log(f"{key}: done ({theirs['cpu_s']:.0f} s ns-3 CPU)")
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+
+
+def compare(res: dict) -> dict:
+    """The row of one run: goodput, queue per monitored link, FCT means, verdict."""
+    o, t = res["ours"], res["ns3"]
+    g_o, g_t = sum(o["goodput_bps"]), t["goodput_total_bps"]
+    q_o = [ln["queue_mean_pkts"] for ln in o["links"]]
+    q_t = [ln["queue_mean_pkts"] for ln in t["links"]]
+    row = {
+        "goodput": (g_o, g_t),
+        "queue": (statistics.fmean(q_o), statistics.fmean(q_t)),
+        "loss": (o["links"][0]["loss_ratio"], t["links"][0]["loss_ratio"]),
+        "util": (o["links"][0]["utilisation"], t["links"][0]["utilisation"]),
+        "timeouts": (o["timeouts"], t["timeouts"]),
+        "per_link_queue": list(zip(q_o, q_t, strict=True)),
+    }
+    both = [
+        (a, b)
+        for a, b, s in zip(o["fct_s"], t["fct_s"], o["size_bytes"], strict=True)
+        if s and a is not None and b is not None
+    ]
+    if both:
+        row["fct"] = (statistics.fmean(a for a, _ in both), statistics.fmean(b for _, b in both))
+        row["fct_n"] = (len(both), sum(1 for s in o["size_bytes"] if s))
+    gd = g_o / g_t - 1 if g_t else float("inf")
+    qd = row["queue"][0] / row["queue"][1] - 1 if row["queue"][1] else float("inf")
+    row["diff"] = (gd, qd)
+    row["pass"] = abs(gd) <= GOODPUT_TOL and abs(qd) <= QUEUE_TOL
+    return row
+
+
+def mean_rows(rows: list[dict]) -> dict:
+    """Means over seeds of a case's rows."""
+    out = {}
+    for k in ("goodput", "queue", "loss", "util", "timeouts", "fct"):
+        if k in rows[0]:
+            out[k] = tuple(statistics.fmean(r[k][i] for r in rows) for i in (0, 1))
+    g, q = out["goodput"], out["queue"]
+    out["diff"] = (g[0] / g[1] - 1, q[0] / q[1] - 1)
+    out["pass"] = abs(out["diff"][0]) <= GOODPUT_TOL and abs(out["diff"][1]) <= QUEUE_TOL
+    if "fct_n" in rows[0]:
+        out["fct_n"] = rows[0]["fct_n"]
+    return out
+
+
+def report(results: dict[str, list[dict]], meta: str) -> str:
+    head = (
+        "| case | goodput Mb/s aqmlab / ns-3 | diff | queue pkts aqmlab / ns-3 | diff | "
+        "loss aqmlab / ns-3 | util aqmlab / ns-3 | timeouts aqmlab / ns-3 | FCT mean s aqmlab / ns-3 | "
+        "within 2 % / 15 % |\n|" + " --- |" * 10
+    )
+    lines = [meta, "", head]
+    for name, rows in results.items():
+        r = mean_rows([compare(x) for x in rows])
+        g, q, lo, u, to = r["goodput"], r["queue"], r["loss"], r["util"], r["timeouts"]
+        fct = (
+            f"{r['fct'][0]:.3f} / {r['fct'][1]:.3f} ({r['fct_n'][0]} of {r['fct_n'][1]})"
+            if "fct" in r
+            else ""
+        )
+        lines.append(
+            f"| {name} | {g[0] / 1e6:.2f} / {g[1] / 1e6:.2f} | {r['diff'][0]:+.1%} | "
+            f"{q[0]:.1f} / {q[1]:.1f} | {r['diff'][1]:+.1%} | {lo[0]:.2%} / {lo[1]:.2%} | "
+            f"{u[0]:.3f} / {u[1]:.3f} | {to[0]:.0f} / {to[1]:.0f} | {fct} | "
+            f"{'pass' if r['pass'] else 'no'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+BINS = [
+    (0, 10e3, "<10kB"),
+    (10e3, 100e3, "10-100kB"),
+    (100e3, 1e6, "100kB-1MB"),
+    (1e6, 1e18, ">=1MB"),
+]
+
+
+def details(results: dict[str, list[dict]]) -> str:
+    """Per-hop queues of multi-link cases and FCT means by object size of web cases (seed 1)."""
+    out = []
+    for name, rows in results.items():
+        r = rows[0]
+        c = compare(r)
+        if len(c["per_link_queue"]) > 1:
+            hops = ", ".join(
+                f"{ln['name']} {a:.1f} / {b:.1f}"
+                for ln, (a, b) in zip(r["ours"]["links"], c["per_link_queue"], strict=True)
+            )
+            out.append(f"- `{name}` mean queue per hop, aqmlab / ns-3 (packets): {hops}.")
+        o, t = r["ours"], r["ns3"]
+        sizes = o["size_bytes"]
+        if not any(sizes):
+            continue
+        parts = []
+        for lo, hi, label in BINS:
+            pairs = [
+                (a, b)
+                for a, b, s in zip(o["fct_s"], t["fct_s"], sizes, strict=True)
+                if s and lo <= s < hi and a is not None and b is not None
+            ]
+            if pairs:
+                ma = statistics.fmean(a for a, _ in pairs)
+                mb = statistics.fmean(b for _, b in pairs)
+                parts.append(f"{label} ({len(pairs)}): {ma:.3f} / {mb:.3f}")
+        done = (
+            sum(1 for a in o["fct_s"] if a is not None),
+            sum(1 for b in t["fct_s"] if b is not None),
+        )
+        out.append(
+            f"- `{name}` FCT mean by size, aqmlab / ns-3 (s), objects finished on both sides: "
+            + "; ".join(parts)
+            + f". Finished: aqmlab {done[0]}, ns-3 {done[1]} of {sum(1 for s in sizes if s)}."
+        )
+    if not out:
+        return ""
+    return (
+        "Per-hop queues and web FCTs (seed "
+        + str(results[next(iter(results))][0]["seed"])
+        + "):\n\n"
+        + "\n".join(out)
+        + "\n"
+    )
+
+
+def write_doc(table: str) -> None:
+    text = DOC.read_text()
+    if BEGIN not in text:
+        raise SystemExit(f"{DOC}: no {BEGIN} marker")
+    pre, rest = text.split(BEGIN, 1)
+    post = rest.split(END, 1)[1]
+    DOC.write_text(pre + BEGIN + "\n" + table + END + post)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", nargs="+", default=["red-het-n10"])
-    ap.add_argument("--wait", nargs="+", type=int, default=[0, 1])
-    ap.add_argument("--cc", nargs="+", default=["cubic"], choices=["cubic", "newreno"])
+    ap.add_argument("--quick", action="store_true", help="a subset: 10 and 100 flows, 3 AQMs")
+    ap.add_argument("--cases", nargs="*", help="case names (default: the whole matrix)")
+    ap.add_argument("--seeds", nargs="+", type=int, default=[1])
+    ap.add_argument("--duration", type=float, default=15.0, help="simulated seconds")
+    ap.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
+    ap.add_argument("--jobs", type=int, default=2, help="cases run in parallel")
+    ap.add_argument(
+        "--ns3-args", action="append", default=[], help="an extra ns3_dumbbell.cc option (repeat)"
+    )
+    ap.add_argument(
+        "--aqmlab-tcp",
+        action="append",
+        default=[],
+        help="a [tcp] override, key=TOML value (repeat)",
+    )
+    ap.add_argument("--tag", default="", help="names a diagnostic run set (with the overrides)")
+    ap.add_argument("--fresh", action="store_true", help="ignore cached runs")
+    ap.add_argument("--write-doc", action="store_true", help="put the table into the doc")
     ap.add_argument("--ns3-venv", type=Path, default=Path("/work/ns3venv"))
     ap.add_argument("--workdir", type=Path, default=ROOT / "target" / "crosscheck-ns3-tcp")
     a = ap.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
-    exe = codel.build(a.ns3_venv, a.workdir)
-    runs = [(case, cc, w) for case in a.cases for cc in a.cc for w in a.wait]
-    for case, cc, wait in runs:
-        if "red" not in case and wait:
-            continue
-        toml = write_case(case, bool(wait), a.workdir, cc)
-        ours = codel.run_ours(toml, a.workdir, 1)
-        theirs = ns3(exe, toml, bool(wait), a.workdir, cc)
-        q3 = theirs["qdisc_mean_pkts"] + theirs["devq_mean_pkts"]
-        g3 = theirs["goodput_total_bps"]
-        res = {"case": case, "cc": cc, "wait": wait, "ours": ours, "ns3": theirs}
-        (a.workdir / f"{toml.stem}.json").write_text(json.dumps(res, indent=1))
-        print(
-            f"{case} {cc} wait={wait}: goodput ours {ours['goodput_total_bps'] / 1e6:.2f} "
-            f"ns-3 {g3 / 1e6:.2f} Mb/s ({ours['goodput_total_bps'] / g3 - 1:+.1%}); "
-            f"mean queue ours {ours['queue_mean_pkts']:.1f} ns-3 {q3:.1f} "
-            f"({ours['queue_mean_pkts'] / q3 - 1:+.1%}); loss ours {ours['loss_ratio']:.4f} "
-            f"ns-3 {theirs['loss_ratio']:.4f}; timeouts ours {ours['timeouts']}; "
-            f"ns-3 cpu {theirs['cpu_s']:.0f} s",
-            flush=True,
+    # One build directory per version of the program: a rebuild never replaces a binary that
+    # another invocation is running.
+    digest = hashlib.sha1(base.SRC.read_bytes()).hexdigest()[:12]
+    (ROOT / "target" / "ns3-build" / digest).mkdir(parents=True, exist_ok=True)
+    a.exe = base.build(a.ns3_venv, ROOT / "target" / "ns3-build" / digest)
+    cases = matrix(a.quick, a.duration, a.warmup)
+    if a.cases:
+        unknown = [c for c in a.cases if c not in cases]
+        if unknown:
+            raise SystemExit(f"--cases: unknown {', '.join(unknown)}; known: {', '.join(cases)}")
+        cases = {c: cases[c] for c in a.cases}
+    t0 = time.monotonic()
+    jobs = [(name, seed) for name in cases for seed in a.seeds]
+    results: dict[str, list[dict]] = {name: [] for name in cases}
+    with cf.ThreadPoolExecutor(a.jobs) as ex:
+        futs = {ex.submit(run_case, a.exe, cases[n], s, a): n for n, s in jobs}
+        for fu in cf.as_completed(futs):
+            results[futs[fu]].append(fu.result())
+    git = base.git_state()
+    meta = (
+        f"Generated by `scripts/crosscheck_ns3_tcp.py` on {time.strftime('%Y-%m-%d')} "
+        f"(aqmlab {git}, ns-3 {base.ns3_version(a.ns3_venv)}; {a.duration:g} s simulated, "
+        f"metrics after {a.warmup:g} s; seeds {', '.join(map(str, a.seeds))}"
+        + (
+            f"; tag {a.tag}: ns-3 {' '.join(a.ns3_args)} aqmlab {' '.join(a.aqmlab_tcp)}"
+            if a.tag
+            else ""
         )
+        + f"; {time.monotonic() - t0:.0f} s wall)."
+    )
+    table = report(results, meta) + "\n" + details(results)
+    print(table)
+    (a.workdir / f"report{('.' + a.tag) if a.tag else ''}.md").write_text(table)
+    if a.write_doc:
+        write_doc(table)
 
 
 if __name__ == "__main__":

@@ -1,55 +1,64 @@
-// The one ns-3 program of aqmlab's cross-checks (scripts/crosscheck_ns3.py: DropTail and RED;
-// scripts/crosscheck_ns3_codel.py: CoDel and PIE; the TCP runs of docs/crosscheck-ns3.md, section
-// "SACK, PRR and CUBIC"). It replaced two near-copies (ns3_dumbbell.cc and ns3_dumbbell_aqm.cc).
+// The one ns-3 program of aqmlab's cross-checks (docs/crosscheck-ns3.md): scripts/crosscheck_ns3.py
+// (DropTail and RED, NewReno), scripts/crosscheck_ns3_codel.py (CoDel and PIE) and
+// scripts/crosscheck_ns3_tcp.py (ns-3's default TCP and CUBIC through FIFO, RED, PIE and CoDel on
+// dumbbells, a parking lot and web traffic). It replaced two near-copies (ns3_dumbbell.cc and
+// ns3_dumbbell_aqm.cc); every case is an option of this one program.
 //
-// Options beyond the network: --tcp=newreno|cubic, --sack, --recovery=classic|prr, --timestamps,
-// --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --redWait, --redGentle, and the AQMs'
-// parameters. Defaults are aqmlab's model (NewReno, classic recovery, SACK and timestamps off,
-// DelAckCount 1, MinRto 200 ms, RED Wait and Gentle off); ns-3's own defaults are TcpCubic, PRR,
-// SACK, timestamps, DelAckCount 2, MinRto 1 s, RED Wait and Gentle on.
+// The network comes from one of two places:
+//   --graph=FILE: any network aqmlab builds (its `build_config` output, written by the Python
+//     script): lines `node host|router`, `link NAME FROM TO RATE_BPS DELAY_S BUFFER_PKTS AQM
+//     MONITOR` (unidirectional, as aqmlab's; each link needs its reverse, which becomes the other
+//     direction of one ns-3 point-to-point channel, and both must have the same delay) and
+//     `flow SRC DST START_S SIZE_BYTES` (0 = bulk). Routes are ns-3's global routing (fewest
+//     hops); the topologies of the cross-checks are trees, so each route is the only one and is
+//     aqmlab's too.
+//   otherwise the dumbbell of one scenarios/crosscheck/*.toml case, from --flows, --delays (file
+//     of one-way access delays per flow, ms) and --starts (file of start times, s):
+//     N sender hosts S_i -- router A ==(bottleneck)== router B -- N receiver hosts R_i;
+//     access links 1 Gb/s, one-way delay d_i (the same d_i on S_i-A and B-R_i, as aqmlab's
+//     dumbbell); bottleneck 100 Mb/s, 2 ms one way, both directions; only A -> B is monitored.
 //
-// AQMs:
-//   --aqm=droptail: FifoQueueDisc; --aqm=red: RedQueueDisc (MinTh, MaxTh, LInterm, QW, Wait, Gentle);
-//   --aqm=codel: CoDelQueueDisc (Target, Interval, MinBytes, MaxSize; UseEcn false), and
-//   --aqm=pie:   PieQueueDisc (QueueDelayReference, Tupdate, A, B, MaxBurstAllowance, MaxSize,
-//                UseDequeueRateEstimator, UseCapDropAdjustment, UseDerandomization; UseEcn false),
-// and with the queueing delay of the bottleneck queue disc:
-//   sojourn: enqueue to dequeue of the queue disc (QueueDisc "Dequeue" trace, now - the item's
-//     timestamp), over the packets dequeued in the window and NOT dropped by the AQM after
-//     dequeue (CoDel's head drops also fire "Dequeue"; their "DropAfterDequeue" takes them out
-//     again); the mean sojourn of the head-dropped packets is reported separately;
-//   to_tx: queue-disc enqueue to the start of the packet's transmission on the bottleneck device
-//     (PhyTxBegin), i.e. sojourn + the wait in the 1-packet device queue: aqmlab's definition of
-//     queueing delay (arrival to start of transmission, packets starting in the window).
-// CoDel's dropping state is traced (DropState): entries and the time fraction spent in it.
-//
-// Builds the dumbbell of one scenarios/crosscheck/*.toml case in ns-3 (3.44, the `ns3` wheel from
-// PyPI: its shipped headers and libraries) and prints one JSON object with the bottleneck's
-// utilisation, time-weighted mean queue, queueing delay, loss ratio, per-flow goodput and
-// wall-clock times.
-//
-// Network: N sender hosts S_i -- router A ==(bottleneck)== router B -- N receiver hosts R_i.
-//   access links: 1 Gb/s, one-way delay d_i (the same d_i on S_i-A and B-R_i, as aqmlab's dumbbell);
-//   bottleneck:   100 Mb/s, 2 ms one-way, both directions.
+// Devices: Mtu 1600 bytes (--mtu). ns-3's default, 1500, makes IPv4 fragment every 1512-byte data
+// packet of a TCP with timestamps (1460 + 20 + 32) into two packets on the wire.
 // Queues: every point-to-point device's own TxQueue is 1 packet, so the traffic-control queue disc
-// holds the queue: on A's bottleneck device CoDelQueueDisc, PieQueueDisc, RedQueueDisc or
-// FifoQueueDisc ("droptail") with MaxSize = buffer packets; on B's (reverse) device FifoQueueDisc buffer packets; on every access
-// device FifoQueueDisc 10000 packets (aqmlab's access_buffer). Installed before addresses are
+// holds the queue: per link direction CoDelQueueDisc, PieQueueDisc, RedQueueDisc or FifoQueueDisc
+// ("droptail") with MaxSize = the link's buffer in packets. Installed before addresses are
 // assigned, so Ipv4AddressHelper installs no default (FqCoDel) queue disc.
-// TCP (defaults; see the options above): TcpNewReno with TcpClassicRecovery, SACK off,
-// timestamps off (default; --timestamps=1 turns them on), limited transmit off, DelAckCount 1,
-// SegmentSize 1460, InitialCwnd 10, MinRto 200 ms, ClockGranularity 1 ms, 4 MB socket buffers,
-// DataRetries 1000 (ns-3 would otherwise abort a connection after 6 back-to-back RTOs),
-// ConnTimeout 1 s (aqmlab's init_rto). Bulk flows (BulkSendApplication) start at the times given.
 //
-// Measurement window [warmup, duration]:
-//   utilisation: bytes on the wire (IP packet + 2-byte PPP header) whose transmission on the
-//     bottleneck ended in the window / (C T); throughput_bps: the same without the PPP header;
+// TCP options: --tcp=newreno|cubic, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
+// --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
+// (TcpCubic's HyStart). Defaults are aqmlab's classic model (NewReno, classic recovery, SACK and
+// timestamps off, DelAckCount 1, MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic,
+// PRR, SACK, timestamps, DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited
+// transmit on. Always: SegmentSize 1460, InitialCwnd 10, ClockGranularity 1 ms, 4 MB socket
+// buffers, DataRetries 1000 (ns-3 would otherwise abort a connection after 6 back-to-back RTOs),
+// ConnTimeout 1 s (aqmlab's init_rto). Every flow is a BulkSendApplication (MaxBytes = its size,
+// 0 for bulk) to its own PacketSink port, started at the time given (the caller moves ns-3's
+// starts one handshake earlier when it wants data to start at aqmlab's times).
+//
+// AQMs: --aqm=droptail|red|codel|pie (dumbbell) or per link (graph); RED: MinTh, MaxTh,
+// LInterm = 1/max_p, QW, Wait (--redWait), Gentle (--redGentle), MeanPktSize, LinkBandwidth and
+// LinkDelay of its link, UseHardDrop; CoDel: Target, Interval, MinBytes; PIE: QueueDelayReference,
+// Tupdate, A, B, MaxBurstAllowance, UseDequeueRateEstimator, UseCapDropAdjustment,
+// UseDerandomization. ECN and L4S off.
+//
+// Measured per monitored link over the window [warmup, duration] (the first monitored link's
+// numbers are also the top-level fields, as before):
+//   utilisation: bytes on the wire (IP packet + 2-byte PPP header) whose transmission ended in the
+//     window / (C T); throughput_bps: the same without the PPP header;
 //   queue: time-weighted mean of the queue disc's PacketsInQueue (qdisc_mean) and of the device
 //     TxQueue's (devq_mean), integrated exactly from their traces. qdisc + devq = packets waiting,
 //     excluding the one in transmission (aqmlab's convention);
-//   loss: (drops of the queue disc) / (packets the queue disc received) in the window;
-//   goodput: PacketSink bytes received in the window * 8 / T.
+//   loss: (drops of the queue disc) / (packets the queue disc received);
+//   sojourn: enqueue to dequeue of the queue disc, over the packets dequeued and NOT dropped by the
+//     AQM after dequeue (CoDel's head drops also fire "Dequeue"; their "DropAfterDequeue" takes
+//     them out again); to_tx: queue-disc enqueue to the start of transmission (PhyTxBegin), i.e.
+//     sojourn + the wait in the 1-packet device queue: aqmlab's queueing delay;
+//   CoDel's dropping state (DropState): entries and the time fraction spent in it.
+// Per flow: goodput = PacketSink bytes received in the window * 8 / T; for finite flows the
+// completion time = from the first data segment the sender transmits (after the handshake) to the
+// ACK covering the last byte (HighestRxAck = size + 1): aqmlab's definition without a handshake.
+// TCP events summed over the senders: entries into fast recovery, timeouts, retransmissions.
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -60,13 +69,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <iostream>
-#include <cmath>
+#include <memory>
 #include <sstream>
 #include <string>
-#include <deque>
 #include <vector>
 
 using namespace ns3;
@@ -75,6 +85,12 @@ namespace
 {
 
 double g_warmup = 10.0;
+
+bool
+InWindow()
+{
+    return Simulator::Now().GetSeconds() >= g_warmup;
+}
 
 // Exact time integral of a piecewise-constant traced value over [warmup, now].
 struct Integrator
@@ -100,10 +116,6 @@ struct Integrator
     }
 };
 
-Integrator g_qdisc;
-Integrator g_devq;
-Integrator g_dropping;  // CoDel's dropping state (0/1): time fraction in the window
-
 // Queueing delay sums over the window, seconds.
 struct DelaySum
 {
@@ -117,91 +129,237 @@ struct DelaySum
         sq += sign * d * d;
         n += sign;
     }
+
+    double Mean() const
+    {
+        return n ? sum / n : 0.0;
+    }
+
+    double Std() const
+    {
+        if (n < 2)
+        {
+            return 0.0;
+        }
+        double m = sum / n;
+        return std::sqrt(std::max(0.0, sq / n - m * m));
+    }
 };
 
-DelaySum g_sojourn;       // queue disc: enqueue -> dequeue, packets not dropped after dequeue
-DelaySum g_sojournDrop;   // the same for packets the AQM dropped after dequeue (CoDel)
-DelaySum g_toTx;          // queue disc enqueue -> start of transmission
-// Queue-disc enqueue times of the packets dequeued from the queue disc and not yet started on the
-// device, in order. The queue disc and the device queue are FIFOs, so the front is the next packet
-// PhyTxBegin sees. (Packet uids cannot pair them: ns-3's TCP cuts its segments from the
-// application's 14600-byte writes, and the fragments keep the uid of the write.)
-std::deque<double> g_pending;
-uint64_t g_pairingErrors = 0;       // PhyTxBegin without a dequeued packet (should stay 0)
-uint64_t g_dropStates[2] = {0, 0};  // CoDel entries into the dropping state: run, window
-
-bool
-InWindow()
+// Counters of one queue disc, read at the start and the end of the window.
+struct QStats
 {
-    return Simulator::Now().GetSeconds() >= g_warmup;
+    uint64_t received = 0;
+    uint64_t dropped = 0;
+    uint64_t early = 0;
+    uint64_t forced = 0;
+    uint64_t overflow = 0;
+};
+
+QStats
+TakeQ(Ptr<QueueDisc> q, const std::string& aqm)
+{
+    QStats s;
+    const QueueDisc::Stats& st = q->GetStats();
+    s.received = st.nTotalReceivedPackets;
+    s.dropped = st.nTotalDroppedPackets;
+    if (aqm == "red")
+    {
+        s.early = st.GetNDroppedPackets(RedQueueDisc::UNFORCED_DROP);
+        s.forced = st.GetNDroppedPackets(RedQueueDisc::FORCED_DROP);
+        s.overflow = st.GetNDroppedPackets(QueueDisc::INTERNAL_QUEUE_DROP);
+    }
+    else if (aqm == "codel")
+    {
+        // early = head drops of the control law; overflow = arrivals refused by a full buffer.
+        s.early = st.GetNDroppedPackets(CoDelQueueDisc::TARGET_EXCEEDED_DROP);
+        s.overflow = st.GetNDroppedPackets(CoDelQueueDisc::OVERLIMIT_DROP) +
+                     st.GetNDroppedPackets(QueueDisc::INTERNAL_QUEUE_DROP);
+    }
+    else if (aqm == "pie")
+    {
+        // early = PIE's random drops on arrival; overflow = arrivals refused by a full buffer.
+        s.early = st.GetNDroppedPackets(PieQueueDisc::UNFORCED_DROP);
+        s.overflow = st.GetNDroppedPackets(PieQueueDisc::FORCED_DROP) +
+                     st.GetNDroppedPackets(QueueDisc::INTERNAL_QUEUE_DROP);
+    }
+    else
+    {
+        s.overflow = st.GetNDroppedPackets(FifoQueueDisc::LIMIT_EXCEEDED_DROP);
+    }
+    return s;
 }
 
-void
-QdiscDequeue(Ptr<const QueueDiscItem> item)
+// One monitored link direction: its device, its queue disc and everything measured on them.
+struct Monitor
 {
-    g_pending.push_back(item->GetTimeStamp().GetSeconds());
-    if (InWindow())
-    {
-        g_sojourn.Add((Simulator::Now() - item->GetTimeStamp()).GetSeconds());
-    }
-}
+    std::string name;
+    std::string aqm;
+    double rateBps = 0;
+    Ptr<QueueDisc> qdisc;
+    Integrator qdiscQ;
+    Integrator devQ;
+    Integrator dropping; // CoDel's dropping state (0/1): time fraction in the window
+    DelaySum sojourn;     // queue disc: enqueue -> dequeue, packets not dropped after dequeue
+    DelaySum sojournDrop; // the same for packets the AQM dropped after dequeue (CoDel)
+    DelaySum toTx;        // queue disc enqueue -> start of transmission
+    // Queue-disc enqueue times of the packets dequeued from the queue disc and not yet started on
+    // the device, in order. The queue disc and the device queue are FIFOs, so the front is the
+    // next packet PhyTxBegin sees. (Packet uids cannot pair them: ns-3's TCP cuts its segments
+    // from the application's 14600-byte writes, and the fragments keep the uid of the write.)
+    std::deque<double> pending;
+    uint64_t pairingErrors = 0;      // PhyTxBegin without a dequeued packet (should stay 0)
+    uint64_t dropStates[2] = {0, 0}; // CoDel entries into the dropping state: run, window
+    uint64_t txPktsWindow = 0;
+    uint64_t txWireBytesWindow = 0;
+    uint64_t txPktsTotal = 0;
+    QStats atWarmup;
 
-void
-QdiscDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* /*reason*/)
-{
-    // "Dequeue" fired for this packet at this same instant: take it out of the sent packets.
-    if (InWindow())
+    void Dequeue(Ptr<const QueueDiscItem> item)
     {
-        double d = (Simulator::Now() - item->GetTimeStamp()).GetSeconds();
-        g_sojourn.Add(d, -1);
-        g_sojournDrop.Add(d);
-    }
-    // The drop follows the "Dequeue" of this same packet at once: it is the last one pushed.
-    g_pending.pop_back();
-}
-
-void
-PhyTxBegin(Ptr<const Packet>)
-{
-    if (g_pending.empty())
-    {
-        g_pairingErrors++;
-        return;
-    }
-    if (InWindow())
-    {
-        g_toTx.Add(Simulator::Now().GetSeconds() - g_pending.front());
-    }
-    g_pending.pop_front();
-}
-
-void
-DropState(bool from, bool to)
-{
-    g_dropping.Change(from, to);
-    if (to && !from)
-    {
-        g_dropStates[0]++;
+        pending.push_back(item->GetTimeStamp().GetSeconds());
         if (InWindow())
         {
-            g_dropStates[1]++;
+            sojourn.Add((Simulator::Now() - item->GetTimeStamp()).GetSeconds());
         }
     }
+
+    void DropAfterDequeue(Ptr<const QueueDiscItem> item, const char* /*reason*/)
+    {
+        // "Dequeue" fired for this packet at this same instant: take it out of the sent packets.
+        if (InWindow())
+        {
+            double d = (Simulator::Now() - item->GetTimeStamp()).GetSeconds();
+            sojourn.Add(d, -1);
+            sojournDrop.Add(d);
+        }
+        pending.pop_back(); // the last one pushed
+    }
+
+    void TxBegin(Ptr<const Packet>)
+    {
+        if (pending.empty())
+        {
+            pairingErrors++;
+            return;
+        }
+        if (InWindow())
+        {
+            toTx.Add(Simulator::Now().GetSeconds() - pending.front());
+        }
+        pending.pop_front();
+    }
+
+    void TxEnd(Ptr<const Packet> p)
+    {
+        txPktsTotal++;
+        if (InWindow())
+        {
+            txPktsWindow++;
+            txWireBytesWindow += p->GetSize();
+        }
+    }
+
+    void DropState(bool from, bool to)
+    {
+        dropping.Change(from, to);
+        if (to && !from)
+        {
+            dropStates[0]++;
+            if (InWindow())
+            {
+                dropStates[1]++;
+            }
+        }
+    }
+
+    void Connect(Ptr<PointToPointNetDevice> dev)
+    {
+        qdisc->TraceConnectWithoutContext("PacketsInQueue",
+                                          MakeCallback(&Integrator::Change, &qdiscQ));
+        dev->GetQueue()->TraceConnectWithoutContext("PacketsInQueue",
+                                                    MakeCallback(&Integrator::Change, &devQ));
+        dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&Monitor::TxEnd, this));
+        dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Monitor::TxBegin, this));
+        qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&Monitor::Dequeue, this));
+        qdisc->TraceConnectWithoutContext("DropAfterDequeue",
+                                          MakeCallback(&Monitor::DropAfterDequeue, this));
+        if (aqm == "codel")
+        {
+            qdisc->TraceConnectWithoutContext("DropState", MakeCallback(&Monitor::DropState, this));
+        }
+    }
+
+    // The link's numbers over the window, as JSON members (no braces).
+    std::string Json(double T) const;
+};
+
+std::string
+Monitor::Json(double T) const
+{
+    QStats end = TakeQ(qdisc, aqm);
+    uint64_t arrived = end.received - atWarmup.received;
+    uint64_t dropped = end.dropped - atWarmup.dropped;
+    uint64_t ipBytes = txWireBytesWindow - 2 * txPktsWindow; // PPP header: 2 bytes
+    char buf[4096];
+    std::snprintf(
+        buf,
+        sizeof buf,
+        "\"name\": \"%s\", \"aqm\": \"%s\",\n"
+        "  \"utilisation\": %.6f, \"throughput_bps\": %.1f,\n"
+        "  \"qdisc_mean_pkts\": %.4f, \"devq_mean_pkts\": %.4f, \"queue_mean_pkts\": %.4f,\n"
+        "  \"arrived\": %lu, \"dropped\": %lu,\n"
+        "  \"dropped_early\": %lu, \"dropped_forced\": %lu, \"dropped_overflow\": %lu,\n"
+        "  \"loss_ratio\": %.6f,\n"
+        "  \"sojourn_mean_s\": %.9f, \"sojourn_std_s\": %.9f, \"sojourn_n\": %lu,\n"
+        "  \"sojourn_dropped_mean_s\": %.9f, \"sojourn_dropped_n\": %lu,\n"
+        "  \"to_tx_mean_s\": %.9f, \"to_tx_std_s\": %.9f, \"to_tx_n\": %lu,\n"
+        "  \"codel_drop_states\": %lu, \"codel_drop_states_window\": %lu, "
+        "\"codel_dropping_fraction\": %.6f,\n"
+        "  \"tx_pairing_errors\": %lu, \"tx_pending_at_end\": %lu,\n"
+        "  \"bottleneck_arrivals_total\": %lu, \"bottleneck_tx_total\": %lu",
+        name.c_str(),
+        aqm.c_str(),
+        txWireBytesWindow * 8.0 / (rateBps * T),
+        ipBytes * 8.0 / T,
+        qdiscQ.area / T,
+        devQ.area / T,
+        (qdiscQ.area + devQ.area) / T,
+        (unsigned long)arrived,
+        (unsigned long)dropped,
+        (unsigned long)(end.early - atWarmup.early),
+        (unsigned long)(end.forced - atWarmup.forced),
+        (unsigned long)(end.overflow - atWarmup.overflow),
+        arrived ? double(dropped) / arrived : 0.0,
+        sojourn.Mean(),
+        sojourn.Std(),
+        (unsigned long)sojourn.n,
+        sojournDrop.Mean(),
+        (unsigned long)sojournDrop.n,
+        toTx.Mean(),
+        toTx.Std(),
+        (unsigned long)toTx.n,
+        (unsigned long)dropStates[0],
+        (unsigned long)dropStates[1],
+        dropping.area / T,
+        (unsigned long)pairingErrors,
+        (unsigned long)pending.size(),
+        (unsigned long)end.received,
+        (unsigned long)txPktsTotal);
+    return buf;
 }
-uint64_t g_tx_pkts_window = 0;
-uint64_t g_tx_wire_bytes_window = 0;
-uint64_t g_tx_pkts_total = 0;
+
 // TCP events of all senders: [0] whole run, [1] measurement window only.
-uint64_t g_recoveries[2] = {0, 0};  // entries into fast recovery
-uint64_t g_rtos[2] = {0, 0};        // retransmission timeouts (every expiry, backoffs included)
-uint64_t g_retx[2] = {0, 0};        // retransmitted data segments
+uint64_t g_recoveries[2] = {0, 0}; // entries into fast recovery
+uint64_t g_rtos[2] = {0, 0};       // retransmission timeouts (every expiry, backoffs included)
+uint64_t g_retx[2] = {0, 0};       // retransmitted data segments
 std::ofstream g_cwnd;
 
 void
 Count(uint64_t* c)
 {
     c[0]++;
-    if (Simulator::Now().GetSeconds() >= g_warmup)
+    if (InWindow())
     {
         c[1]++;
     }
@@ -261,64 +419,35 @@ CongStateTrace(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState
     g_cwnd << Simulator::Now().GetSeconds() << " state " << int(from) << " " << int(to) << "\n";
 }
 
-void
-PhyTxEnd(Ptr<const Packet> p)
-{
-    g_tx_pkts_total++;
-    if (Simulator::Now().GetSeconds() >= g_warmup)
-    {
-        g_tx_pkts_window++;
-        g_tx_wire_bytes_window += p->GetSize();
-    }
-}
+// ---------------------------------------------------------------------------------------------
+// The network description.
 
-struct Snapshot
+struct LinkSpec
 {
-    uint64_t received = 0;
-    uint64_t dropped = 0;
-    uint64_t early = 0;
-    uint64_t forced = 0;
-    uint64_t overflow = 0;
-    std::vector<uint64_t> rx;
+    std::string name;
+    uint32_t from = 0;
+    uint32_t to = 0;
+    double rateBps = 0;
+    double delayS = 0;
+    uint32_t buffer = 0;
+    std::string aqm = "droptail";
+    bool monitor = false;
 };
 
-Snapshot
-Take(Ptr<QueueDisc> q, const std::string& aqm, const std::vector<Ptr<PacketSink>>& sinks)
+struct FlowSpec
 {
-    Snapshot s;
-    const QueueDisc::Stats& st = q->GetStats();
-    s.received = st.nTotalReceivedPackets;
-    s.dropped = st.nTotalDroppedPackets;
-    if (aqm == "red")
-    {
-        s.early = st.GetNDroppedPackets(RedQueueDisc::UNFORCED_DROP);
-        s.forced = st.GetNDroppedPackets(RedQueueDisc::FORCED_DROP);
-        s.overflow = st.GetNDroppedPackets(QueueDisc::INTERNAL_QUEUE_DROP);
-    }
-    else if (aqm == "codel")
-    {
-        // early = head drops of the control law; overflow = arrivals refused by a full buffer.
-        s.early = st.GetNDroppedPackets(CoDelQueueDisc::TARGET_EXCEEDED_DROP);
-        s.overflow = st.GetNDroppedPackets(CoDelQueueDisc::OVERLIMIT_DROP) +
-                     st.GetNDroppedPackets(QueueDisc::INTERNAL_QUEUE_DROP);
-    }
-    else if (aqm == "pie")
-    {
-        // early = PIE's random drops on arrival; overflow = arrivals refused by a full buffer.
-        s.early = st.GetNDroppedPackets(PieQueueDisc::UNFORCED_DROP);
-        s.overflow = st.GetNDroppedPackets(PieQueueDisc::FORCED_DROP) +
-                     st.GetNDroppedPackets(QueueDisc::INTERNAL_QUEUE_DROP);
-    }
-    else
-    {
-        s.overflow = st.GetNDroppedPackets(FifoQueueDisc::LIMIT_EXCEEDED_DROP);
-    }
-    for (auto& k : sinks)
-    {
-        s.rx.push_back(k->GetTotalRx());
-    }
-    return s;
-}
+    uint32_t src = 0;
+    uint32_t dst = 0;
+    double start = 0;
+    uint64_t size = 0; // bytes; 0 = bulk
+};
+
+struct Graph
+{
+    std::vector<bool> host; // per node: host (true) or router
+    std::vector<LinkSpec> links;
+    std::vector<FlowSpec> flows;
+};
 
 std::vector<double>
 ReadNumbers(const std::string& path)
@@ -333,16 +462,460 @@ ReadNumbers(const std::string& path)
     return v;
 }
 
-} // namespace
-
-int
-main(int argc, char* argv[])
+// Reads the --graph file (format in the header comment). Exits with 2 on a malformed line.
+Graph
+ReadGraph(const std::string& path)
 {
-    auto t0 = std::chrono::steady_clock::now();
+    Graph g;
+    std::ifstream f(path);
+    if (!f)
+    {
+        std::cerr << "--graph: cannot read " << path << "\n";
+        std::exit(2);
+    }
+    std::string line;
+    while (std::getline(f, line))
+    {
+        std::istringstream in(line);
+        std::string kind;
+        if (!(in >> kind) || kind[0] == '#')
+        {
+            continue;
+        }
+        bool ok = true;
+        if (kind == "node")
+        {
+            std::string k;
+            ok = bool(in >> k);
+            g.host.push_back(k == "host");
+        }
+        else if (kind == "link")
+        {
+            LinkSpec l;
+            int mon = 0;
+            ok = bool(in >> l.name >> l.from >> l.to >> l.rateBps >> l.delayS >> l.buffer >> l.aqm >>
+                      mon);
+            l.monitor = mon != 0;
+            g.links.push_back(l);
+        }
+        else if (kind == "flow")
+        {
+            FlowSpec fl;
+            ok = bool(in >> fl.src >> fl.dst >> fl.start >> fl.size);
+            g.flows.push_back(fl);
+        }
+        else
+        {
+            ok = false;
+        }
+        if (!ok)
+        {
+            std::cerr << "--graph: bad line: " << line << "\n";
+            std::exit(2);
+        }
+    }
+    return g;
+}
+
+// The dumbbell of scenarios/crosscheck/*.toml (header comment): nodes 0 = A, 1 = B, then the N
+// senders, then the N receivers; only A -> B monitored.
+Graph
+DumbbellGraph(const std::vector<double>& delaysMs,
+              const std::vector<double>& starts,
+              uint32_t buffer,
+              uint32_t accessBuffer,
+              const std::string& aqm)
+{
+    Graph g;
+    uint32_t n = delaysMs.size();
+    g.host.assign(2 + 2 * n, true);
+    g.host[0] = g.host[1] = false;
+    g.links.push_back({"bottleneck", 0, 1, 100e6, 2e-3, buffer, aqm, true});
+    g.links.push_back({"bottleneck-rev", 1, 0, 100e6, 2e-3, buffer, "droptail", false});
+    for (uint32_t i = 0; i < n; i++)
+    {
+        uint32_t s = 2 + i;
+        uint32_t r = 2 + n + i;
+        double d = delaysMs[i] * 1e-3;
+        g.links.push_back({"S-A", s, 0, 1e9, d, accessBuffer, "droptail", false});
+        g.links.push_back({"A-S", 0, s, 1e9, d, accessBuffer, "droptail", false});
+        g.links.push_back({"B-R", 1, r, 1e9, d, accessBuffer, "droptail", false});
+        g.links.push_back({"R-B", r, 1, 1e9, d, accessBuffer, "droptail", false});
+        g.flows.push_back({s, r, starts[i], 0});
+    }
+    return g;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building it in ns-3.
+
+struct Net
+{
+    NodeContainer nodes;
+    std::vector<Ptr<NetDevice>> dev; // per link: the device transmitting on it
+    std::vector<Ptr<QueueDisc>> qdisc;
+    std::vector<Ipv4Address> hostAddr; // per node: its (single) interface's address
+};
+
+// The queue disc of one link direction. RED's idle-time decay needs its link's rate and delay.
+void
+InstallQueueDisc(const LinkSpec& l, Ptr<NetDevice> dev, Net& net, size_t index)
+{
+    std::string limit = std::to_string(l.buffer) + "p";
+    TrafficControlHelper tc;
+    if (l.aqm == "red")
+    {
+        tc.SetRootQueueDisc("ns3::RedQueueDisc",
+                            "MaxSize",
+                            StringValue(limit),
+                            "LinkBandwidth",
+                            DataRateValue(DataRate(uint64_t(l.rateBps))),
+                            "LinkDelay",
+                            TimeValue(Seconds(l.delayS)));
+    }
+    else if (l.aqm == "codel")
+    {
+        tc.SetRootQueueDisc("ns3::CoDelQueueDisc", "MaxSize", StringValue(limit));
+    }
+    else if (l.aqm == "pie")
+    {
+        tc.SetRootQueueDisc("ns3::PieQueueDisc", "MaxSize", StringValue(limit));
+    }
+    else if (l.aqm == "droptail")
+    {
+        tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(limit));
+    }
+    else
+    {
+        std::cerr << "link " << l.name << ": unknown aqm " << l.aqm
+                  << " (droptail, red, codel, pie)\n";
+        std::exit(2);
+    }
+    net.qdisc[index] = tc.Install(dev).Get(0);
+}
+
+// One point-to-point channel per pair of opposite links, its queue discs, and its addresses.
+Net
+BuildNetwork(const Graph& g, uint32_t mtu)
+{
+    Net net;
+    net.nodes.Create(g.host.size());
+    InternetStackHelper stack;
+    stack.InstallAll();
+    size_t nl = g.links.size();
+    net.dev.assign(nl, nullptr);
+    net.qdisc.assign(nl, nullptr);
+    net.hostAddr.assign(g.host.size(), Ipv4Address());
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.0.0.0", "255.255.255.252");
+    for (size_t i = 0; i < nl; i++)
+    {
+        const LinkSpec& a = g.links[i];
+        if (net.dev[i])
+        {
+            continue;
+        }
+        size_t j = nl;
+        for (size_t k = 0; k < nl; k++)
+        {
+            if (!net.dev[k] && k != i && g.links[k].from == a.to && g.links[k].to == a.from)
+            {
+                j = k;
+                break;
+            }
+        }
+        if (j == nl || std::abs(g.links[j].delayS - a.delayS) > 1e-12)
+        {
+            std::cerr << "link " << a.name << ": needs a reverse link with the same delay\n";
+            std::exit(2);
+        }
+        const LinkSpec& b = g.links[j];
+        PointToPointHelper p2p;
+        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(a.delayS)));
+        p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+        p2p.SetDeviceAttribute("Mtu", UintegerValue(mtu));
+        NetDeviceContainer d = p2p.Install(net.nodes.Get(a.from), net.nodes.Get(a.to));
+        d.Get(0)->SetAttribute("DataRate", DataRateValue(DataRate(uint64_t(a.rateBps))));
+        d.Get(1)->SetAttribute("DataRate", DataRateValue(DataRate(uint64_t(b.rateBps))));
+        net.dev[i] = d.Get(0);
+        net.dev[j] = d.Get(1);
+        InstallQueueDisc(a, d.Get(0), net, i);
+        InstallQueueDisc(b, d.Get(1), net, j);
+        Ipv4InterfaceContainer ifc = addr.Assign(d);
+        addr.NewNetwork();
+        if (g.host[a.from])
+        {
+            net.hostAddr[a.from] = ifc.GetAddress(0);
+        }
+        if (g.host[a.to])
+        {
+            net.hostAddr[a.to] = ifc.GetAddress(1);
+        }
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    return net;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flows.
+
+struct FlowRec
+{
+    Ptr<PacketSink> sink;
+    Ptr<BulkSendApplication> app;
+    uint64_t size = 0;
+    uint64_t rxAtWarmup = 0;
+    double firstData = -1; // first data segment transmitted (after the handshake)
+    double done = -1;      // ACK covering the last byte
+};
+
+std::vector<FlowRec> g_flows;
+
+void
+FlowTx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() > 0 && g_flows[i].firstData < 0)
+    {
+        g_flows[i].firstData = Simulator::Now().GetSeconds();
+    }
+}
+
+void
+FlowAck(uint32_t i, SequenceNumber32 /*old*/, SequenceNumber32 now)
+{
+    FlowRec& f = g_flows[i];
+    // ns-3's initial sequence number is 0 and the SYN takes one: the last byte is `size`.
+    if (f.size && f.done < 0 && now.GetValue() >= f.size + 1)
+    {
+        f.done = Simulator::Now().GetSeconds();
+    }
+}
+
+// A sink per flow (its own port) and a BulkSendApplication; traces on the sender's socket once
+// its application has created it.
+void
+InstallFlows(const Graph& g, const Net& net)
+{
+    const uint16_t base = 10000;
+    if (g.flows.size() > 65535u - base)
+    {
+        std::cerr << "at most " << 65535 - base << " flows\n";
+        std::exit(2);
+    }
+    g_flows.resize(g.flows.size());
+    for (uint32_t i = 0; i < g.flows.size(); i++)
+    {
+        const FlowSpec& fs = g.flows[i];
+        uint16_t port = base + i;
+        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sa = sink.Install(net.nodes.Get(fs.dst));
+        sa.Start(Seconds(0));
+        BulkSendHelper src("ns3::TcpSocketFactory", InetSocketAddress(net.hostAddr[fs.dst], port));
+        src.SetAttribute("SendSize", UintegerValue(14600));
+        src.SetAttribute("MaxBytes", UintegerValue(fs.size));
+        ApplicationContainer ca = src.Install(net.nodes.Get(fs.src));
+        ca.Start(Seconds(fs.start));
+        FlowRec& f = g_flows[i];
+        f.sink = DynamicCast<PacketSink>(sa.Get(0));
+        f.app = DynamicCast<BulkSendApplication>(ca.Get(0));
+        f.size = fs.size;
+        Ptr<BulkSendApplication> app = f.app;
+        Simulator::Schedule(Seconds(fs.start) + NanoSeconds(1), [app, i]() {
+            Ptr<Socket> so = app->GetSocket();
+            so->TraceConnectWithoutContext("CongState", MakeCallback(&CongState));
+            so->TraceConnectWithoutContext("RTO", MakeCallback(&Rto));
+            so->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retx));
+            so->TraceConnectWithoutContext("Tx", MakeBoundCallback(&FlowTx, i));
+            so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&FlowAck, i));
+        });
+    }
+}
+
+void
+TraceFlowZero(const std::string& path, double start)
+{
+    g_cwnd.open(path);
+    Ptr<BulkSendApplication> app0 = g_flows[0].app;
+    Simulator::Schedule(Seconds(start + 1e-6), [app0]() {
+        Ptr<Socket> so = app0->GetSocket();
+        so->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&CwndTrace));
+        so->TraceConnectWithoutContext("CongState", MakeCallback(&CongStateTrace));
+        so->TraceConnectWithoutContext("Tx", MakeCallback(&TxTrace));
+        so->TraceConnectWithoutContext("Rx", MakeCallback(&RxTrace));
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// --probePrr: ns-3's TcpPrrRecovery driven directly through one scripted recovery episode, next to
+// RFC 6937's PRR computed here in double precision (no network). RecoverFS = W segments, ssthresh
+// = W / 2 (NewReno), one segment lost; every later ACK SACKs one segment (DeliveredData = 1
+// segment). The sender sends what each ACK allows (cwnd - pipe, whole segments). Printed per W:
+// the segments each side sends over the W - 1 ACKs of the episode, and the first ACK at which
+// ns-3's sndcnt differs from RFC 6937's.
+void
+ProbePrr()
+{
+    const uint32_t mss = 1460;
+    std::printf("{\"prr_probe\": [\n");
+    const uint32_t windows[] = {10, 20, 40, 60, 80, 100, 150, 200, 300};
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++)
+    {
+        uint32_t W = windows[w];
+        Ptr<TcpSocketState> tcb = CreateObject<TcpSocketState>();
+        tcb->m_segmentSize = mss;
+        tcb->m_ssThresh = W / 2 * mss;
+        tcb->m_cWnd = W * mss;
+        // Third duplicate ACK: 3 segments SACKed, 1 lost: pipe = W - 4 (RFC 6675).
+        tcb->m_bytesInFlight = (W - 4) * mss;
+        Ptr<TcpPrrRecovery> prr = CreateObject<TcpPrrRecovery>();
+        // ns-3 takes RecoverFS from bytesInFlight at entry; RFC 6937 from FlightSize (W).
+        prr->EnterRecovery(tcb, 3, W * mss, 3 * mss);
+        double rfcDelivered = 3;
+        double rfcOut = 0;
+        double rfcPipe = W - 4;
+        double recoverFs = W - 4; // the same RecoverFS as ns-3, to isolate the arithmetic
+        long sentNs3 = 0;
+        long sentRfc = 0;
+        int firstDiff = -1;
+        for (uint32_t k = 0; k + 4 < W; k++)
+        {
+            if (k > 0)
+            {
+                tcb->m_bytesInFlight = tcb->m_bytesInFlight - mss; // one more segment SACKed
+                prr->DoRecovery(tcb, mss, true);
+                rfcDelivered += 1;
+                rfcPipe -= 1;
+            }
+            int64_t sndNs3 = (int64_t(tcb->m_cWnd) - int64_t(tcb->m_bytesInFlight)) / mss;
+            sndNs3 = std::max<int64_t>(sndNs3, 0);
+            double ss = W / 2;
+            double snd;
+            if (rfcPipe > ss)
+            {
+                snd = std::ceil(rfcDelivered * ss / recoverFs) - rfcOut;
+            }
+            else
+            {
+                snd = std::min(ss - rfcPipe, std::max(rfcDelivered - rfcOut, 1.0) + 1);
+            }
+            snd = std::max(snd, k == 0 ? 1.0 : 0.0);
+            if (firstDiff < 0 && double(sndNs3) != snd)
+            {
+                firstDiff = k;
+            }
+            tcb->m_bytesInFlight = tcb->m_bytesInFlight + uint32_t(sndNs3) * mss;
+            prr->UpdateBytesSent(uint32_t(sndNs3) * mss);
+            sentNs3 += sndNs3;
+            rfcOut += snd;
+            rfcPipe += snd;
+            sentRfc += long(snd);
+        }
+        std::printf("  {\"W\": %u, \"ssthresh\": %u, \"sent_ns3\": %ld, \"sent_rfc6937\": %ld, "
+                    "\"first_difference_at_ack\": %d, \"prr_delivered_x_ssthresh_at_end\": %.3e}%s\n",
+                    W, W / 2, sentNs3, sentRfc, firstDiff,
+                    double(W - 1) * mss * double(W / 2 * mss),
+                    w + 1 < sizeof windows / sizeof windows[0] ? "," : "");
+    }
+    std::printf("], \"uint32_max\": %.3e}\n", 4294967295.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// --recovery=prr-rfc: RFC 6937's PRR (PRR-SSRB, s. 3.1; aqmlab's recovery) as an ns-3 recovery
+// algorithm, to test ns-3.44's TcpPrrRecovery against it. ns-3.44's version differs in two ways
+// (see --probePrr): it adds one segment to DeliveredData on every duplicate ACK although, with
+// SACK, ns-3 already passes the SACKed bytes (prr_delivered counts twice), and it computes
+// prr_delivered x ssthresh in 32 bits (bytes x bytes), which wraps above 2^32 (windows of ~60
+// segments and more). This class uses ns-3's DeliveredData as given and 64-bit arithmetic;
+// everything else (the forced fast retransmit, cwnd = pipe + sndcnt) as ns-3's.
+class TcpPrrRfc : public TcpClassicRecovery
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpPrrRfc")
+                                .SetParent<TcpClassicRecovery>()
+                                .AddConstructor<TcpPrrRfc>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpPrrRfc";
+    }
+
+    void EnterRecovery(Ptr<TcpSocketState> tcb,
+                       uint32_t /*dupAckCount*/,
+                       uint32_t /*unAckDataCount*/,
+                       uint32_t deliveredBytes) override
+    {
+        m_out = 0;
+        m_delivered = 0;
+        m_recoverFs = std::max<uint64_t>(tcb->m_bytesInFlight.Get(), 1); // RFC 6675 pipe
+        DoRecovery(tcb, deliveredBytes, true);
+    }
+
+    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool /*isDupAck*/) override
+    {
+        if (deliveredBytes == 0)
+        {
+            return;
+        }
+        m_delivered += deliveredBytes;
+        int64_t pipe = tcb->m_bytesInFlight.Get();
+        int64_t ssthresh = tcb->m_ssThresh.Get();
+        int64_t snd;
+        if (pipe > ssthresh)
+        {
+            // sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
+            uint64_t num = m_delivered * uint64_t(ssthresh);
+            snd = int64_t((num + m_recoverFs - 1) / m_recoverFs) - int64_t(m_out);
+        }
+        else
+        {
+            // PRR-SSRB: MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData) + MSS)
+            int64_t limit = std::max<int64_t>(int64_t(m_delivered) - int64_t(m_out), deliveredBytes) +
+                            tcb->m_segmentSize;
+            snd = std::min<int64_t>(ssthresh - pipe, limit);
+        }
+        snd = std::max<int64_t>(snd, m_out > 0 ? 0 : tcb->m_segmentSize);
+        tcb->m_cWnd = uint32_t(pipe + snd);
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override
+    {
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
+    void UpdateBytesSent(uint32_t bytesSent) override
+    {
+        m_out += bytesSent;
+    }
+
+    Ptr<TcpRecoveryOps> Fork() override
+    {
+        return CopyObject<TcpPrrRfc>(this);
+    }
+
+  private:
+    uint64_t m_delivered = 0;
+    uint64_t m_out = 0;
+    uint64_t m_recoverFs = 1;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpPrrRfc);
+
+// ---------------------------------------------------------------------------------------------
+// Options and ns-3 defaults.
+
+struct Options
+{
     uint32_t nFlows = 10;
     std::string aqm = "droptail";
-    std::string delaysFile;  // one-way access delay per flow, ms, one a line
-    std::string startsFile;  // start time per flow, s, one a line
+    std::string graphFile;
+    std::string delaysFile;
+    std::string startsFile;
     uint32_t buffer = 300;
     uint32_t accessBuffer = 10000;
     double duration = 60.0;
@@ -355,353 +928,315 @@ main(int argc, char* argv[])
     std::string tcpCc = "newreno";
     uint32_t minRtoMs = 200;
     uint32_t delAckCount = 1;
+    uint32_t delAckTimeoutMs = 200;
+    bool hystart = false;
     bool redWait = false;
     bool redGentle = false;
-    std::string cwndTrace;  // diagnostics: file for flow 0's cwnd and congestion state changes
+    std::string cwndTrace;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
     double wQ = 0.002;
     uint32_t meanPktSize = 1500;
-    // CoDel (ns-3 attribute names in the comments).
-    double codelTargetMs = 5;       // Target
-    double codelIntervalMs = 100;   // Interval
-    uint32_t codelMinBytes = 1500;  // MinBytes (ns-3's default; Linux/RFC maxpacket)
-    // PIE.
-    double pieTargetMs = 15;         // QueueDelayReference
-    double pieTupdateMs = 15;        // Tupdate
-    double pieA = 0.125;             // A
-    double pieB = 1.25;              // B
-    double pieMaxBurstMs = 150;      // MaxBurstAllowance
-    bool pieDqRate = false;          // UseDequeueRateEstimator (false: timestamps)
-    bool pieCapDrop = true;          // UseCapDropAdjustment
-    bool pieDerandomize = false;     // UseDerandomization
+    double codelTargetMs = 5;
+    double codelIntervalMs = 100;
+    uint32_t codelMinBytes = 1500;
+    double pieTargetMs = 15;
+    double pieTupdateMs = 15;
+    double pieA = 0.125;
+    double pieB = 1.25;
+    double pieMaxBurstMs = 150;
+    bool pieDqRate = false;
+    bool pieCapDrop = true;
+    bool pieDerandomize = false;
+    bool probePrr = false;
+    uint32_t mtu = 1600;
+};
 
+void
+Parse(Options& o, int argc, char* argv[])
+{
     CommandLine cmd(__FILE__);
-    cmd.AddValue("flows", "number of flows", nFlows);
-    cmd.AddValue("aqm", "droptail | red | codel | pie", aqm);
-    cmd.AddValue("delays", "file of access delays per flow (ms)", delaysFile);
-    cmd.AddValue("starts", "file of start times per flow (s)", startsFile);
-    cmd.AddValue("buffer", "bottleneck queue disc limit, packets", buffer);
-    cmd.AddValue("accessBuffer", "access queue disc limit, packets", accessBuffer);
-    cmd.AddValue("duration", "simulated seconds", duration);
-    cmd.AddValue("warmup", "seconds before measuring", warmup);
-    cmd.AddValue("seed", "ns-3 run number", seed);
-    cmd.AddValue("timestamps", "TCP timestamps option", timestamps);
-    cmd.AddValue("sack", "TCP SACK option (diagnostics; the cross-check uses off)", sack);
-    cmd.AddValue("limitedTransmit", "RFC 3042 limited transmit (diagnostics)", limitedTransmit);
-    cmd.AddValue("recovery", "classic | prr (diagnostics)", recovery);
-    cmd.AddValue("tcp", "newreno | cubic (ns3::TcpCubic: beta 0.7, C 0.4, fast convergence)", tcpCc);
-    cmd.AddValue("minRto", "TCP minimum RTO, ms (ns-3's default is 1000; aqmlab's 200)", minRtoMs);
-    cmd.AddValue("delAck", "TCP DelAckCount (1: an ACK per segment; ns-3's default 2)", delAckCount);
-    cmd.AddValue("redWait", "RED Wait (ns-3's default true)", redWait);
-    cmd.AddValue("redGentle", "RED Gentle (ns-3's default true)", redGentle);
-    cmd.AddValue("cwndTrace", "file for flow 0's cwnd trace (diagnostics)", cwndTrace);
-    cmd.AddValue("minTh", "RED min_th, packets", minTh);
-    cmd.AddValue("maxTh", "RED max_th, packets", maxTh);
-    cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", maxP);
-    cmd.AddValue("wQ", "RED w_q", wQ);
-    cmd.AddValue("meanPktSize", "RED / PIE MeanPktSize, bytes", meanPktSize);
-    cmd.AddValue("codelTarget", "CoDel Target, ms", codelTargetMs);
-    cmd.AddValue("codelInterval", "CoDel Interval, ms", codelIntervalMs);
-    cmd.AddValue("codelMinBytes", "CoDel MinBytes", codelMinBytes);
-    cmd.AddValue("pieTarget", "PIE QueueDelayReference, ms", pieTargetMs);
-    cmd.AddValue("pieTupdate", "PIE Tupdate, ms", pieTupdateMs);
-    cmd.AddValue("pieA", "PIE A (alpha)", pieA);
-    cmd.AddValue("pieB", "PIE B (beta)", pieB);
-    cmd.AddValue("pieMaxBurst", "PIE MaxBurstAllowance, ms", pieMaxBurstMs);
-    cmd.AddValue("pieDqRate", "PIE UseDequeueRateEstimator", pieDqRate);
-    cmd.AddValue("pieCapDrop", "PIE UseCapDropAdjustment", pieCapDrop);
-    cmd.AddValue("pieDerandomize", "PIE UseDerandomization", pieDerandomize);
+    cmd.AddValue("graph", "network file (nodes, links, flows; see the header comment)", o.graphFile);
+    cmd.AddValue("flows", "dumbbell: number of flows", o.nFlows);
+    cmd.AddValue("aqm", "dumbbell: droptail | red | codel | pie", o.aqm);
+    cmd.AddValue("delays", "dumbbell: file of access delays per flow (ms)", o.delaysFile);
+    cmd.AddValue("starts", "dumbbell: file of start times per flow (s)", o.startsFile);
+    cmd.AddValue("buffer", "dumbbell: bottleneck queue disc limit, packets", o.buffer);
+    cmd.AddValue("accessBuffer", "dumbbell: access queue disc limit, packets", o.accessBuffer);
+    cmd.AddValue("duration", "simulated seconds", o.duration);
+    cmd.AddValue("warmup", "seconds before measuring", o.warmup);
+    cmd.AddValue("seed", "ns-3 run number", o.seed);
+    cmd.AddValue("timestamps", "TCP timestamps option (ns-3's default true)", o.timestamps);
+    cmd.AddValue("sack", "TCP SACK option (ns-3's default true)", o.sack);
+    cmd.AddValue("limitedTransmit", "RFC 3042 limited transmit (ns-3's default true)",
+                 o.limitedTransmit);
+    cmd.AddValue("recovery", "classic | prr (ns-3's default) | prr-rfc (RFC 6937, below)", o.recovery);
+    cmd.AddValue("tcp", "newreno | cubic (ns3::TcpCubic: beta 0.7, C 0.4, fast convergence)", o.tcpCc);
+    cmd.AddValue("minRto", "TCP minimum RTO, ms (ns-3's default is 1000; aqmlab's 200)", o.minRtoMs);
+    cmd.AddValue("delAck", "TCP DelAckCount (1: an ACK per segment; ns-3's default 2)", o.delAckCount);
+    cmd.AddValue("delAckTimeout", "TCP DelAckTimeout, ms (ns-3's default 200)", o.delAckTimeoutMs);
+    cmd.AddValue("hystart", "TcpCubic HyStart (ns-3's default true; aqmlab has none)", o.hystart);
+    cmd.AddValue("redWait", "RED Wait (ns-3's default true)", o.redWait);
+    cmd.AddValue("redGentle", "RED Gentle (ns-3's default true)", o.redGentle);
+    cmd.AddValue("cwndTrace", "file for flow 0's cwnd trace (diagnostics)", o.cwndTrace);
+    cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
+    cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
+    cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
+    cmd.AddValue("wQ", "RED w_q", o.wQ);
+    cmd.AddValue("meanPktSize", "RED / PIE MeanPktSize, bytes", o.meanPktSize);
+    cmd.AddValue("codelTarget", "CoDel Target, ms", o.codelTargetMs);
+    cmd.AddValue("codelInterval", "CoDel Interval, ms", o.codelIntervalMs);
+    cmd.AddValue("codelMinBytes", "CoDel MinBytes", o.codelMinBytes);
+    cmd.AddValue("pieTarget", "PIE QueueDelayReference, ms", o.pieTargetMs);
+    cmd.AddValue("pieTupdate", "PIE Tupdate, ms", o.pieTupdateMs);
+    cmd.AddValue("pieA", "PIE A (alpha)", o.pieA);
+    cmd.AddValue("pieB", "PIE B (beta)", o.pieB);
+    cmd.AddValue("pieMaxBurst", "PIE MaxBurstAllowance, ms", o.pieMaxBurstMs);
+    cmd.AddValue("pieDqRate", "PIE UseDequeueRateEstimator", o.pieDqRate);
+    cmd.AddValue("pieCapDrop", "PIE UseCapDropAdjustment", o.pieCapDrop);
+    cmd.AddValue("pieDerandomize", "PIE UseDerandomization", o.pieDerandomize);
+    cmd.AddValue("mtu", "every device's Mtu, bytes (ns-3's default 1500 would fragment the 1512-byte "
+                 "segments of TCP with timestamps into two IP packets)", o.mtu);
+    cmd.AddValue("probePrr", "run the TcpPrrRecovery probe instead of a network", o.probePrr);
     cmd.Parse(argc, argv);
-    g_warmup = warmup;
+}
 
-    std::vector<double> delays = ReadNumbers(delaysFile);
-    std::vector<double> starts = ReadNumbers(startsFile);
-    if (delays.size() != nFlows || starts.size() != nFlows)
-    {
-        std::cerr << "need " << nFlows << " delays and starts, got " << delays.size() << " and "
-                  << starts.size() << "\n";
-        return 2;
-    }
-
-    RngSeedManager::SetSeed(1);
-    RngSeedManager::SetRun(seed);
-
-    // TCP: NewReno as aqmlab models it.
+void
+SetTcpDefaults(const Options& o)
+{
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(tcpCc == "cubic" ? TcpCubic::GetTypeId()
-                                                    : TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(recovery == "prr" ? TcpPrrRecovery::GetTypeId()
-                                                     : TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(timestamps));
-    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(limitedTransmit));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(minRtoMs)));
+                       TypeIdValue(o.tcpCc == "cubic" ? TcpCubic::GetTypeId()
+                                                      : TcpNewReno::GetTypeId()));
+    TypeId recovery = TcpClassicRecovery::GetTypeId();
+    if (o.recovery == "prr")
+    {
+        recovery = TcpPrrRecovery::GetTypeId();
+    }
+    else if (o.recovery == "prr-rfc")
+    {
+        recovery = TcpPrrRfc::GetTypeId();
+    }
+    else if (o.recovery != "classic")
+    {
+        std::cerr << "--recovery: classic, prr or prr-rfc, not " << o.recovery << "\n";
+        std::exit(2);
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(recovery));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(o.sack));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(o.timestamps));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(o.limitedTransmit));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(o.minRtoMs)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delAckCount));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(o.delAckCount));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(o.delAckTimeoutMs)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
     Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(1000));
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(1)));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(o.hystart));
+}
 
-    // RED: override every ns-3 default that differs from the Floyd-Jacobson RED aqmlab runs.
-    Config::SetDefault("ns3::RedQueueDisc::MinTh", DoubleValue(minTh));
-    Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(maxTh));
-    Config::SetDefault("ns3::RedQueueDisc::LInterm", DoubleValue(1.0 / maxP));     // default 50
-    Config::SetDefault("ns3::RedQueueDisc::QW", DoubleValue(wQ));
-    Config::SetDefault("ns3::RedQueueDisc::Gentle", BooleanValue(redGentle));      // default true
-    Config::SetDefault("ns3::RedQueueDisc::Wait", BooleanValue(redWait));          // default true
-    Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(meanPktSize)); // default 500
-    Config::SetDefault("ns3::RedQueueDisc::LinkBandwidth", DataRateValue(DataRate("100Mbps")));
-    Config::SetDefault("ns3::RedQueueDisc::LinkDelay", TimeValue(MilliSeconds(2)));
+void
+SetAqmDefaults(const Options& o)
+{
+    // RED: every ns-3 default that differs from the RED aqmlab runs is overridden.
+    Config::SetDefault("ns3::RedQueueDisc::MinTh", DoubleValue(o.minTh));
+    Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(o.maxTh));
+    Config::SetDefault("ns3::RedQueueDisc::LInterm", DoubleValue(1.0 / o.maxP)); // default 50
+    Config::SetDefault("ns3::RedQueueDisc::QW", DoubleValue(o.wQ));
+    Config::SetDefault("ns3::RedQueueDisc::Gentle", BooleanValue(o.redGentle)); // default true
+    Config::SetDefault("ns3::RedQueueDisc::Wait", BooleanValue(o.redWait));     // default true
+    Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(o.meanPktSize));
     Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(true));
     Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(false));
 
-    // CoDel: every attribute that matters here set explicitly (the values are ns-3.44's defaults
-    // too, except MaxSize, 1500000B by default).
-    Config::SetDefault("ns3::CoDelQueueDisc::Target", TimeValue(MicroSeconds(codelTargetMs * 1e3)));
+    // CoDel: the values are ns-3.44's defaults too, except MaxSize (1500000B by default).
+    Config::SetDefault("ns3::CoDelQueueDisc::Target", TimeValue(MicroSeconds(o.codelTargetMs * 1e3)));
     Config::SetDefault("ns3::CoDelQueueDisc::Interval",
-                       TimeValue(MicroSeconds(codelIntervalMs * 1e3)));
-    Config::SetDefault("ns3::CoDelQueueDisc::MinBytes", UintegerValue(codelMinBytes));
+                       TimeValue(MicroSeconds(o.codelIntervalMs * 1e3)));
+    Config::SetDefault("ns3::CoDelQueueDisc::MinBytes", UintegerValue(o.codelMinBytes));
     Config::SetDefault("ns3::CoDelQueueDisc::UseEcn", BooleanValue(false));
     Config::SetDefault("ns3::CoDelQueueDisc::UseL4s", BooleanValue(false));
 
-    // PIE (ns-3.44's defaults are these values too, except MaxSize 25p and MeanPktSize 1000,
-    // which only matters for a byte-limited queue).
+    // PIE: ns-3.44's defaults are these values too, except MaxSize 25p and MeanPktSize 1000,
+    // which only matters for a byte-limited queue.
     Config::SetDefault("ns3::PieQueueDisc::QueueDelayReference",
-                       TimeValue(MicroSeconds(pieTargetMs * 1e3)));
-    Config::SetDefault("ns3::PieQueueDisc::Tupdate", TimeValue(MicroSeconds(pieTupdateMs * 1e3)));
-    Config::SetDefault("ns3::PieQueueDisc::A", DoubleValue(pieA));
-    Config::SetDefault("ns3::PieQueueDisc::B", DoubleValue(pieB));
+                       TimeValue(MicroSeconds(o.pieTargetMs * 1e3)));
+    Config::SetDefault("ns3::PieQueueDisc::Tupdate", TimeValue(MicroSeconds(o.pieTupdateMs * 1e3)));
+    Config::SetDefault("ns3::PieQueueDisc::A", DoubleValue(o.pieA));
+    Config::SetDefault("ns3::PieQueueDisc::B", DoubleValue(o.pieB));
     Config::SetDefault("ns3::PieQueueDisc::MaxBurstAllowance",
-                       TimeValue(MicroSeconds(pieMaxBurstMs * 1e3)));
-    Config::SetDefault("ns3::PieQueueDisc::UseDequeueRateEstimator", BooleanValue(pieDqRate));
-    Config::SetDefault("ns3::PieQueueDisc::UseCapDropAdjustment", BooleanValue(pieCapDrop));
-    Config::SetDefault("ns3::PieQueueDisc::UseDerandomization", BooleanValue(pieDerandomize));
+                       TimeValue(MicroSeconds(o.pieMaxBurstMs * 1e3)));
+    Config::SetDefault("ns3::PieQueueDisc::UseDequeueRateEstimator", BooleanValue(o.pieDqRate));
+    Config::SetDefault("ns3::PieQueueDisc::UseCapDropAdjustment", BooleanValue(o.pieCapDrop));
+    Config::SetDefault("ns3::PieQueueDisc::UseDerandomization", BooleanValue(o.pieDerandomize));
     Config::SetDefault("ns3::PieQueueDisc::UseEcn", BooleanValue(false));
     Config::SetDefault("ns3::PieQueueDisc::UseL4s", BooleanValue(false));
-    Config::SetDefault("ns3::PieQueueDisc::MeanPktSize", UintegerValue(meanPktSize));
+    Config::SetDefault("ns3::PieQueueDisc::MeanPktSize", UintegerValue(o.meanPktSize));
+}
 
-    NodeContainer routers;
-    routers.Create(2);
-    NodeContainer senders;
-    senders.Create(nFlows);
-    NodeContainer receivers;
-    receivers.Create(nFlows);
+Graph
+LoadGraph(const Options& o)
+{
+    if (!o.graphFile.empty())
+    {
+        return ReadGraph(o.graphFile);
+    }
+    std::vector<double> delays = ReadNumbers(o.delaysFile);
+    std::vector<double> starts = ReadNumbers(o.startsFile);
+    if (delays.size() != o.nFlows || starts.size() != o.nFlows)
+    {
+        std::cerr << "need " << o.nFlows << " delays and starts, got " << delays.size() << " and "
+                  << starts.size() << "\n";
+        std::exit(2);
+    }
+    return DumbbellGraph(delays, starts, o.buffer, o.accessBuffer, o.aqm);
+}
 
-    InternetStackHelper stack;
-    stack.InstallAll();
+// Per-flow goodput (window), completion time and first-data time as JSON arrays.
+void
+PrintFlows(double T)
+{
+    double sum = 0;
+    double sum2 = 0;
+    size_t bulk = 0;
+    std::ostringstream gp;
+    std::ostringstream fct;
+    std::ostringstream first;
+    gp.precision(10);
+    fct.precision(9);
+    first.precision(9);
+    for (size_t i = 0; i < g_flows.size(); i++)
+    {
+        const FlowRec& f = g_flows[i];
+        double g = (f.sink->GetTotalRx() - f.rxAtWarmup) * 8.0 / T;
+        gp << (i ? ", " : "") << g;
+        if (f.size == 0)
+        {
+            sum += g;
+            sum2 += g * g;
+            bulk++;
+        }
+        fct << (i ? ", " : "");
+        first << (i ? ", " : "");
+        if (f.done >= 0 && f.firstData >= 0)
+        {
+            fct << f.done - f.firstData;
+        }
+        else
+        {
+            fct << "null";
+        }
+        first << (f.firstData >= 0 ? f.firstData : -1.0);
+    }
+    double total = 0;
+    for (const FlowRec& f : g_flows)
+    {
+        total += (f.sink->GetTotalRx() - f.rxAtWarmup) * 8.0 / T;
+    }
+    std::printf("  \"jain\": %.6f,\n", sum2 > 0 ? sum * sum / (bulk * sum2) : 0.0);
+    std::printf("  \"goodput_total_bps\": %.1f,\n", total);
+    std::printf("  \"goodput_bps\": [%s],\n", gp.str().c_str());
+    std::printf("  \"fct_s\": [%s],\n", fct.str().c_str());
+    std::printf("  \"first_data_s\": [%s],\n", first.str().c_str());
+}
 
-    PointToPointHelper bott;
-    bott.SetDeviceAttribute("DataRate", StringValue("100Mbps"));
-    bott.SetChannelAttribute("Delay", StringValue("2ms"));
-    bott.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
-    NetDeviceContainer bdev = bott.Install(routers.Get(0), routers.Get(1));
+} // namespace
 
-    std::string limit = std::to_string(buffer) + "p";
-    TrafficControlHelper tcBott;
-    if (aqm == "red")
+int
+main(int argc, char* argv[])
+{
+    auto t0 = std::chrono::steady_clock::now();
+    Options o;
+    Parse(o, argc, argv);
+    if (o.probePrr)
     {
-        tcBott.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(limit));
+        ProbePrr();
+        return 0;
     }
-    else if (aqm == "codel")
+    g_warmup = o.warmup;
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(o.seed);
+    SetTcpDefaults(o);
+    SetAqmDefaults(o);
+
+    Graph g = LoadGraph(o);
+    Net net = BuildNetwork(g, o.mtu);
+    InstallFlows(g, net);
+    if (!o.cwndTrace.empty() && !g_flows.empty())
     {
-        tcBott.SetRootQueueDisc("ns3::CoDelQueueDisc", "MaxSize", StringValue(limit));
+        TraceFlowZero(o.cwndTrace, g.flows[0].start);
     }
-    else if (aqm == "pie")
+
+    std::vector<std::unique_ptr<Monitor>> mons;
+    for (size_t i = 0; i < g.links.size(); i++)
     {
-        tcBott.SetRootQueueDisc("ns3::PieQueueDisc", "MaxSize", StringValue(limit));
+        if (!g.links[i].monitor)
+        {
+            continue;
+        }
+        auto m = std::make_unique<Monitor>();
+        m->name = g.links[i].name;
+        m->aqm = g.links[i].aqm;
+        m->rateBps = g.links[i].rateBps;
+        m->qdisc = net.qdisc[i];
+        m->Connect(DynamicCast<PointToPointNetDevice>(net.dev[i]));
+        mons.push_back(std::move(m));
     }
-    else if (aqm == "droptail")
+    if (mons.empty())
     {
-        tcBott.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(limit));
-    }
-    else
-    {
-        std::cerr << "unknown --aqm " << aqm << "\n";
+        std::cerr << "no monitored link\n";
         return 2;
     }
-    QueueDiscContainer bq = tcBott.Install(bdev.Get(0));
-    TrafficControlHelper tcRev;
-    tcRev.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(limit));
-    tcRev.Install(bdev.Get(1));
 
-    TrafficControlHelper tcAccess;
-    tcAccess.SetRootQueueDisc("ns3::FifoQueueDisc",
-                              "MaxSize",
-                              StringValue(std::to_string(accessBuffer) + "p"));
-
-    Ipv4AddressHelper addr;
-    addr.SetBase("10.0.0.0", "255.255.255.252");
-    addr.Assign(bdev);
-    addr.NewNetwork();
-
-    std::vector<Ipv4Address> rxAddr;
-    for (uint32_t i = 0; i < nFlows; i++)
-    {
-        PointToPointHelper acc;
-        acc.SetDeviceAttribute("DataRate", StringValue("1Gbps"));
-        std::ostringstream d;
-        d << delays[i] << "ms";
-        acc.SetChannelAttribute("Delay", StringValue(d.str()));
-        acc.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
-        NetDeviceContainer l = acc.Install(senders.Get(i), routers.Get(0));
-        NetDeviceContainer r = acc.Install(routers.Get(1), receivers.Get(i));
-        tcAccess.Install(l);
-        tcAccess.Install(r);
-        addr.Assign(l);
-        addr.NewNetwork();
-        Ipv4InterfaceContainer ri = addr.Assign(r);
-        addr.NewNetwork();
-        rxAddr.push_back(ri.GetAddress(1));
-    }
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-
-    const uint16_t port = 5000;
-    std::vector<Ptr<PacketSink>> sinks;
-    for (uint32_t i = 0; i < nFlows; i++)
-    {
-        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
-        ApplicationContainer sa = sink.Install(receivers.Get(i));
-        sa.Start(Seconds(0));
-        sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
-
-        BulkSendHelper src("ns3::TcpSocketFactory", InetSocketAddress(rxAddr[i], port));
-        src.SetAttribute("SendSize", UintegerValue(14600));
-        src.SetAttribute("MaxBytes", UintegerValue(0));
-        ApplicationContainer ca = src.Install(senders.Get(i));
-        ca.Start(Seconds(starts[i]));
-    }
-
-    // Traces on the bottleneck (A's device and its queue disc).
-    Ptr<QueueDisc> qdisc = bq.Get(0);
-    Ptr<PointToPointNetDevice> bdevA = DynamicCast<PointToPointNetDevice>(bdev.Get(0));
-    qdisc->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&Integrator::Change, &g_qdisc));
-    bdevA->GetQueue()->TraceConnectWithoutContext("PacketsInQueue",
-                                                  MakeCallback(&Integrator::Change, &g_devq));
-    bdevA->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PhyTxEnd));
-    qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&QdiscDequeue));
-    qdisc->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&QdiscDropAfterDequeue));
-    bdevA->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PhyTxBegin));
-    if (aqm == "codel")
-    {
-        qdisc->TraceConnectWithoutContext("DropState", MakeCallback(&DropState));
-    }
-
-    // TCP event counters: each sender's socket exists once its application has started.
-    for (uint32_t i = 0; i < nFlows; i++)
-    {
-        Ptr<BulkSendApplication> app = DynamicCast<BulkSendApplication>(senders.Get(i)->GetApplication(0));
-        Simulator::Schedule(Seconds(starts[i]) + NanoSeconds(1), [app]() {
-            Ptr<Socket> so = app->GetSocket();
-            so->TraceConnectWithoutContext("CongState", MakeCallback(&CongState));
-            so->TraceConnectWithoutContext("RTO", MakeCallback(&Rto));
-            so->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retx));
-        });
-    }
-    if (!cwndTrace.empty())
-    {
-        g_cwnd.open(cwndTrace);
-        Ptr<BulkSendApplication> app0 = DynamicCast<BulkSendApplication>(senders.Get(0)->GetApplication(0));
-        Simulator::Schedule(Seconds(starts[0] + 1e-6), [app0]() {
-            Ptr<Socket> so = app0->GetSocket();
-            so->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&CwndTrace));
-            so->TraceConnectWithoutContext("CongState", MakeCallback(&CongStateTrace));
-            so->TraceConnectWithoutContext("Tx", MakeCallback(&TxTrace));
-            so->TraceConnectWithoutContext("Rx", MakeCallback(&RxTrace));
-        });
-    }
-
-    Snapshot atWarmup;
-    Simulator::Schedule(Seconds(warmup), [&]() { atWarmup = Take(qdisc, aqm, sinks); });
-    Simulator::Stop(Seconds(duration));
+    Simulator::Schedule(Seconds(o.warmup), [&]() {
+        for (auto& m : mons)
+        {
+            m->atWarmup = TakeQ(m->qdisc, m->aqm);
+        }
+        for (FlowRec& f : g_flows)
+        {
+            f.rxAtWarmup = f.sink->GetTotalRx();
+        }
+    });
+    Simulator::Stop(Seconds(o.duration));
 
     auto t1 = std::chrono::steady_clock::now();
     Simulator::Run();
     auto t2 = std::chrono::steady_clock::now();
-
-    g_qdisc.Advance(duration);
-    g_devq.Advance(duration);
-    g_dropping.Advance(duration);
-    Snapshot atEnd = Take(qdisc, aqm, sinks);
-    const double T = duration - warmup;
-    const double C = 100e6;
-
-    std::vector<double> goodput;
-    double sum = 0;
-    double sum2 = 0;
-    for (uint32_t i = 0; i < nFlows; i++)
+    const double T = o.duration - o.warmup;
+    for (auto& m : mons)
     {
-        double g = (atEnd.rx[i] - atWarmup.rx[i]) * 8.0 / T;
-        goodput.push_back(g);
-        sum += g;
-        sum2 += g * g;
+        m->qdiscQ.Advance(o.duration);
+        m->devQ.Advance(o.duration);
+        m->dropping.Advance(o.duration);
     }
-    double jain = sum2 > 0 ? sum * sum / (nFlows * sum2) : 0.0;
-    uint64_t arrived = atEnd.received - atWarmup.received;
-    uint64_t dropped = atEnd.dropped - atWarmup.dropped;
-    uint64_t ipBytes = g_tx_wire_bytes_window - 2 * g_tx_pkts_window;  // PPP header: 2 bytes
-
-    auto mean = [](const DelaySum& d) { return d.n ? d.sum / d.n : 0.0; };
-    auto sd = [](const DelaySum& d) {
-        if (d.n < 2)
-        {
-            return 0.0;
-        }
-        double m = d.sum / d.n;
-        return std::sqrt(std::max(0.0, d.sq / d.n - m * m));
-    };
-
-    Simulator::Destroy();
-    auto t3 = std::chrono::steady_clock::now();
-    auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
 
     std::printf("{\n");
     std::printf("  \"ns3_version\": \"3.44\",\n");
-    std::printf("  \"flows\": %u, \"aqm\": \"%s\", \"timestamps\": %s,\n",
-                nFlows, aqm.c_str(), timestamps ? "true" : "false");
-    std::printf("  \"utilisation\": %.6f,\n", g_tx_wire_bytes_window * 8.0 / (C * T));
-    std::printf("  \"throughput_bps\": %.1f,\n", ipBytes * 8.0 / T);
-    std::printf("  \"qdisc_mean_pkts\": %.4f,\n", g_qdisc.area / T);
-    std::printf("  \"devq_mean_pkts\": %.4f,\n", g_devq.area / T);
-    std::printf("  \"queue_mean_pkts\": %.4f,\n", (g_qdisc.area + g_devq.area) / T);
-    std::printf("  \"arrived\": %lu, \"dropped\": %lu,\n", (unsigned long)arrived, (unsigned long)dropped);
-    std::printf("  \"dropped_early\": %lu, \"dropped_forced\": %lu, \"dropped_overflow\": %lu,\n",
-                (unsigned long)(atEnd.early - atWarmup.early),
-                (unsigned long)(atEnd.forced - atWarmup.forced),
-                (unsigned long)(atEnd.overflow - atWarmup.overflow));
-    std::printf("  \"loss_ratio\": %.6f,\n", arrived ? double(dropped) / arrived : 0.0);
-    std::printf("  \"sojourn_mean_s\": %.9f, \"sojourn_std_s\": %.9f, \"sojourn_n\": %lu,\n",
-                mean(g_sojourn), sd(g_sojourn), (unsigned long)g_sojourn.n);
-    std::printf("  \"sojourn_dropped_mean_s\": %.9f, \"sojourn_dropped_n\": %lu,\n",
-                mean(g_sojournDrop), (unsigned long)g_sojournDrop.n);
-    std::printf("  \"to_tx_mean_s\": %.9f, \"to_tx_std_s\": %.9f, \"to_tx_n\": %lu,\n",
-                mean(g_toTx), sd(g_toTx), (unsigned long)g_toTx.n);
-    std::printf("  \"codel_drop_states\": %lu, \"codel_drop_states_window\": %lu, "
-                "\"codel_dropping_fraction\": %.6f,\n",
-                (unsigned long)g_dropStates[0], (unsigned long)g_dropStates[1], g_dropping.area / T);
-    std::printf("  \"tx_pairing_errors\": %lu, \"tx_pending_at_end\": %lu,\n",
-                (unsigned long)g_pairingErrors, (unsigned long)g_pending.size());
+    std::printf("  \"flows\": %zu, \"aqm\": \"%s\", \"timestamps\": %s,\n",
+                g_flows.size(), mons[0]->aqm.c_str(), o.timestamps ? "true" : "false");
+    std::printf("  %s,\n", mons[0]->Json(T).c_str());
+    std::printf("  \"links\": [");
+    for (size_t i = 0; i < mons.size(); i++)
+    {
+        std::printf("%s{%s}", i ? ",\n   " : "", mons[i]->Json(T).c_str());
+    }
+    std::printf("],\n");
     std::printf("  \"fast_recoveries\": %lu, \"timeouts\": %lu, \"retransmits\": %lu,\n",
                 (unsigned long)g_recoveries[0], (unsigned long)g_rtos[0], (unsigned long)g_retx[0]);
     std::printf("  \"fast_recoveries_window\": %lu, \"timeouts_window\": %lu, "
                 "\"retransmits_window\": %lu,\n",
                 (unsigned long)g_recoveries[1], (unsigned long)g_rtos[1], (unsigned long)g_retx[1]);
-    std::printf("  \"jain\": %.6f,\n", jain);
-    std::printf("  \"goodput_total_bps\": %.1f,\n", sum);
-    std::printf("  \"bottleneck_arrivals_total\": %lu,\n", (unsigned long)atEnd.received);
-    std::printf("  \"bottleneck_tx_total\": %lu,\n", (unsigned long)g_tx_pkts_total);
-    std::printf("  \"wall_setup_s\": %.3f, \"wall_run_s\": %.3f, \"wall_total_s\": %.3f,\n",
+    PrintFlows(T);
+    Simulator::Destroy();
+    auto t3 = std::chrono::steady_clock::now();
+    auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    std::printf("  \"wall_setup_s\": %.3f, \"wall_run_s\": %.3f, \"wall_total_s\": %.3f\n",
                 secs(t0, t1), secs(t1, t2), secs(t0, t3));
-    std::printf("  \"goodput_bps\": [");
-    for (uint32_t i = 0; i < nFlows; i++)
-    {
-        std::printf("%s%.1f", i ? ", " : "", goodput[i]);
-    }
-    std::printf("]\n}\n");
+    std::printf("}\n");
     return 0;
 }

@@ -51,7 +51,9 @@ def test_compare_writes_table_csv_plots_and_report(small_scenario, tmp_path):
     cfg = (out / "red" / "config.json").read_text()
     assert '"max_th": 50' in cfg
     html = (out / "report.html").read_text()
-    assert html.count("<img") == 4 and "data:image/png;base64," in html
+    # Queue/delay/drop overlays, delay CDFs, and one goodput figure on a shared scale.
+    assert html.count("<img") == 3 and "data:image/png;base64," in html
+    assert not list(out.glob("goodput_*.png"))
     assert "Metric definitions" in html and "burst ratio" in html
     # Titled as a comparison (not as the base scenario), portable (no path of this machine), and
     # the C column says when it differs from Ie_eff (Idd = 0 up to 100 ms, ITU-T G.107).
@@ -85,7 +87,7 @@ def test_run_report_renders_in_headless_chromium(small_scenario, tmp_path):
     out = tmp_path / "run"
     assert aqmlab_cli("run", str(small_scenario), "--out", str(out), "--plots").returncode == 0
     dom = chromium_render(out / "report.html", tmp_path, "1200,1600")
-    assert "<table>" in dom and dom.count("<img") == 2
+    assert "<table>" in dom and dom.count("<img") == 3  # queue, delay, goodput
     assert "bottleneck" in dom.lower() or "small" in dom
 
 

@@ -89,3 +89,30 @@ def test_every_scenario_in_the_repository_validates():
         cfg = scenario.build_config(scenario.load(p))
         assert cfg["flows"], p
         assert not math.isnan(cfg["duration_ns"])
+
+
+def test_summary_and_config_text_read_back_to_the_same_values():
+    """write_json (summary.json, config.json) is a format change only: json.loads gives back
+    exactly the object written, including empty containers, nested lists of objects, unicode
+    and the key order json.dumps(sort_keys=True) would give."""
+    import io
+    import json
+
+    from aqmlab.runner import summary_json, write_json
+
+    obj = {
+        "z": [{"b": 1, "a": [1.5, None, "é"]}, {"c": {}}],
+        "a": {"nested": {"x": [], "y": [[1, 2], {"k": True}]}, "empty": {}},
+        "m": [1, 2, 3],
+        "s": 'quote " and newline \n',
+    }
+    buf = io.StringIO()
+    write_json(obj, buf)
+    text = buf.getvalue()
+    assert json.loads(text) == obj
+    assert list(json.loads(text)) == sorted(obj)  # keys sorted at every level
+    assert text.count("\n") > 5  # indented, not one line
+    assert json.loads(summary_json({"v": float("nan"), "f": [{"x": float("inf")}]})) == {
+        "v": None,
+        "f": [{"x": None}],
+    }

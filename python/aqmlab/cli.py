@@ -39,8 +39,19 @@ def _fmt(x: object, spec: str) -> str:
         return str(x)
 
 
+def _ms(x: object, spec: str = ".2f") -> str:
+    return "-" if x is None else _fmt(x * 1e3, spec)  # type: ignore[operator]
+
+
+def _print_rows(rows: list[tuple], out) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)), file=out)
+
+
 def print_summary(res, out=sys.stdout) -> None:
-    """The summary table of a run."""
+    """The summary tables of a run: links (with queueing-delay percentiles), flow groups (Jain's
+    index of bulk groups, completion times of finite ones) and latency probes."""
     s = res.summary
     print(
         f"scenario {s['scenario']['name']}: {len(s['flows'])} flows, "
@@ -58,6 +69,8 @@ def print_summary(res, out=sys.stdout) -> None:
             "q std",
             "q seen",
             "delay ms",
+            "p50 ms",
+            "p99 ms",
             "loss",
             "aqm drops",
             "ovfl drops",
@@ -74,26 +87,63 @@ def print_summary(res, out=sys.stdout) -> None:
                 _fmt(link["queue_mean_pkts"], ".1f"),
                 _fmt(link["queue_std_pkts"], ".1f"),
                 _fmt(link["queue_seen_mean_pkts"], ".1f"),
-                _fmt(None if link["delay_mean_s"] is None else link["delay_mean_s"] * 1e3, ".2f"),
+                _ms(link["delay_mean_s"]),
+                _ms(link.get("delay_p50_s")),
+                _ms(link.get("delay_p99_s")),
                 _fmt(link["loss_ratio"], ".5f"),
                 str(link["dropped_aqm"]),
                 str(link["dropped_overflow"]),
                 str(link["marked"]),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)), file=out)
+    _print_rows(rows, out)
+    _print_flows(s, out)
+
+
+def _print_flows(s: dict, out) -> None:
+    from aqmlab import metrics
+
     g = [f["goodput_bps"] for f in s["flows"]]
-    rtts = [f["rtt_mean_s"] for f in s["flows"] if f["rtt_mean_s"] is not None]
+    tcp = [f for f in s["flows"] if metrics.flow_kind(f) in ("bulk", "finite")]
+    rtts = [f["rtt_mean_s"] for f in tcp if f["rtt_mean_s"] is not None]
     print(
         f"flows: goodput total {sum(g) / 1e6:.2f} Mb/s, mean {sum(g) / len(g) / 1e6:.3f} Mb/s, "
-        f"Jain {_fmt(s['fairness']['jain_goodput'], '.4f')}, "
+        f"Jain (bulk flows) {_fmt(s['fairness']['jain_goodput'], '.4f')}, "
         f"retransmits {sum(f['retransmits'] for f in s['flows'])}, "
         f"timeouts {sum(f['timeouts'] for f in s['flows'])}, "
-        f"mean RTT {(sum(rtts) / len(rtts) * 1e3) if rtts else float('nan'):.1f} ms",
+        f"mean TCP RTT {(sum(rtts) / len(rtts) * 1e3) if rtts else float('nan'):.1f} ms",
         file=out,
     )
+    groups = metrics.group_table(s)
+    if len(groups) > 1 or any(r["kind"] != "bulk" for r in groups):
+        head = ("group", "kind", "flows", "Mb/s", "Jain", "done", "FCT mean", "median", "p99")
+        rows = [(*head, "slowdown med", "p99")]
+        for r in groups:
+            fin = r["kind"] == "finite"
+            rows.append(
+                (
+                    r["group"],
+                    r["kind"],
+                    str(r["flows"]),
+                    _fmt(r["goodput_bps"] / 1e6, ".2f"),
+                    _fmt(r["jain"], ".4f"),
+                    f"{r['finished']}/{r['flows']}" if fin else "-",
+                    _ms(r.get("mean_s"), ".1f") + (" ms" if r.get("mean_s") is not None else ""),
+                    _ms(r.get("median_s"), ".1f"),
+                    _ms(r.get("p99_s"), ".1f"),
+                    _fmt(r.get("slowdown_median"), ".2f"),
+                    _fmt(r.get("slowdown_p99"), ".2f"),
+                )
+            )
+        print("flow groups (Jain: bulk groups only; FCT of finished finite transfers):", file=out)
+        _print_rows(rows, out)
+    for p in s.get("probe", []):
+        print(
+            f"probe {p['flow']} ({p['src']} -> {p['dst']} and back): {p['echoes']} echoes of "
+            f"{p['sent']} sent, RTT min {_ms(p['rtt_min_s'])} mean {_ms(p['rtt_mean_s'])} "
+            f"p50 {_ms(p['rtt_p50_s'])} p90 {_ms(p['rtt_p90_s'])} p99 {_ms(p['rtt_p99_s'])} ms",
+            file=out,
+        )
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -103,12 +153,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     sc = scenario.load(path)
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-seed{args.seed or sc.seed}"
     extra = None
-    if args.plots or args.vector:
+    if args.plots or args.vector or getattr(args, "smooth", None):
         from functools import partial
 
         from aqmlab import report
 
-        extra = partial(report.run_outputs, vector=args.vector)
+        extra = partial(report.run_outputs, vector=args.vector, smooth_s=_smooth(args))
     res = runner.run(
         sc,
         seed=args.seed,
@@ -117,7 +167,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         extra_outputs=extra,
     )
     print_summary(res)
-    files = "queue.png, report.html" if extra else f"plots: aqmlab report {res.out_dir}"
+    files = "queue/delay/goodput.png, report.html" if extra else f"plots: aqmlab plot {res.out_dir}"
     print(
         f"wrote {res.out_dir}/ (summary.json, time series .parquet; {files}) "
         f"in {res.wall_s:.2f} s wall",
@@ -174,12 +224,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
         page = sweep_report.write(d)
         print(f"wrote {page} (figures as PNG, SVG and PDF in {d / 'plots'}/)")
         return 0
-    from aqmlab import report
+    from aqmlab import compare, report
 
-    page = report.report_dir(d, vector=args.vector)
+    page = report.report_dir(d, vector=args.vector, smooth_s=_smooth(args))
     also = " and .svg/.pdf" if args.vector else ""
-    print(f"wrote {page} (and queue.png, goodput.png{also} beside it)")
+    if compare.is_comparison(d):
+        print(f"wrote {page} (and compare_queue, compare_delay, compare_goodput .png{also})")
+    else:
+        print(f"wrote {page} (and queue, delay, goodput .png{also} beside it)")
     return 0
+
+
+def _smooth(args: argparse.Namespace) -> float | None:
+    """``--smooth``: the moving-average window of the plotted time series, s (None: raw)."""
+    if getattr(args, "smooth", None) is None:
+        return None
+    from aqmlab import units
+
+    return units.seconds("--smooth", args.smooth, positive=True)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -193,7 +255,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     )
     print(f"scenario {sc.name}: {len(sc.flows)} flow group(s), {len(names)} AQMs")
     print(cmp.text())
-    print(f"wrote {out}/ (compare.csv, compare_queue.png, report.html, one run directory per AQM)")
+    print(
+        f"wrote {out}/ (compare.csv, compare_queue/delay/goodput.png, report.html, one run "
+        f"directory per AQM; redraw: aqmlab plot {out} [--smooth 0.5s] [--vector])"
+    )
     return 0
 
 
@@ -208,6 +273,29 @@ def _version() -> str:
     from aqmlab import __version__
 
     return f"aqmlab {__version__}"
+
+
+def _add_report_parser(sub) -> None:
+    """``aqmlab report DIR`` (alias ``plot``): redraw without simulating."""
+    rep = sub.add_parser(
+        "report",
+        aliases=["plot"],
+        help="redraw the plots and HTML report of a run, comparison or sweep (no simulation)",
+    )
+    rep.add_argument(
+        "dir", help="a directory written by 'aqmlab run', 'aqmlab compare' or 'aqmlab sweep'"
+    )
+    rep.add_argument(
+        "--vector",
+        action="store_true",
+        help="a run's or comparison's plots also as SVG and PDF (sweeps: always)",
+    )
+    rep.add_argument(
+        "--smooth",
+        metavar="TIME",
+        help="draw a moving average over TIME (e.g. 0.5s) over the raw time series",
+    )
+    rep.set_defaults(func=_cmd_report)
 
 
 def build_parser(theory: bool = True) -> argparse.ArgumentParser:
@@ -227,6 +315,7 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
         "--plots", action="store_true", help="also draw queue.png and report.html (slower)"
     )
     r.add_argument("--vector", action="store_true", help="--plots, and the plots as SVG and PDF")
+    r.add_argument("--smooth", metavar="TIME", help="--plots, with a TIME moving average drawn")
     r.set_defaults(func=_cmd_run)
 
     d = sub.add_parser("demo", help="run the embedded default scenario (RED dumbbell)")
@@ -249,14 +338,7 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
-    rep = sub.add_parser(
-        "report", aliases=["plot"], help="draw the plots and HTML report of a run or a sweep"
-    )
-    rep.add_argument("dir", help="a directory written by 'aqmlab run' or 'aqmlab sweep'")
-    rep.add_argument(
-        "--vector", action="store_true", help="a run's plots also as SVG and PDF (sweeps: always)"
-    )
-    rep.set_defaults(func=_cmd_report)
+    _add_report_parser(sub)
 
     c = sub.add_parser("compare", help="run one scenario under several AQMs")
     c.add_argument("scenario", help="TOML scenario")

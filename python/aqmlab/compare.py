@@ -10,6 +10,7 @@ All variants run with the same seed, so their flows start at the same times.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -189,9 +190,53 @@ def compare(
         results = dict(_run_one(t) for t in tasks)
     cmp = Comparison(sc, {label: results[label] for label in table}, out_p)
     if out_p is not None:
-        from aqmlab import plots, report
-
-        plots.compare_plot(cmp, out_p / "compare_queue.png")
-        report.write_comparison(cmp, out_p / "report.html")
-        cmp.table().to_csv(out_p / "compare.csv")
+        (out_p / MANIFEST).write_text(
+            json.dumps({"scenario": sc.model_dump(), "labels": list(table)}, indent=2) + "\n"
+        )
+        draw(cmp, out_p)
     return cmp
+
+
+#: What ``aqmlab plot DIR`` needs to redraw a comparison: the base scenario and the labels.
+MANIFEST = "compare.json"
+
+
+def draw(
+    cmp: Comparison, directory: Path, vector: bool = False, smooth_s: float | None = None
+) -> None:
+    """The figures, ``report.html`` and ``compare.csv`` of a comparison, into ``directory``
+    (``compare.csv`` last: its presence marks the comparison complete)."""
+    from aqmlab import plots, report
+
+    formats = plots.VECTOR if vector else ()
+    d = Path(directory)
+    plots.compare_plot(cmp, d / "compare_queue.png", formats=formats, smooth_s=smooth_s)
+    plots.compare_goodput_plot(cmp, d / "compare_goodput.png", formats=formats)
+    plots.compare_delay_cdf_plot(cmp, d / "compare_delay.png", formats=formats)
+    plots.compare_probe_plot(cmp, d / "compare_probe.png", formats=formats)
+    report.write_comparison(cmp, d / "report.html")
+    cmp.table().to_csv(d / "compare.csv")
+
+
+def is_comparison(d: Path) -> bool:
+    """Whether ``d`` is a directory written by :func:`compare`."""
+    return (Path(d) / "compare.csv").is_file() and not (Path(d) / runner.SUMMARY).exists()
+
+
+def load(d: str | Path) -> Comparison:
+    """A finished comparison directory, read back (no run is repeated). Directories written
+    before ``compare.json`` existed: the labels are ``compare.csv``'s rows and the base scenario
+    is the first run's, its name without the ``/label`` suffix."""
+    d = Path(d)
+    if not is_comparison(d):
+        raise InputError(f"results: {d} is not a complete comparison directory (no compare.csv)")
+    man = d / MANIFEST
+    if man.is_file():
+        m = json.loads(man.read_text())
+        labels, sc = m["labels"], scenario.from_dict(m["scenario"])
+    else:
+        labels = [str(x) for x in pd.read_csv(d / "compare.csv", index_col=0).index]
+        first = json.loads((d / labels[0] / "scenario.json").read_text())
+        first["name"] = first["name"].rsplit("/", 1)[0]
+        sc = scenario.from_dict(first)
+    return Comparison(sc, {label: runner.load(d / label) for label in labels}, d)

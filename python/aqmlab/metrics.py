@@ -640,3 +640,37 @@ def fairness(flows: list[dict]) -> dict:
         "jain_goodput": jain_index(np.asarray(bulk, dtype=float)) if bulk else math.nan,
         "groups": {g: jain_index(np.asarray(v, dtype=float)) for g, v in groups.items()},
     }
+
+
+def flow_kind(f: dict) -> str:
+    """``probe`` (latency probe), ``open-loop`` (poisson, cbr, onoff), ``finite`` (a TCP
+    transfer of a given size: tcp with ``size``, web objects) or ``bulk`` (TCP, never ends)."""
+    if f.get("probe"):
+        return "probe"
+    if f.get("udp_sent") is not None:
+        return "open-loop"
+    return "finite" if f.get("size_bytes") is not None else "bulk"
+
+
+def group_table(summary: dict) -> list[dict]:
+    """One row per flow group, in the order of the flows: its kind, flow count, total goodput,
+    Jain's index (bulk groups only: a finite transfer's goodput measures its size, and an
+    open-loop flow's its offered rate, not a share), and for finite groups the completion-time
+    statistics of :func:`fct_summary` (``finished``, ``unfinished``, FCT mean/median/p99,
+    slowdown)."""
+    rows: dict[str, dict] = {}
+    for f in summary["flows"]:
+        g = flow_group(f["name"])
+        r = rows.setdefault(g, {"group": g, "kind": flow_kind(f), "flows": 0, "goodput_bps": 0.0})
+        r["flows"] += 1
+        r["goodput_bps"] += f["goodput_bps"] or 0.0
+        if f.get("size_bytes") is not None:
+            r["finished"] = r.get("finished", 0) + (f.get("completion_s") is not None)
+    jains = summary.get("fairness", {}).get("groups", {})
+    fct = summary.get("fct", {}).get("groups", {})
+    for g, r in rows.items():
+        r["jain"] = jains.get(g) if r["kind"] == "bulk" else None
+        if r["kind"] == "finite":
+            r["unfinished"] = r["flows"] - r["finished"]
+            r.update({k: v for k, v in fct.get(g, {}).items() if k != "count"})
+    return list(rows.values())

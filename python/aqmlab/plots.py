@@ -1,11 +1,21 @@
-"""Plots people would rather look at than read: the queue over time."""
+"""Plots people would rather look at than read: the queue and the queueing delay over time, the
+delay distribution, the latency probe's RTT, per-flow goodput, and the overlays of a comparison.
+
+Every plot is a PNG, and with ``formats`` also SVG and PDF beside it (:data:`VECTOR`). Time
+series that are raw 10 ms samples can be smoothed (``smooth_s``: a centred moving average over
+that many seconds, drawn over the raw trace, which stays visible in a light tone). The warm-up
+is shaded grey, and y ranges are computed from the values after it, so a start-up spike does not
+flatten the rest. Definitions of what is plotted: docs/metrics.md, "Plots".
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -19,6 +29,9 @@ if TYPE_CHECKING:
 #: The vector formats written beside a PNG on request (papers want SVG or PDF).
 VECTOR = ("svg", "pdf")
 
+#: Parameters of delay-based AQMs that name their target queueing delay.
+_TARGET_PARAMS = ("target", "target_delay")
+
 
 def save(fig, path: Path, formats: tuple[str, ...] = ()) -> Path:
     """Writes ``fig`` to ``path`` and, for each of ``formats``, beside it with that suffix (no
@@ -31,89 +44,454 @@ def save(fig, path: Path, formats: tuple[str, ...] = ()) -> Path:
     return path
 
 
-def queue_plot(res: Result, path: Path, title: str = "", formats: tuple[str, ...] = ()) -> Path:
-    """Bottleneck queue length (and the AQM's average and drop probability when it has them)."""
+# --- data behind the plots (tested against theory in tests/test_plots_delay.py) ---------------
+
+
+def smooth(t: np.ndarray, y: np.ndarray, window_s: float | None) -> np.ndarray:
+    """Centred moving average of ``y`` over ``window_s`` seconds (samples evenly spaced in ``t``;
+    NaN samples, e.g. intervals without packets, are skipped). ``None`` or 0: ``y`` unchanged."""
+    y = np.asarray(y, dtype=float)
+    if not window_s or len(t) < 2:
+        return y
+    dt = float(t[1] - t[0])
+    n = max(1, round(window_s / dt))
+    if n == 1:
+        return y
+    ok = np.isfinite(y)
+    kernel = np.ones(n)
+    num = np.convolve(np.where(ok, y, 0.0), kernel, mode="same")
+    den = np.convolve(ok.astype(float), kernel, mode="same")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.maximum(den, 1), np.nan)
+
+
+def delay_series(res: Result, link: str | None = None) -> dict[str, np.ndarray]:
+    """The queueing delay of ``link`` (default: the bottleneck) per sample interval: ``t_s``
+    (interval start), ``delay_mean_s`` and ``delay_max_s`` (mean and largest sojourn of the
+    packets whose transmission started in the interval; NaN when none did), ``packets``."""
+    name = link or res.bottleneck["name"]
+    s = res.series.get(f"delay:{name}")
+    if s is None:
+        raise KeyError(f"no delay series for link {name!r} (a run written before they existed?)")
+    return {c: np.asarray(s[c], dtype=float) for c in s}
+
+
+def delay_cdf(res: Result, link: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution of the queueing delay of ``link`` over the measurement window: delays
+    ``x`` (s) at the edges of the simulator's log-linear histogram and the exact fraction ``F``
+    of packets whose delay is below each (between edges, within 1/32 of the value)."""
+    name = link or res.bottleneck["name"]
+    s = res.series[f"delaycdf:{name}"]
+    return np.asarray(s["t_s"], dtype=float), np.asarray(s["cdf"], dtype=float)
+
+
+def delay_target_s(res: Result) -> float | None:
+    """The target queueing delay of the run's AQM (CoDel, PIE, FQ-CoDel, ARED...), s, or
+    ``None`` when it has none (the scenario's value, else the algorithm's default)."""
+    from aqmlab import algorithms, units
+    from aqmlab.errors import InputError
+
+    sc = res.scenario or {}
+    table = sc.get("aqm") or {}
+    entry = algorithms.get(res.bottleneck["aqm"])
+    if entry is None:
+        return None
+    for p in entry["params"]:
+        if p["name"] in _TARGET_PARAMS and p["kind"] == "duration":
+            v = table.get(p["name"], p["default"])
+            if isinstance(v, int | float):
+                return float(v)  # the catalog's defaults, and bare numbers, are seconds
+            try:
+                return units.seconds(f"aqm.{p['name']}", v)
+            except InputError:
+                return None
+    return None
+
+
+def probes(res: Result) -> dict[str, dict[str, np.ndarray]]:
+    """The RTT series of each latency probe: ``t_s`` (send time) and ``rtt_s``, by flow name."""
+    return {
+        k.partition(":")[2]: {c: np.asarray(v[c], dtype=float) for c in v}
+        for k, v in res.series.items()
+        if k.startswith("probe:")
+    }
+
+
+def ecdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical distribution of ``x`` as a step: sorted values and i / n."""
+    x = np.sort(np.asarray(x, dtype=float)[np.isfinite(x)])
+    return x, np.arange(1, len(x) + 1) / max(len(x), 1)
+
+
+# --- drawing helpers ---------------------------------------------------------------------------
+
+
+def _warmup(ax, warm: float) -> None:
+    if warm > 0:
+        ax.axvspan(0, warm, color="grey", alpha=0.12, lw=0, label="_warm-up")
+
+
+def _trace(ax, t, y, smooth_s, label=None, color=None, lw=0.7) -> None:
+    """A raw trace, and over it its moving average when ``smooth_s`` is given."""
+    if smooth_s:
+        (line,) = ax.plot(t, y, lw=0.5, alpha=0.25, color=color)
+        ax.plot(t, smooth(t, y, smooth_s), lw=1.4, color=line.get_color(), label=label)
+    else:
+        ax.plot(t, y, lw=lw, color=color, label=label)
+
+
+def _ylim_after(ax, t, ys: list, warm: float, floor: float = 0.0) -> None:
+    """Y range from the values after the warm-up (a start-up spike would flatten the rest)."""
+    top = floor
+    for y in ys:
+        y = np.asarray(y, dtype=float)[np.asarray(t) >= warm]
+        y = y[np.isfinite(y)]
+        if y.size:
+            top = max(top, float(y.max()))
+    if top > 0:
+        ax.set_ylim(0, top * 1.08)
+
+
+def _smooth_note(smooth_s: float | None) -> str:
+    return f", {smooth_s:g} s moving average over the raw samples" if smooth_s else ""
+
+
+# --- one run ----------------------------------------------------------------------------------
+
+
+def queue_plot(
+    res: Result,
+    path: Path,
+    title: str = "",
+    formats: tuple[str, ...] = (),
+    smooth_s: float | None = None,
+) -> Path:
+    """Bottleneck queue length (and the AQM's average), its queueing delay in ms (with the
+    AQM's target when it has one), and the drop probability when the AQM has one."""
     q = res.queue
     has_p = "drop_prob" in q
-    fig, axes = plt.subplots(2 if has_p else 1, 1, figsize=(9, 5.5 if has_p else 3.6), sharex=True)
-    ax = axes[0] if has_p else axes
-    ax.plot(q["t_s"], q["queue_pkts"], lw=0.7, label="queue")
-    if "avg_queue" in q:
-        ax.plot(q["t_s"], q["avg_queue"], lw=1.0, label="average (AQM)")
+    has_d = f"delay:{res.bottleneck['name']}" in res.series
+    n = 1 + has_d + has_p
+    fig, axes = plt.subplots(n, 1, figsize=(9, 2.2 + 2.0 * n), sharex=True, squeeze=False)
+    axes = axes[:, 0]
     warm = res.summary["run"]["warmup_s"]
-    ax.axvline(warm, color="grey", ls=":", lw=0.8)
+    t = q["t_s"].to_numpy()
+    ax = axes[0]
+    _warmup(ax, warm)
+    _trace(ax, t, q["queue_pkts"].to_numpy(), smooth_s, label="queue")
+    if "avg_queue" in q:
+        ax.plot(t, q["avg_queue"], lw=1.0, label="average (AQM)")
+    _ylim_after(ax, t, [q["queue_pkts"]], warm)
     b = res.bottleneck
-    ax.set_ylabel("packets")
+    ax.set_ylabel("queue (packets)")
+    d_ms = b.get("delay_mean_s")
     ax.set_title(
-        f"{title}  [{b['aqm']}]  util {b['utilisation']:.3f}, "
-        f"mean queue {b['queue_mean_pkts']:.1f} pkts",
-        fontsize=10,
+        f"{title}  [{b['aqm']}]  util {b['utilisation']:.3f}, mean queue "
+        f"{b['queue_mean_pkts']:.1f} pkts"
+        + (f", mean delay {d_ms * 1e3:.2f} ms" if d_ms is not None else "")
+        + _smooth_note(smooth_s),
+        fontsize=9,
     )
     ax.legend(loc="upper right", fontsize=8)
+    k = 1
+    if has_d:
+        _delay_panel(axes[k], res, smooth_s, warm)
+        k += 1
     if has_p:
-        axes[1].plot(q["t_s"], q["drop_prob"], lw=0.7, color="tab:red")
-        axes[1].set_ylabel("drop probability")
-        axes[1].axvline(warm, color="grey", ls=":", lw=0.8)
-        axes[1].set_xlabel("time (s)")
-    else:
-        ax.set_xlabel("time (s)")
+        _warmup(axes[k], warm)
+        _trace(axes[k], t, q["drop_prob"].to_numpy(), smooth_s, color="tab:red")
+        _ylim_after(axes[k], t, [q["drop_prob"]], warm)
+        axes[k].set_ylabel("drop probability")
+    axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
     return save(fig, path, formats)
 
 
+def _delay_panel(ax, res: Result, smooth_s: float | None, warm: float) -> None:
+    d = delay_series(res)
+    t, y = d["t_s"], d["delay_mean_s"] * 1e3
+    _warmup(ax, warm)
+    _trace(ax, t, y, smooth_s, label="mean per interval", color="tab:purple")
+    target = delay_target_s(res)
+    if target is not None:
+        ax.axhline(target * 1e3, color="k", ls="--", lw=0.8, label=f"target {target * 1e3:g} ms")
+    _ylim_after(ax, t, [y], warm, floor=(target or 0) * 1e3)
+    ax.set_ylabel("queueing delay (ms)")
+    ax.legend(loc="upper right", fontsize=8)
+
+
+def delay_plot(
+    res: Result, path: Path, formats: tuple[str, ...] = (), smooth_s: float | None = None
+) -> Path:
+    """Queueing delay of the bottleneck: over time (mean and largest per interval, ms) and its
+    distribution over the measurement window (CDF, with p50/p99 marked)."""
+    b = res.bottleneck
+    d = delay_series(res)
+    warm = res.summary["run"]["warmup_s"]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.7, 1]})
+    t = d["t_s"]
+    _warmup(a1, warm)
+    a1.plot(t, d["delay_max_s"] * 1e3, lw=0.4, color="tab:orange", alpha=0.45, label="max")
+    _trace(a1, t, d["delay_mean_s"] * 1e3, smooth_s, label="mean", color="tab:purple")
+    target = delay_target_s(res)
+    if target is not None:
+        a1.axhline(target * 1e3, color="k", ls="--", lw=0.8, label=f"target {target * 1e3:g} ms")
+    _ylim_after(a1, t, [d["delay_max_s"] * 1e3], warm)
+    a1.set_xlabel("time (s)")
+    a1.set_ylabel("queueing delay (ms)")
+    a1.set_title(
+        f"{b['name']} [{b['aqm']}]: delay per {_interval(t):g} s interval" + _smooth_note(smooth_s),
+        fontsize=9,
+    )
+    a1.legend(loc="upper right", fontsize=8)
+    x, F = delay_cdf(res)
+    a2.plot(np.concatenate([[0.0], x * 1e3]), np.concatenate([[0.0], F]), lw=1.2)
+    for key, ls in (("delay_p50_s", ":"), ("delay_p99_s", "--")):
+        v = b.get(key)
+        if v is not None:
+            a2.axvline(v * 1e3, color="grey", ls=ls, lw=0.8, label=f"{key[6:9]} {v * 1e3:.2f} ms")
+    if target is not None:
+        a2.axvline(target * 1e3, color="k", ls="--", lw=0.8)
+    a2.set_xlabel("queueing delay (ms)")
+    a2.set_ylabel("fraction of packets")
+    a2.set_ylim(0, 1.01)
+    a2.set_title("CDF over the measurement window", fontsize=9)
+    a2.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+def _interval(t: np.ndarray) -> float:
+    return float(t[1] - t[0]) if len(t) > 1 else 0.0
+
+
+def probe_plot(
+    res: Result, path: Path, formats: tuple[str, ...] = (), smooth_s: float | None = None
+) -> Path | None:
+    """Latency probes: RTT of every echo over time, and the CDF of the RTTs of probes sent in
+    the measurement window. ``None`` (nothing drawn) when the run has no probe."""
+    pr = probes(res)
+    if not pr:
+        return None
+    warm = res.summary["run"]["warmup_s"]
+    base = {f["name"]: f["base_rtt_s"] for f in res.summary["flows"]}
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.7, 1]})
+    _warmup(a1, warm)
+    for name, s in pr.items():
+        _trace(a1, s["t_s"], s["rtt_s"] * 1e3, smooth_s, label=name)
+        x, F = ecdf(s["rtt_s"][s["t_s"] >= warm] * 1e3)
+        a2.step(x, F, where="post", label=name)
+        if name in base:
+            a2.axvline(base[name] * 1e3, color="grey", ls=":", lw=0.8)
+    after = [v["rtt_s"][v["t_s"] >= warm] for v in pr.values()]
+    top = max((float(np.nanmax(a)) for a in after if a.size), default=0.0)
+    if top > 0:
+        a1.set_ylim(0, top * 1e3 * 1.08)
+    a1.set_xlabel("probe send time (s)")
+    a1.set_ylabel("RTT (ms)")
+    a1.set_title("latency probe RTT" + _smooth_note(smooth_s), fontsize=9)
+    a1.legend(loc="upper right", fontsize=8)
+    a2.set_xlabel("RTT (ms)")
+    a2.set_ylabel("fraction of probes")
+    a2.set_ylim(0, 1.01)
+    a2.set_title("CDF (dotted: propagation RTT)", fontsize=9)
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+def _bulk_goodputs(res: Result) -> np.ndarray:
+    """Goodputs (Mb/s) of the bulk TCP flows (no size, not open-loop, not probes); all flows if
+    there are none."""
+    flows = res.summary["flows"]
+    bulk = [f for f in flows if f.get("size_bytes") is None and f.get("udp_sent") is None]
+    return np.asarray([f["goodput_bps"] for f in (bulk or flows)], dtype=float) / 1e6
+
+
 def goodput_plot(res: Result, path: Path, formats: tuple[str, ...] = ()) -> Path:
-    """Per-flow goodput over the measurement window, sorted, with the fair share marked."""
-    g = res.flows["goodput_bps"].to_numpy() / 1e6
+    """Per-flow goodput of the bulk flows over the measurement window, sorted, with the equal
+    share marked (finite transfers and open-loop flows are left out, as from Jain's index)."""
+    g = _bulk_goodputs(res)
     fig, ax = plt.subplots(figsize=(9, 3.2))
     order = g.argsort()[::-1]
     if len(g) <= 2000:
         ax.bar(range(len(g)), g[order], width=0.9, color="tab:blue")
     else:  # one filled curve, not N bars (10,000 bars took a minute; issue 13, item 15)
         ax.fill_between(range(len(g)), g[order], step="mid", color="tab:blue", lw=0)
-    fair = res.bottleneck["throughput_bps"] / 1e6 * 1460 / 1500 / max(len(g), 1)
-    ax.axhline(fair, color="grey", ls="--", lw=0.8, label="equal share")
-    ax.set_xlabel("flows, by goodput")
+    if len(g):
+        ax.axhline(g.mean(), color="grey", ls="--", lw=0.8, label="mean (equal share)")
+    ax.set_xlabel("bulk flows, by goodput")
     ax.set_ylabel("goodput (Mb/s)")
     ax.set_title(
-        f"per-flow goodput (Jain {res.summary['fairness']['jain_goodput']:.3f})", fontsize=10
+        f"per-flow goodput (Jain {_num(res.summary['fairness']['jain_goodput'], '.3f')})",
+        fontsize=10,
     )
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return save(fig, path, formats)
 
 
-def compare_plot(cmp, path: Path, zoom_s: float = 2.0, formats: tuple[str, ...] = ()) -> Path:
-    """Overlaid bottleneck queue lengths of a comparison (like seed 001's Figures 5-7): the whole
-    run, a ``zoom_s`` window in the middle of the measurement period, and the drop probabilities
-    (y range from the values after warm-up, so a start-up spike does not flatten the rest)."""
-    import numpy as np
+def _num(v: Any, spec: str) -> str:
+    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
 
-    fig, axes = plt.subplots(3, 1, figsize=(10, 8.4))
-    warm = next(iter(cmp.results.values())).summary["run"]["warmup_s"]
-    end = next(iter(cmp.results.values())).summary["run"]["duration_s"]
+
+# --- a comparison -----------------------------------------------------------------------------
+
+
+def compare_plot(
+    cmp,
+    path: Path,
+    zoom_s: float = 2.0,
+    formats: tuple[str, ...] = (),
+    smooth_s: float | None = None,
+) -> Path:
+    """Overlaid bottleneck series of a comparison (like seed 001's Figures 5-7): the queue over
+    the whole run, a ``zoom_s`` window in the middle of the measurement period, the queueing
+    delay (ms), and the drop probabilities of the AQMs that have one (the others are named).
+    The warm-up is shaded and y ranges come from the values after it."""
+    return save(compare_figure(cmp, zoom_s, smooth_s), path, formats)
+
+
+def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
+    """The figure of :func:`compare_plot` (axes: queue, zoom, delay, drop probability)."""
+    first = next(iter(cmp.results.values())).summary["run"]
+    warm, end = first["warmup_s"], first["duration_s"]
     mid = (warm + end) / 2
     z0, z1 = mid - zoom_s / 2, mid + zoom_s / 2
-    pmax = 0.0
-    for label, res in cmp.results.items():
+    fig, axes = plt.subplots(4, 1, figsize=(10, 11))
+    no_p = []
+    qs, ds, ps = [], [], []
+    for k, (label, res) in enumerate(cmp.results.items()):
+        color = f"C{k}"
         q = res.queue
-        axes[0].plot(q["t_s"], q["queue_pkts"], lw=0.6, label=label)
+        t = q["t_s"].to_numpy()
+        _trace(axes[0], t, q["queue_pkts"].to_numpy(), smooth_s, label=label, color=color)
+        qs.append((t, q["queue_pkts"].to_numpy()))
         w = q[(q["t_s"] >= z0) & (q["t_s"] <= z1)]
-        axes[1].plot(w["t_s"], w["queue_pkts"], lw=1.0, label=label)
+        axes[1].plot(w["t_s"], w["queue_pkts"], lw=1.0, label=label, color=color)
+        if f"delay:{res.bottleneck['name']}" in res.series:
+            d = delay_series(res)
+            _trace(axes[2], d["t_s"], d["delay_mean_s"] * 1e3, smooth_s, label=label, color=color)
+            ds.append((d["t_s"], d["delay_mean_s"] * 1e3))
         if "drop_prob" in q:
-            axes[2].plot(q["t_s"], q["drop_prob"], lw=0.6, label=label)
-            after = q["drop_prob"][q["t_s"] >= warm].to_numpy()
-            if after.size:
-                pmax = max(pmax, float(np.nanmax(after)))
-    axes[0].axvspan(z0, z1, color="grey", alpha=0.15)
+            _trace(axes[3], t, q["drop_prob"].to_numpy(), smooth_s, label=label, color=color)
+            ps.append((t, q["drop_prob"].to_numpy()))
+        else:
+            no_p.append(label)
+    for ax, data in ((axes[0], qs), (axes[2], ds), (axes[3], ps)):
+        _warmup(ax, warm)
+        top = 0.0
+        for t, y in data:
+            y = y[(t >= warm) & np.isfinite(y)]
+            top = max(top, float(y.max()) if y.size else 0.0)
+        if top > 0:
+            ax.set_ylim(0, top * 1.08)
+        ax.set_xlim(0, end)
+    axes[0].axvspan(z0, z1, color="gold", alpha=0.18)
     axes[0].set_ylabel("queue (packets)")
-    axes[0].set_title(f"{cmp.scenario.name}: bottleneck queue", fontsize=10)
-    axes[0].legend(loc="upper right", fontsize=8, ncol=6)
+    axes[0].set_title(
+        f"{cmp.scenario.name}: bottleneck queue under {len(cmp.results)} AQMs "
+        f"(grey: warm-up; yellow: zoom){_smooth_note(smooth_s)}",
+        fontsize=10,
+    )
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncol=min(8, len(names)), fontsize=9)
     axes[1].set_ylabel("queue (packets)")
-    axes[1].set_title(f"zoom: {z0:g}-{z1:g} s", fontsize=9)
-    axes[2].set_ylabel("drop probability")
-    axes[2].set_xlabel("time (s)")
-    if pmax > 0:
-        axes[2].set_ylim(0, pmax * 1.1)
-    axes[2].set_title("drop probability (y range: after warm-up)", fontsize=9)
+    axes[1].set_title(f"zoom, raw samples: {z0:g}-{z1:g} s", fontsize=9)
+    axes[2].set_ylabel("queueing delay (ms)")
+    axes[2].set_title("mean queueing delay per interval (y range: after warm-up)", fontsize=9)
+    axes[3].set_ylabel("drop probability")
+    axes[3].set_xlabel("time (s)")
+    note = f"; no drop probability: {', '.join(no_p)}" if no_p else ""
+    axes[3].set_title(f"drop probability (y range: after warm-up){note}", fontsize=9)
+    if ps:
+        axes[3].legend(loc="upper right", fontsize=8, ncol=min(6, len(ps)))
+    else:
+        axes[3].text(
+            0.5,
+            0.5,
+            "no AQM here has a drop probability",
+            ha="center",
+            transform=axes[3].transAxes,
+            color="grey",
+        )
+    fig.tight_layout(rect=(0, 0, 1, 0.975))
+    return fig
+
+
+def compare_goodput_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path:
+    """Per-flow goodput of the bulk flows under each AQM on one shared scale: a box plot (box:
+    quartiles, whiskers: 5th-95th percentile, dots: every flow) and the CDFs."""
+    labels = list(cmp.results)
+    data = [_bulk_goodputs(cmp.results[k]) for k in labels]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1.2, 1]})
+    a1.boxplot(data, whis=(5, 95), showfliers=False, medianprops={"color": "k"})
+    a1.set_xticks(range(1, len(labels) + 1), labels)
+    rng = np.random.default_rng(0)  # horizontal jitter of the dots only
+    for k, g in enumerate(data, start=1):
+        a1.plot(k + rng.uniform(-0.15, 0.15, len(g)), g, ".", ms=3, alpha=0.5, color=f"C{k - 1}")
+    a1.set_ylabel("goodput per flow (Mb/s)")
+    a1.set_ylim(bottom=0)
+    jains = [cmp.results[k].summary["fairness"]["jain_goodput"] for k in labels]
+    a1.set_title(
+        "bulk flows; Jain: "
+        + ", ".join(f"{k} {_num(j, '.3f')}" for k, j in zip(labels, jains, strict=True)),
+        fontsize=9,
+    )
+    for k, g in enumerate(data):
+        x, F = ecdf(g)
+        a2.step(x, F, where="post", label=labels[k], color=f"C{k}")
+    a2.set_xlabel("goodput per flow (Mb/s)")
+    a2.set_ylabel("fraction of flows")
+    a2.set_xlim(left=0)
+    a2.set_title("CDF of per-flow goodput", fontsize=9)
+    a2.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+def compare_delay_cdf_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path:
+    """The bottleneck queueing-delay CDFs of a comparison on one axis (ms)."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for k, (label, res) in enumerate(cmp.results.items()):
+        if f"delaycdf:{res.bottleneck['name']}" not in res.series:
+            continue
+        x, F = delay_cdf(res)
+        ax.plot(
+            np.concatenate([[0.0], x * 1e3]),
+            np.concatenate([[0.0], F]),
+            lw=1.2,
+            label=label,
+            color=f"C{k}",
+        )
+    ax.set_xlabel("queueing delay (ms)")
+    ax.set_ylabel("fraction of packets")
+    ax.set_ylim(0, 1.01)
+    ax.set_xlim(left=0)
+    ax.set_title("bottleneck queueing delay, CDF over the measurement window", fontsize=9)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+def compare_probe_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path | None:
+    """The latency probes' RTT CDFs under each AQM on one axis (ms), over the probes sent in the
+    measurement window; ``None`` (nothing drawn) when the runs have no probe."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    drawn = False
+    for k, (label, res) in enumerate(cmp.results.items()):
+        warm = res.summary["run"]["warmup_s"]
+        for name, s in probes(res).items():
+            x, F = ecdf(s["rtt_s"][s["t_s"] >= warm] * 1e3)
+            tag = label if len(probes(res)) == 1 else f"{label}: {name}"
+            ax.step(x, F, where="post", label=tag, color=f"C{k}")
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xlabel("probe RTT (ms)")
+    ax.set_ylabel("fraction of probes")
+    ax.set_ylim(0, 1.01)
+    ax.set_title("latency probe RTT under load, CDF over the measurement window", fontsize=9)
+    ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return save(fig, path, formats)

@@ -51,7 +51,32 @@ DEFINITIONS = [
         "first time after which the smoothed queue stays within the band around its "
         "final mean (parameters in the summary)",
     ),
-    ("Jain", "Jain's fairness index over per-flow goodputs"),
+    (
+        "Jain",
+        "Jain's fairness index over per-flow goodputs of the bulk TCP flows only (finite "
+        "transfers, open-loop flows and probes never enter it); per flow group for bulk groups",
+    ),
+    (
+        "delay p50/p90/p99/p99.9",
+        "percentiles of the queueing delay of packets sent in the window (log-linear histogram, "
+        "within 1/32 of the sample percentile)",
+    ),
+    (
+        "delay series",
+        "mean (and largest) queueing delay of the packets whose transmission started in each "
+        "sample interval",
+    ),
+    (
+        "FCT",
+        "flow completion time of a finite transfer: from its start to the ACK of its last byte; "
+        "slowdown = FCT / (base RTT + size / path rate); statistics over the transfers that "
+        "finished (unfinished ones are counted apart)",
+    ),
+    (
+        "probe RTT",
+        "round-trip time of a latency probe (one small packet every interval, echoed by the "
+        "destination), over the probes sent in the window",
+    ),
 ]
 
 
@@ -136,12 +161,85 @@ def _scenario_block(sc: dict[str, Any] | None) -> str:
     return "<h2>Scenario</h2><pre>" + html.escape(json.dumps(sc, indent=2)) + "</pre>"
 
 
-def write_run(res: Result, path: Path, queue_png: Path, formats: tuple[str, ...] = ()) -> Path:
-    """The report of one run (``goodput.png`` is drawn beside it, and in ``formats`` too)."""
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    trs = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{th}</tr>{trs}</table>"
+
+
+def _ms(v: Any, spec: str = ".2f") -> str:
+    return _fmt(None if v is None else v * 1e3, spec)
+
+
+def delay_table(rows: list[tuple[str, dict]]) -> str:
+    """Queueing-delay percentiles (ms) of links, one row per (label, link summary)."""
+    keys = ("delay_mean_s", "delay_p50_s", "delay_p90_s", "delay_p99_s", "delay_p999_s")
+    body = [
+        [html.escape(label), html.escape(b["aqm"])] + [_ms(b.get(k)) for k in keys]
+        for label, b in rows
+    ]
+    head = ["", "aqm", "mean (ms)", "p50", "p90", "p99", "p99.9"]
+    return _table(head, body)
+
+
+def groups_table(summary: dict) -> str:
+    """Per flow group: kind, goodput, Jain (bulk groups) and completion times (finite groups)."""
+    from aqmlab import metrics
+
+    rows = []
+    for r in metrics.group_table(summary):
+        fin = r["kind"] == "finite"
+        rows.append(
+            [
+                html.escape(r["group"]),
+                r["kind"],
+                str(r["flows"]),
+                _fmt(r["goodput_bps"] / 1e6, ".2f"),
+                _fmt(r["jain"], ".3f"),
+                f"{r['finished']}/{r['flows']}" if fin else "&ndash;",
+                _ms(r.get("mean_s"), ".1f"),
+                _ms(r.get("median_s"), ".1f"),
+                _ms(r.get("p99_s"), ".1f"),
+                _fmt(r.get("slowdown_mean"), ".2f"),
+                _fmt(r.get("slowdown_median"), ".2f"),
+                _fmt(r.get("slowdown_p99"), ".2f"),
+            ]
+        )
+    head = ["group", "kind", "flows", "goodput (Mb/s)", "Jain (bulk only)", "finished"]
+    head += ["FCT mean (ms)", "FCT median", "FCT p99", "slowdown mean", "median", "p99"]
+    return _table(head, rows)
+
+
+def probe_table(rows: list[tuple[str, dict]]) -> str:
+    """Latency probes: one row per (label, probe row of summary["probe"])."""
+    keys = ("rtt_min_s", "rtt_mean_s", "rtt_p50_s", "rtt_p90_s", "rtt_p99_s", "rtt_max_s")
+    body = [
+        [html.escape(label), f"{html.escape(p['src'])} &rarr; {html.escape(p['dst'])}"]
+        + [f"{p['echoes']}/{p['sent']}"]
+        + [_ms(p.get(k)) for k in keys]
+        for label, p in rows
+    ]
+    head = ["probe", "path (and back)", "echoes/sent", "RTT min (ms)", "mean", "p50", "p90"]
+    return _table([*head, "p99", "max"], body)
+
+
+def _img(alt: str, path: Path) -> str:
+    return f"<img alt='{html.escape(alt)}' src='{_png(path)}'>"
+
+
+def write_run(
+    res: Result,
+    path: Path,
+    queue_png: Path,
+    formats: tuple[str, ...] = (),
+    smooth_s: float | None = None,
+) -> Path:
+    """The report of one run (``goodput.png``, ``delay.png`` and, with probes, ``probe.png`` are
+    drawn beside it, and in ``formats`` too)."""
     from aqmlab import plots
 
-    gp = Path(path).with_name("goodput.png")
-    plots.goodput_plot(res, gp, formats)
+    d = Path(path).parent
+    gp = plots.goodput_plot(res, d / "goodput.png", formats)
     b = res.bottleneck
     s = res.summary
     name, desc = s["scenario"]["name"], s["scenario"]["description"]
@@ -153,38 +251,68 @@ def write_run(res: Result, path: Path, queue_png: Path, formats: tuple[str, ...]
         f"{s['run']['seed']}.</p>",
         "<h2>Bottleneck</h2>",
         _metric_rows([(name, b, s["fairness"]["jain_goodput"])]),
-        "<h2>Queue and drop probability</h2>",
-        f"<img alt='queue length over time' src='{_png(queue_png)}'>",
+        "<h2>Queue, queueing delay and drop probability</h2>",
+        _img("queue length over time", queue_png),
+    ]
+    if f"delay:{b['name']}" in res.series:
+        dp = plots.delay_plot(res, d / "delay.png", formats, smooth_s)
+        body += [
+            "<h2>Queueing delay</h2>",
+            delay_table([(link["name"], link) for link in s["links"]]),
+            _img("queueing delay over time and its CDF", dp),
+        ]
+    pp = plots.probe_plot(res, d / "probe.png", formats, smooth_s)
+    if pp is not None:
+        body += [
+            "<h2>Latency probe</h2>",
+            probe_table([(p["flow"], p) for p in s.get("probe", [])]),
+            _img("probe RTT over time and its CDF", pp),
+        ]
+    body += [
+        "<h2>Flow groups</h2>",
+        groups_table(s),
         "<h2>Per-flow goodput</h2>",
-        f"<img alt='per-flow goodput' src='{_png(gp)}'>",
+        _img("per-flow goodput", gp),
         _scenario_block(res.scenario),
     ]
     Path(path).write_text(_page(f"aqmlab: {name}", body))
     return Path(path)
 
 
-def run_outputs(res: Result, directory: Path, vector: bool = False) -> None:
-    """Draws ``queue.png``, ``goodput.png`` and ``report.html`` of a run into ``directory``
-    (usable as the runner's ``extra_outputs``); with ``vector``, the plots as SVG and PDF too."""
+def run_outputs(
+    res: Result, directory: Path, vector: bool = False, smooth_s: float | None = None
+) -> None:
+    """Draws ``queue.png``, ``delay.png``, ``goodput.png`` (``probe.png`` with probes) and
+    ``report.html`` of a run into ``directory`` (usable as the runner's ``extra_outputs``); with
+    ``vector``, the plots as SVG and PDF too; ``smooth_s``: moving average of the time series."""
     from aqmlab import plots
 
     directory = Path(directory)
     formats = plots.VECTOR if vector else ()
     name = res.summary["scenario"]["name"]
-    plots.queue_plot(res, directory / "queue.png", title=name, formats=formats)
-    write_run(res, directory / "report.html", directory / "queue.png", formats)
+    plots.queue_plot(res, directory / "queue.png", title=name, formats=formats, smooth_s=smooth_s)
+    write_run(res, directory / "report.html", directory / "queue.png", formats, smooth_s)
 
 
-def report_dir(run_dir: str | Path, vector: bool = False) -> Path:
-    """``aqmlab report DIR``: the plots and report of a finished run directory, written beside its
-    results (each file through a temporary name, so none is ever half-written)."""
-    from aqmlab import runner
+def report_dir(run_dir: str | Path, vector: bool = False, smooth_s: float | None = None) -> Path:
+    """``aqmlab report DIR`` / ``aqmlab plot DIR``: the plots and report of a finished run or
+    comparison directory, redrawn from its results without simulating, written beside them
+    (each file through a temporary name, so none is ever half-written)."""
+    from aqmlab import compare, runner
 
-    res = runner.load(run_dir)
     d = Path(run_dir)
+    if compare.is_comparison(d):
+        cmp = compare.load(d)
+        tmp = d / ".report.partial"
+        fresh_dir(tmp)
+        compare.draw(cmp, tmp, vector=vector, smooth_s=smooth_s)
+        (tmp / "compare.csv").unlink(missing_ok=True)
+        publish(tmp, d)
+        return d / "report.html"
+    res = runner.load(run_dir)
     tmp = d / ".report.partial"
     fresh_dir(tmp)
-    run_outputs(res, tmp, vector)
+    run_outputs(res, tmp, vector, smooth_s)
     publish(tmp, d)
     return d / "report.html"
 
@@ -209,16 +337,17 @@ def publish(tmp: Path, dest: Path, figures_dir: str | None = None) -> None:
     tmp.rmdir()
 
 
-def write_comparison(cmp: Comparison, path: Path) -> Path:
-    """The report of a comparison."""
-    from aqmlab import plots
-
+def write_comparison(cmp: Comparison, path: Path, formats: tuple[str, ...] = ()) -> Path:
+    """The report of a comparison (its figures, drawn by :func:`aqmlab.compare.draw`, beside
+    it: ``compare_queue.png``, ``compare_goodput.png``, ``compare_delay.png`` and, with
+    probes, ``compare_probe.png``)."""
     path = Path(path)
     rows = [
         (label, r.bottleneck, r.summary["fairness"]["jain_goodput"])
         for label, r in cmp.results.items()
     ]
     names = ", ".join(label for label, _, _ in rows)
+    fig = path.with_name
     body = [
         f"<h1>Comparison of {len(rows)} AQMs: {html.escape(names)}</h1>",
         f"<p>Each AQM guards the bottleneck of the same network, with the same seed (the same flow "
@@ -226,17 +355,30 @@ def write_comparison(cmp: Comparison, path: Path) -> Path:
         f"is replaced by each variant's. Network: {html.escape(cmp.scenario.description)}</p>",
         "<h2>Bottleneck metrics</h2>",
         _metric_rows(rows),
-        "<h2>Queue length and drop probability</h2>",
-        f"<img alt='overlaid queue lengths' src='{_png(path.with_name('compare_queue.png'))}'>",
+        "<h2>Queue, queueing delay and drop probability</h2>",
+        _img("overlaid queue lengths, delays and drop probabilities", fig("compare_queue.png")),
+        "<h2>Queueing delay</h2>",
+        delay_table([(label, b) for label, b, _ in rows]),
+        _img("queueing delay CDFs", fig("compare_delay.png")),
+    ]
+    probes = [
+        (f"{label}: {p['flow']}", p)
+        for label, r in cmp.results.items()
+        for p in r.summary.get("probe", [])
+    ]
+    if probes:
+        body += ["<h2>Latency probe</h2>", probe_table(probes)]
+        if fig("compare_probe.png").is_file():
+            body.append(_img("probe RTT CDFs", fig("compare_probe.png")))
+    body += [
         "<h2>Per-flow goodput</h2>",
+        "<p class='note'>Bulk flows of every AQM on one scale: box = quartiles, whiskers = 5th "
+        "and 95th percentiles, dots = flows.</p>",
+        _img("per-flow goodput under each AQM", fig("compare_goodput.png")),
+        "<h2>Flow groups</h2>",
     ]
     for label, r in cmp.results.items():
-        gp = path.with_name(f"goodput_{label}.png")
-        plots.goodput_plot(r, gp)
-        body.append(
-            f"<h3>{html.escape(label)}</h3><img alt='goodput {html.escape(label)}' "
-            f"src='{_png(gp)}'>"
-        )
+        body += [f"<h3>{html.escape(label)}</h3>", groups_table(r.summary)]
     body.append(_scenario_block(cmp.scenario.model_dump()))
     path.write_text(_page(f"aqmlab comparison: {names}", body))
     return path

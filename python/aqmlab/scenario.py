@@ -110,6 +110,8 @@ class Tcp(BaseModel):
     ecn: bool = False
     trace_cwnd: bool = False
     timestamps: bool = False
+    handshake: bool = False
+    limited_transmit: bool = False
 
 
 class Profile(BaseModel):
@@ -133,11 +135,12 @@ class FlowGroup(BaseModel):
     or finite with ``size``); open-loop sources: ``poisson`` (Poisson packets), ``cbr``,
     ``onoff`` (exponential or Pareto on/off as ns-2's Traffic/Exponential and Traffic/Pareto),
     offered ``load`` (fraction of the bottleneck rate) or ``rate`` per flow; ``web`` objects (a
-    finite TCP transfer each) arriving as a Poisson process of ``arrival_rate`` per second with
+    finite TCP transfer each) in sessions arriving as a Poisson process of ``arrival_rate`` per
+    second, ``objects`` per session one after another with ``think_time`` between them, with
     Pareto (``object_size`` mean, ``shape``) or tabulated (``size_table``) sizes."""
 
     model_config = _STRICT
-    type: Literal["tcp", "poisson", "cbr", "onoff", "web"] = "tcp"
+    type: Literal["tcp", "poisson", "cbr", "onoff", "web", "probe"] = "tcp"
     count: int = 1
     load: float | None = None
     rate: str | None = None
@@ -151,6 +154,10 @@ class FlowGroup(BaseModel):
     arrival_rate: float | None = None
     object_size: str = "50kB"
     size_table: list[SizeShare] | None = None
+    objects: int | float = 1
+    objects_distribution: Literal["fixed", "geometric"] = "fixed"
+    think_time: str = "0s"
+    think_distribution: Literal["exponential", "fixed"] = "exponential"
     src: str = "left"
     dst: str = "right"
     pairing: Literal["parallel", "all-pairs"] = "parallel"
@@ -164,6 +171,8 @@ class FlowGroup(BaseModel):
     name: str | None = None
     profile: Profile | None = None
     tcp: dict[str, Any] = Field(default_factory=dict)
+    # type = "probe" (aqmlab.probe): one packet_size packet (default 64B) every interval, echoed.
+    interval: str = "10ms"
 
     @field_validator("count")
     @classmethod
@@ -400,6 +409,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         "ecn": t.ecn,
         "trace_cwnd": t.trace_cwnd,
         "timestamps": t.timestamps,
+        "handshake": t.handshake,
+        "limited_transmit": t.limited_transmit,
     }
     if cfg["min_rto_ns"] > cfg["max_rto_ns"]:
         raise InputError(f"{field}.min_rto: must not exceed max_rto ({t.min_rto} > {t.max_rto})")

@@ -121,6 +121,10 @@ def _check_shape(shape: float | None, field: str, default: float) -> float:
 def _open_loop(g: Any, i: int, ref_bps: float) -> dict[str, Any]:
     """The simulator's source table of a poisson, cbr or onoff flow."""
     f = f"flows[{i}]"
+    if g.type == "probe":  # a latency probe, echoed back (aqmlab.probe)
+        from aqmlab import probe
+
+        return probe.source(g, i)
     if g.type == "poisson":
         if g.packet_sizes is not None:
             raise InputError(f"{f}.packet_sizes: poisson sizes are exponential or fixed")
@@ -183,13 +187,37 @@ def _times(g: Any, i: int, run: dict[str, Any]) -> tuple[int, int | None]:
     return start, stop
 
 
-def _web_objects(g: Any, i: int, seed: int, t0: int, t1: int) -> list[tuple[int, int]]:
-    """(start ns, size bytes) of each object: Poisson arrivals of ``arrival_rate`` per second in
-    [t0, t1), sizes Pareto with mean ``object_size`` and ``shape`` (seed 000 s. 4: 50 kB, 1.3)
-    or drawn from ``size_table``."""
+def _session_shape(g: Any, i: int) -> tuple[float, int]:
+    """A web group's objects per session (fixed count, or geometric mean) and mean think time
+    (ns), checked."""
+    f = f"flows[{i}]"
+    k = g.objects
+    if not (isinstance(k, int | float) and math.isfinite(k) and k >= 1):
+        raise InputError(f"{f}.objects: must be >= 1 object per session (got {k})")
+    if g.objects_distribution == "fixed" and k != int(k):
+        raise InputError(
+            f"{f}.objects: a fixed count must be a whole number (got {k}); "
+            "objects_distribution = 'geometric' takes a mean"
+        )
+    if k > 1_000_000:
+        raise InputError(f"{f}.objects: at most 1000000 objects per session (got {k})")
+    if g.think_time.strip().startswith("-"):
+        raise InputError(f"{f}.think_time: must be >= 0 (got {show(g.think_time)})")
+    return float(k), ns(f"{f}.think_time", g.think_time)
+
+
+def _web_objects(g: Any, i: int, seed: int, t0: int, t1: int) -> list[tuple]:
+    """(start ns, size bytes, after) of each object. Sessions arrive as a Poisson process of
+    ``arrival_rate`` per second in [t0, t1); each fetches ``objects`` objects (fixed, or
+    geometric on 1, 2, ... with that mean) one after another: the first starts at the arrival,
+    each next one ``after = (index of the previous object, think ns)``, a think time (exponential
+    with mean ``think_time``, or fixed) after the previous one completes. Sizes Pareto with mean
+    ``object_size`` and ``shape`` (seed 000 s. 4: 50 kB, 1.3) or drawn from ``size_table``. With
+    one object per session (the default) a session is one object arriving open-loop."""
     f = f"flows[{i}]"
     if g.arrival_rate is None or not (g.arrival_rate > 0 and math.isfinite(g.arrival_rate)):
-        raise InputError(f"{f}.arrival_rate: a web group needs objects per second > 0")
+        raise InputError(f"{f}.arrival_rate: a web group needs sessions per second > 0")
+    k_mean, think_ns = _session_shape(g, i)
     rng = random.Random(f"{seed}/web/{i}")
     if g.size_table is not None:
         if g.shape is not None:
@@ -206,14 +234,39 @@ def _web_objects(g: Any, i: int, seed: int, t0: int, t1: int) -> list[tuple[int,
         def draw() -> float:
             return xm * rng.paretovariate(a)
 
-    out, t = [], float(t0)
+    def count() -> int:
+        if g.objects_distribution == "fixed" or k_mean == 1:
+            return int(k_mean)
+        # Geometric on 1, 2, ...: P(K = k) = (1 - p)^(k - 1) p with p = 1 / mean.
+        return 1 + int(math.log(1.0 - rng.random()) / math.log(1.0 - 1.0 / k_mean))
+
+    def think() -> int:
+        if g.think_distribution == "fixed" or think_ns == 0:
+            return think_ns
+        return round(rng.expovariate(1.0 / think_ns))
+
+    out: list[tuple] = []
+    t = float(t0)
     while True:
         t += rng.expovariate(g.arrival_rate) * 1e9
         if t >= t1:
             return out
-        out.append((round(t), max(1, math.ceil(draw()))))
+        k = count()
+        out.append((round(t), max(1, math.ceil(draw())), None))
+        for _ in range(k - 1):
+            gap = think()
+            out.append((round(t), max(1, math.ceil(draw())), (len(out) - 1, gap)))
         if len(out) > 1_000_000:
             raise InputError(f"{f}.arrival_rate: more than 1000000 objects in the run")
+
+
+# Web session fields and their defaults (a session of one object, no think time).
+_SESSION_DEFAULTS = {
+    "objects": 1,
+    "objects_distribution": "fixed",
+    "think_time": "0s",
+    "think_distribution": "exponential",
+}
 
 
 def _check_group(g: Any, i: int) -> None:
@@ -222,10 +275,16 @@ def _check_group(g: Any, i: int) -> None:
         raise InputError(f"{f}.load: only for open-loop flows (poisson, cbr, onoff)")
     if g.type != "web" and (g.arrival_rate is not None or g.size_table is not None):
         raise InputError(f"{f}.arrival_rate: only for type = 'web'")
+    if g.type != "web":
+        for name, default in _SESSION_DEFAULTS.items():
+            if getattr(g, name) != default:
+                raise InputError(f"{f}.{name}: only for type = 'web' (web sessions)")
     if g.type == "web" and g.size is not None:
         raise InputError(f"{f}.size: a web group draws object sizes (object_size, size_table)")
     if g.type != "tcp" and g.type != "web" and g.size is not None:
         raise InputError(f"{f}.size: only for TCP flows")
+    if g.type != "probe" and "interval" in g.model_fields_set:
+        raise InputError(f"{f}.interval: only for type = 'probe'")
 
 
 def _profile(p: Any, i: int) -> dict[str, int]:
@@ -235,8 +294,8 @@ def _profile(p: Any, i: int) -> dict[str, int]:
     }
 
 
-def _group(g, i, graph, tcp, run, rng, k0, sc_flow_series=False) -> list[dict[str, Any]]:
-    """The flows of group ``i``."""
+def _group(g, i, graph, tcp, run, rng, k0, f0=0, sc_flow_series=False) -> list[dict[str, Any]]:
+    """The flows of group ``i``, whose first flow is the run's flow ``f0``."""
     _check_group(g, i)
     start, stop = _times(g, i, run)
     pairs = _pairs(g, i, graph, k0)
@@ -247,13 +306,15 @@ def _group(g, i, graph, tcp, run, rng, k0, sc_flow_series=False) -> list[dict[st
         objects = _web_objects(g, i, run["seed"], start, t1)
         stop = None
     else:
-        objects = [(start, None)] * g.count
+        objects = [(start, None, None)] * g.count
     tcps = _tcp_sizes(g, i, tcp) if g.type == "tcp" else [tcp] * len(objects)
     out = []
-    for j, (t, size) in enumerate(objects):
-        s, d = pairs[j % len(pairs)]
-        path, rpath = _paths(g, i, graph, s, d, acks)
-        if spread > 0:
+    session = -1
+    for j, (t, size, after) in enumerate(objects):
+        session += after is None  # a session's objects share its host pair
+        s, d = pairs[session % len(pairs)]
+        path, rpath = _paths(g, i, graph, s, d, acks or g.type == "probe")  # probes: echoes
+        if spread > 0 and after is None:
             t += rng.randrange(spread + 1)
         flow: dict[str, Any] = {
             "name": f"{g.name or 'g' + str(i)}.{j}",
@@ -277,6 +338,8 @@ def _group(g, i, graph, tcp, run, rng, k0, sc_flow_series=False) -> list[dict[st
             flow["size_bytes"] = math.ceil(units.size_bytes(f"flows[{i}].size", g.size))
         if g.profile is not None:
             flow["profile"] = _profile(g.profile, i)
+        if after is not None:
+            flow["after"] = {"flow": f0 + after[0], "think_ns": after[1]}
         out.append(flow)
     return out
 
@@ -287,6 +350,6 @@ def build_flows(sc: Any, graph: Graph, tcps: list[dict[str, Any]], run: dict) ->
     flows: list[dict[str, Any]] = []
     k = 0
     for i, g in enumerate(sc.flows):
-        flows += _group(g, i, graph, tcps[i], run, rng, k, sc.output.flow_series)
+        flows += _group(g, i, graph, tcps[i], run, rng, k, len(flows), sc.output.flow_series)
         k += g.count
     return flows

@@ -321,6 +321,18 @@ pub fn check_range(
 /// RED-style thresholds (Floyd & Jacobson 1993 s. 4): `0 <= min_th < max_th <= buffer`, the
 /// buffer in packets of the link's mean size. Errors name `min_th` or `max_th`.
 pub fn check_thresholds(min_th: f64, max_th: f64, l: &LinkContext) -> Result<(), ParamError> {
+    check_thresholds_in(min_th, max_th, l.buffer_pkts(), "packets")
+}
+
+/// [`check_thresholds`] for thresholds counted in other units than the link's packets (RED's
+/// byte mode counts the queue in units of `mean_pkt_size` bytes): `buf` is the buffer in those
+/// units and `unit` names them in the error.
+pub fn check_thresholds_in(
+    min_th: f64,
+    max_th: f64,
+    buf: f64,
+    unit: &str,
+) -> Result<(), ParamError> {
     check_range("min_th", min_th, 0.0, false, f64::INFINITY, true)?;
     if min_th >= max_th || max_th.is_nan() {
         return Err(ParamError::new(
@@ -328,11 +340,10 @@ pub fn check_thresholds(min_th: f64, max_th: f64, l: &LinkContext) -> Result<(),
             format!("must be < max_th (got min_th {min_th} >= max_th {max_th})"),
         ));
     }
-    let buf = l.buffer_pkts();
     if max_th > buf {
         return Err(ParamError::new(
             "max_th",
-            format!("must not exceed the link buffer of {buf} packets (got {max_th})"),
+            format!("must not exceed the link buffer of {buf} {unit} (got {max_th})"),
         ));
     }
     Ok(())

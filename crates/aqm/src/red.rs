@@ -11,8 +11,8 @@
 //! waiting between dropped packets") describe it; it halves the early-drop rate at a given pb.
 
 use crate::params::{
-    check_range, check_thresholds, DefaultValue as D, LinkContext, ParamError, ParamKind as K,
-    ParamMap, ParamSpec, Params,
+    check_range, check_thresholds, check_thresholds_in, Buffer, DefaultValue as D, LinkContext,
+    ParamError, ParamKind as K, ParamMap, ParamSpec, Params,
 };
 use crate::registry::AqmInfo;
 use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
@@ -108,7 +108,6 @@ impl RedParams {
     pub fn validate(&self, l: &LinkContext) -> Result<(), ParamError> {
         check_range("w_q", self.w_q, 0.0, true, 1.0, false)?;
         check_range("max_p", self.max_p, 0.0, true, 1.0, false)?;
-        check_thresholds(self.min_th, self.max_th, l)?;
         check_range(
             "mean_pkt_size",
             self.mean_pkt_size,
@@ -117,6 +116,19 @@ impl RedParams {
             f64::INFINITY,
             true,
         )?;
+        match self.mode {
+            Mode::Packet => check_thresholds(self.min_th, self.max_th, l)?,
+            // Byte mode counts the queue in units of mean_pkt_size bytes (1993 s. 4; ns-2's
+            // bytes_), so the thresholds are compared with the buffer in those units.
+            Mode::Byte => {
+                let bytes = match l.buffer {
+                    Buffer::Packets(n) => n as f64 * l.mean_pkt_bytes as f64,
+                    Buffer::Bytes(b) => b as f64,
+                };
+                let unit = format!("units of mean_pkt_size ({} B)", self.mean_pkt_size);
+                check_thresholds_in(self.min_th, self.max_th, bytes / self.mean_pkt_size, &unit)?
+            }
+        }
         check_range(
             "max_pkt_size",
             self.max_pkt_size,
@@ -329,7 +341,7 @@ impl Aqm for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{Buffer, ParamValue};
+    use crate::params::ParamValue;
     use crate::testing::Script;
 
     fn red(pairs: &[(&str, ParamValue)], buffer: u32) -> Result<Red, ParamError> {
@@ -340,6 +352,30 @@ mod tests {
             mean_pkt_bytes: 1000,
         };
         Ok(Red::new(RedParams::from_map(&m, &l)?, &l))
+    }
+
+    #[test]
+    fn byte_mode_thresholds_are_checked_in_units_of_mean_pkt_size() {
+        // ns-2's byte-mode RED (seed 000): thresholds 50/150 in 500-byte units against a
+        // 300-packet buffer of 1000-byte packets = 300,000 B = 600 units: accepted; with a
+        // 60-packet buffer (60,000 B = 120 units) max_th 150 is refused, naming the unit.
+        let byte = |max_th: f64, buffer: u32| {
+            red(
+                &[
+                    ("min_th", ParamValue::Num(50.0)),
+                    ("max_th", ParamValue::Num(max_th)),
+                    ("mode", ParamValue::Str("byte".into())),
+                    ("mean_pkt_size", ParamValue::Num(500.0)),
+                ],
+                buffer,
+            )
+        };
+        assert!(byte(150.0, 300).is_ok());
+        assert!(byte(600.0, 300).is_ok());
+        let e = byte(601.0, 300).unwrap_err();
+        assert_eq!(e.param, "max_th");
+        let e = byte(150.0, 60).unwrap_err();
+        assert!(e.msg.contains("120 units of mean_pkt_size (500 B)"), "{e}");
     }
 
     #[test]

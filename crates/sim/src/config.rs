@@ -197,6 +197,15 @@ pub struct TcpConfig {
     /// option, 2 of padding, as Linux and ns-3 send it).
     #[serde(default)]
     pub timestamps: bool,
+    /// Three-way handshake before data (RFC 9293 s. 3.5): the sender sends a SYN, the receiver
+    /// answers with a SYN-ACK, and data starts when the SYN-ACK arrives (one RTT after the
+    /// start, as in ns-3 and real stacks). Off: data at the start time, as ns-2's one-way agents.
+    #[serde(default)]
+    pub handshake: bool,
+    /// Limited transmit (RFC 3042 s. 2; with SACK, RFC 6675 s. 5 step 3): one new segment on each
+    /// of the first two duplicate ACKs. Off by default (ns-2's agents; Linux has it on).
+    #[serde(default)]
+    pub limited_transmit: bool,
 }
 
 /// Bytes of the timestamps option with its padding (RFC 7323 s. 3: kind, length, two 4-byte
@@ -301,6 +310,13 @@ pub enum SourceConfig {
     },
     /// On/off.
     OnOff(OnOffConfig),
+    /// A latency probe (traffic/probe.rs): `bytes` every `interval_ns`, echoed back.
+    Probe {
+        /// Time between probes, ns.
+        interval_ns: u64,
+        /// Probe size on the wire, bytes.
+        bytes: u32,
+    },
 }
 
 /// One TCP flow.
@@ -340,4 +356,19 @@ pub struct FlowConfig {
     /// Edge marker profile.
     #[serde(default)]
     pub profile: Option<ProfileConfig>,
+    /// Start when an earlier finite flow completes, a think time later (the next object of a
+    /// web session); `start_ns` is then ignored.
+    #[serde(default)]
+    pub after: Option<AfterConfig>,
+}
+
+/// A flow that starts when another one has completed (docs/scenarios.md, "Web sessions").
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AfterConfig {
+    /// Index of the earlier finite TCP flow (in `flows`, before this one).
+    pub flow: usize,
+    /// Think time from that flow's completion (the ACK of its last segment) to this flow's
+    /// start, ns.
+    pub think_ns: u64,
 }

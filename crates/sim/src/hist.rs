@@ -77,6 +77,24 @@ impl Hist {
     }
 }
 
+impl Hist {
+    /// The empirical distribution function at bucket edges: for every non-empty bucket, its
+    /// upper edge `x` (exclusive, same unit as the values) and the exact fraction of values
+    /// below `x`. Between edges the values are known only to lie in the bucket (within 1/32).
+    pub fn cdf(&self) -> Vec<(u64, f64)> {
+        let mut acc = 0u64;
+        let mut out = Vec::new();
+        for (b, &c) in self.counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            acc += c;
+            out.push((lower(b + 1), acc as f64 / self.n as f64));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +124,20 @@ mod tests {
         }
         assert_eq!(h.quantile(0.0), Some(1.0));
         assert!(Hist::default().quantile(0.5).is_none());
+    }
+
+    #[test]
+    fn cdf_at_bucket_edges_counts_the_values_below_exactly() {
+        let mut h = Hist::default();
+        for v in 0..1000u64 {
+            h.add(v);
+        }
+        let c = h.cdf();
+        for &(x, f) in &c {
+            // Values 0..999 below x: min(x, 1000) of them.
+            assert_eq!(f, x.min(1000) as f64 / 1000.0, "edge {x}");
+        }
+        assert_eq!(c.last().unwrap().1, 1.0);
+        assert!(Hist::default().cdf().is_empty());
     }
 }

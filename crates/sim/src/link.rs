@@ -140,6 +140,8 @@ pub struct Link {
     pub stats: LinkStats,
     /// Time series (monitored links).
     pub series: Option<Series>,
+    /// Queueing delays binned by the time their transmission started, ns (monitored links).
+    pub delay_series: Option<crate::series::BinSeries>,
     warmup: Time,
     end: Time,
 }
@@ -199,6 +201,8 @@ impl Link {
             last_change: 0,
             stats: LinkStats::default(),
             series,
+            delay_series: monitor
+                .then(|| crate::series::BinSeries::new(sample_interval, max_samples)),
             warmup,
             end,
         }
@@ -325,6 +329,9 @@ impl Link {
     }
 
     fn record_delay(&mut self, start: Time, arrival: Time) {
+        if let Some(ds) = self.delay_series.as_mut().filter(|_| start <= self.end) {
+            ds.add(start, (start - arrival) as f64);
+        }
         if self.in_window(start) {
             let d = (start - arrival) as f64;
             self.stats.delay_sum_ns += d;
@@ -598,6 +605,9 @@ impl Link {
         }
         self.change(end, 0, 0);
         self.touch(end + 1);
+        if let Some(ds) = &mut self.delay_series {
+            ds.cover(end);
+        }
     }
 
     /// Packets waiting at the end (lazy FIFO bookkeeping).

@@ -77,6 +77,9 @@ pub struct Flow {
     /// Bytes delivered to the receiver so far (payload in order for TCP, wire bytes for
     /// open-loop flows), when traced, with its series.
     pub delivered: Option<(f64, Series)>,
+    /// The flow that starts when this one completes, and the think time before it (web
+    /// sessions); taken when it is scheduled.
+    pub next: Option<(u32, Time)>,
 }
 
 /// What the receiver of an open-loop flow measured: packets received that were sent in the
@@ -333,7 +336,12 @@ fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError>
             ),
             sent: 0,
             sent_window: 0,
+            echo: None,
         });
+    let mut source = source;
+    if let Some(s) = source.as_mut().filter(|s| s.source.echo()) {
+        s.echo = Some(traffic::probe::EchoStats::new(cfg.max_samples)); // latency probe
+    }
     let limit = fc
         .size_bytes
         .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
@@ -368,7 +376,40 @@ fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError>
             );
             (0.0, s)
         }),
+        next: None,
     })
+}
+
+/// Links each flow that starts after another one (`after`, web sessions) to it: the earlier
+/// flow gets the successor and the think time, and the later one waits (its start is the end of
+/// the run until its predecessor completes). Checked: the earlier flow comes first in `flows`,
+/// both are TCP, the earlier one is finite, and a flow has at most one successor.
+fn link_sessions(cfg: &Config, flows: &mut [Flow]) -> Result<(), SimError> {
+    for (i, fc) in cfg.flows.iter().enumerate() {
+        let Some(a) = &fc.after else { continue };
+        let field = format!("flows[{i}] ({}).after.flow", fc.name);
+        let Some(p) = cfg.flows.get(a.flow).filter(|_| a.flow < i) else {
+            return cfg_err(format!(
+                "{field}: must name an earlier flow (got {})",
+                a.flow
+            ));
+        };
+        let tcp = |f: &FlowConfig| f.poisson.is_none() && f.source.is_none();
+        if !tcp(fc) || !tcp(p) || p.size_bytes.is_none() {
+            return cfg_err(format!(
+                "{field}: both flows must be TCP and the earlier one finite (size_bytes)"
+            ));
+        }
+        if flows[a.flow].next.is_some() {
+            return cfg_err(format!(
+                "{field}: flows[{}] already has a successor (a session is a chain)",
+                a.flow
+            ));
+        }
+        flows[a.flow].next = Some((i as u32, a.think_ns));
+        flows[i].start = cfg.duration_ns;
+    }
+    Ok(())
 }
 
 impl Sim {
@@ -394,6 +435,7 @@ impl Sim {
             }
             flows.push(flow);
         }
+        link_sessions(cfg, &mut flows)?;
         for (l, link) in links.iter_mut().enumerate() {
             let timer = link.aqm.as_ref().is_some_and(|a| a.next_update().is_some());
             link.chained = feeders.first[l].is_some() && !feeders.multi[l] && !link.real && !timer;
@@ -416,7 +458,9 @@ impl Sim {
             violations: Vec::new(),
         };
         for (f, flow) in sim.flows.iter().enumerate() {
-            sim.ev.push(flow.start, Event::FlowStart(f as u32));
+            if cfg.flows[f].after.is_none() {
+                sim.ev.push(flow.start, Event::FlowStart(f as u32));
+            }
             if flow.stop != Time::MAX {
                 sim.ev.push(flow.stop, Event::FlowStop(f as u32));
             }
@@ -567,6 +611,20 @@ impl Sim {
                 if pkt.ts >= self.warmup {
                     fl.udp.record(t - pkt.ts);
                 }
+                if fl.source.as_ref().is_some_and(|s| s.echo.is_some()) {
+                    // A latency probe: the destination turns the packet around.
+                    self.out.push(Packet {
+                        kind: Kind::Ack,
+                        ..pkt
+                    });
+                    self.inject_out(f, t);
+                }
+            }
+            Kind::Ack if self.flows[f].source.is_some() => {
+                let w = self.warmup;
+                if let Some(e) = self.flows[f].source.as_mut().and_then(|s| s.echo.as_mut()) {
+                    e.record(pkt.ts, t, w);
+                }
             }
             Kind::Data => {
                 let in_window = t >= self.warmup;
@@ -602,7 +660,23 @@ impl Sim {
                 self.flows[f].sender.on_ack(&pkt, t, &mut out);
                 self.out = out;
                 self.inject_out(f, t);
+                if self.flows[f].next.is_some() && self.flows[f].sender.done_at.is_some() {
+                    self.start_next(f);
+                }
             }
+        }
+    }
+
+    /// Flow `f` has completed: its session's next flow starts a think time later (if that is
+    /// within the run).
+    fn start_next(&mut self, f: usize) {
+        let Some((n, think)) = self.flows[f].next.take() else {
+            return;
+        };
+        let at = self.flows[f].sender.done_at.expect("completed") + think;
+        if at <= self.end {
+            self.flows[n as usize].start = at;
+            self.ev.push(at, Event::FlowStart(n));
         }
     }
 
@@ -692,7 +766,7 @@ impl Sim {
                 Event::SourceEmit(f) => self.emit(f, t),
                 Event::FlowStart(f) => {
                     let mut out = std::mem::take(&mut self.out);
-                    self.flows[f as usize].sender.send_allowed(t, &mut out);
+                    self.flows[f as usize].sender.start(t, &mut out);
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }
@@ -718,14 +792,12 @@ impl Sim {
         self.finish()
     }
 
-    /// Closes the books at the end and checks the invariants (SPEC, Simulator): every queue
-    /// conserves packets, no queue exceeded its buffer, the network conserves packets, every
-    /// ACK covers only data that was sent.
-    pub fn finish(&mut self) -> Result<Results, SimError> {
-        let end = self.end;
-        let mut v = std::mem::take(&mut self.violations);
+    /// Closes every link's books at the end; returns the violations of queue conservation and
+    /// of the buffer bound.
+    fn close_links(&mut self) -> Vec<String> {
+        let mut v = Vec::new();
         for l in &mut self.links {
-            l.finish(end);
+            l.finish(self.end);
             let s = &l.stats;
             let held = l.waiting_at_end() as u64;
             if s.total_arrived != s.total_dropped + s.total_started + held {
@@ -741,6 +813,12 @@ impl Sim {
                 ));
             }
         }
+        v
+    }
+
+    /// Packets still travelling in events at the end; counts the open-loop flows' packets
+    /// still in the network (in events, in queues) as in flight, not lost.
+    fn count_in_flight(&mut self) -> u64 {
         let mut in_events = 0u64;
         for e in self.ev.iter() {
             if let Event::LinkArrive(_, p) | Event::HostArrive(p) = e {
@@ -764,6 +842,17 @@ impl Sim {
                 }
             }
         }
+        in_events
+    }
+
+    /// Closes the books at the end and checks the invariants (SPEC, Simulator): every queue
+    /// conserves packets, no queue exceeded its buffer, the network conserves packets, every
+    /// ACK covers only data that was sent.
+    pub fn finish(&mut self) -> Result<Results, SimError> {
+        let end = self.end;
+        let mut v = std::mem::take(&mut self.violations);
+        v.extend(self.close_links());
+        let in_events = self.count_in_flight();
         let stored: u64 = self.links.iter().map(|l| l.stored() as u64).sum();
         // Drops happen on arrival, at the head (CoDel) and inside queue disciplines (FQ-CoDel's
         // limit): the links' own counts are the network's.

@@ -21,6 +21,9 @@ pub const ECE: u8 = 4;
 pub const CWR: u8 = 8;
 /// The segment is a retransmission.
 pub const RETX: u8 = 16;
+/// A connection request (on a header-only `Data` packet) or its answer (on an `Ack`): the
+/// three-way handshake of RFC 9293 s. 3.5, when `[tcp] handshake = true`.
+pub const SYN: u8 = 32;
 
 /// A SACK block: segments [start, end) held out of order by the receiver (RFC 2018).
 pub type SackBlock = (u32, u32);

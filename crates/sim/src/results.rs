@@ -135,6 +135,8 @@ pub struct FlowSummary {
     pub owd_max_s: Option<f64>,
     /// Open-loop flows: mean |D(i-1, i)| of consecutive packets (RFC 3550 s. 6.4.1), s.
     pub owd_jitter_s: Option<f64>,
+    /// A latency probe (its `rtt_*` fields are the echoes' round-trip times).
+    pub probe: bool,
 }
 
 /// Totals of the run.
@@ -231,6 +233,29 @@ fn udp_summary(f: &Flow) -> FlowSummary {
     out
 }
 
+/// The RTT fields of a latency probe's summary, from its echoes (percentiles from a log-linear
+/// histogram, within 1/32, and within [min, max]; the other fields are left at defaults).
+fn probe_summary(f: &Flow) -> Option<FlowSummary> {
+    let e = f.source.as_ref()?.echo.as_ref()?;
+    // A bucket's midpoint may fall outside the values seen: clamp to [min, max].
+    let (lo, hi) = (e.min_ns as f64, e.max_ns as f64);
+    let q = |p: f64| {
+        e.hist
+            .quantile(p)
+            .map_or(f64::NAN, |v| secs(v.clamp(lo, hi)))
+    };
+    Some(FlowSummary {
+        rtt_samples: e.n,
+        rtt_mean_s: nan_if_zero(e.n, secs(e.sum_ns / e.n.max(1) as f64)),
+        rtt_min_s: nan_if_zero(e.n, secs(e.min_ns as f64)),
+        rtt_max_s: nan_if_zero(e.n, secs(e.max_ns as f64)),
+        rtt_p50_s: q(0.5),
+        rtt_p90_s: q(0.9),
+        rtt_p99_s: q(0.99),
+        ..FlowSummary::default()
+    })
+}
+
 fn rtt(s: &SenderStats) -> (f64, f64, f64) {
     (
         nan_if_zero(s.rtt_n, secs(s.rtt_sum / s.rtt_n.max(1) as f64)),
@@ -239,138 +264,207 @@ fn rtt(s: &SenderStats) -> (f64, f64, f64) {
     )
 }
 
+/// The summary of one monitored link over a window of `window` ns.
+fn link_summary(l: &crate::link::Link, window: f64) -> LinkSummary {
+    let window_s = secs(window);
+    let s = &l.stats;
+    let drops = s.dropped_aqm + s.dropped_overflow;
+    let qm = s.q_int / window;
+    let qv = (s.q2_int / window - qm * qm).max(0.0);
+    let n_seen = s.arrived.max(1) as f64;
+    let sm = s.seen_sum / n_seen;
+    let dn = s.delay_n.max(1) as f64;
+    let dm = s.delay_sum_ns / dn;
+    let thr = s.tx_bytes * 8.0 / window_s;
+    LinkSummary {
+        name: l.name.clone(),
+        aqm: l.aqm_name().to_string(),
+        rate_bps: l.rate_bps,
+        arrived: s.arrived,
+        dropped_aqm: s.dropped_aqm,
+        dropped_overflow: s.dropped_overflow,
+        marked: s.marked,
+        throttled: s.throttled,
+        loss_ratio: nan_if_zero(s.arrived, drops as f64 / n_seen),
+        loss_runs: s.loss_runs,
+        throughput_bps: thr,
+        utilisation: thr / l.rate_bps as f64,
+        queue_mean_pkts: qm,
+        queue_std_pkts: qv.sqrt(),
+        queue_mean_bytes: s.qb_int / window,
+        queue_seen_mean_pkts: nan_if_zero(s.arrived, sm),
+        queue_seen_std_pkts: nan_if_zero(
+            s.arrived,
+            (s.seen_sq_sum / n_seen - sm * sm).max(0.0).sqrt(),
+        ),
+        queue_max_pkts: s.max_pkts,
+        delay_mean_s: nan_if_zero(s.delay_n, secs(dm)),
+        delay_p50_s: s.delay_hist.quantile(0.5).map(secs),
+        delay_p90_s: s.delay_hist.quantile(0.9).map(secs),
+        delay_p99_s: s.delay_hist.quantile(0.99).map(secs),
+        delay_p999_s: s.delay_hist.quantile(0.999).map(secs),
+        delay_std_s: nan_if_zero(
+            s.delay_n,
+            secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt()),
+        ),
+        jitter_s: nan_if_zero(
+            s.delay_n.saturating_sub(1),
+            secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0)),
+        ),
+        aqm_stats: l
+            .aqm_stats()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    }
+}
+
+/// The time series of one monitored link, if it recorded them: `link:<name>` (queue, AQM state,
+/// sampled), `delay:<name>` (queueing delay per interval) and `delaycdf:<name>` (its
+/// distribution over the window; `t` holds the delay at each histogram edge, ns).
+fn link_series(l: &crate::link::Link) -> Vec<NamedSeries> {
+    let mut out = Vec::new();
+    if let Some(ser) = &l.series {
+        out.push(NamedSeries {
+            name: format!("link:{}", l.name),
+            t: ser.t.clone(),
+            cols: ser
+                .names
+                .iter()
+                .map(|n| n.to_string())
+                .zip(ser.cols.iter().cloned())
+                .collect(),
+        });
+    }
+    if let Some(ds) = &l.delay_series {
+        let s = |v: &[f64]| v.iter().map(|&x| secs(x)).collect::<Vec<_>>();
+        out.push(NamedSeries {
+            name: format!("delay:{}", l.name),
+            t: ds.starts(),
+            cols: vec![
+                ("delay_mean_s".into(), s(&ds.means())),
+                (
+                    "delay_max_s".into(),
+                    (ds.max.iter().zip(&ds.count))
+                        .map(|(&m, &n)| if n == 0 { f64::NAN } else { secs(m) })
+                        .collect(),
+                ),
+                (
+                    "packets".into(),
+                    ds.count.iter().map(|&n| n as f64).collect(),
+                ),
+            ],
+        });
+        let cdf = l.stats.delay_hist.cdf();
+        out.push(NamedSeries {
+            name: format!("delaycdf:{}", l.name),
+            t: cdf.iter().map(|c| c.0).collect(),
+            cols: vec![("cdf".into(), cdf.iter().map(|c| c.1).collect())],
+        });
+    }
+    out
+}
+
+/// The summary of one flow over a window of `window_s` seconds.
+fn flow_summary(sim: &Sim, f: &Flow, window_s: f64) -> FlowSummary {
+    let s = &f.sender.stats;
+    let (m, lo, hi) = rtt(s);
+    let out = FlowSummary {
+        name: f.name.clone(),
+        src: sim.node_names[f.src].clone(),
+        dst: sim.node_names[f.dst].clone(),
+        start_s: secs(f.start as f64),
+        // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered.
+        goodput_bps: if f.source.is_some() {
+            f.bytes_window as f64 * 8.0 / window_s
+        } else {
+            f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s
+        },
+        delivered_segments: f.receiver.stats.delivered_total,
+        segments_sent: f.source.as_ref().map_or(s.segs_sent, |p| p.sent),
+        retransmits: s.retransmits,
+        timeouts: s.timeouts,
+        fast_retransmits: s.fast_retransmits,
+        ecn_reductions: s.ecn_reductions,
+        rtt_samples: s.rtt_n,
+        rtt_mean_s: m,
+        rtt_min_s: lo,
+        rtt_max_s: hi,
+        rtt_p50_s: percentile(&s.rtt_hist, s.rtt_n, 0.5),
+        rtt_p90_s: percentile(&s.rtt_hist, s.rtt_n, 0.9),
+        rtt_p99_s: percentile(&s.rtt_hist, s.rtt_n, 0.99),
+        cwnd_final: f.sender.cwnd,
+        completion_s: f.sender.done_at.map(|t| secs((t - f.start) as f64)),
+        size_bytes: f.size_bytes,
+        base_rtt_s: secs(
+            f.path
+                .iter()
+                .chain(&f.rev)
+                .map(|&l| sim.links[l as usize].delay_ns as f64)
+                .sum(),
+        ),
+        path_rate_bps: f
+            .path
+            .iter()
+            .map(|&l| sim.links[l as usize].rate_bps)
+            .min()
+            .unwrap_or(0),
+        stop_s: (f.stop != Time::MAX).then(|| secs(f.stop as f64)),
+        ..udp_summary(f)
+    };
+    match probe_summary(f) {
+        // A probe's RTT fields describe its echoes, not a TCP sender.
+        Some(p) => FlowSummary {
+            probe: true,
+            rtt_samples: p.rtt_samples,
+            rtt_mean_s: p.rtt_mean_s,
+            rtt_min_s: p.rtt_min_s,
+            rtt_max_s: p.rtt_max_s,
+            rtt_p50_s: p.rtt_p50_s,
+            rtt_p90_s: p.rtt_p90_s,
+            rtt_p99_s: p.rtt_p99_s,
+            ..out
+        },
+        None => out,
+    }
+}
+
+/// The time series of one flow: delivered bytes and congestion window, where recorded.
+fn flow_series(f: &Flow) -> impl Iterator<Item = NamedSeries> + '_ {
+    let delivered = f.delivered.as_ref().map(|(_, ds)| NamedSeries {
+        name: format!("delivered:{}", f.name),
+        t: ds.t.clone(),
+        cols: vec![("delivered_bytes".into(), ds.cols[0].clone())],
+    });
+    let cwnd = f.cwnd_series.as_ref().map(|cs| NamedSeries {
+        name: format!("flow:{}", f.name),
+        t: cs.t.clone(),
+        cols: vec![("cwnd".into(), cs.cols[0].clone())],
+    });
+    let probe = f
+        .source
+        .as_ref()
+        .and_then(|s| s.echo.as_ref())
+        .map(|e| NamedSeries {
+            name: format!("probe:{}", f.name),
+            t: e.samples.t.clone(),
+            cols: vec![("rtt_s".into(), e.samples.v.clone())],
+        });
+    delivered.into_iter().chain(cwnd).chain(probe)
+}
+
 /// Builds the results of a finished run.
 pub fn collect(sim: &Sim) -> Results {
     let window = (sim.end - sim.warmup) as f64;
-    let window_s = secs(window);
-    let mut links = Vec::new();
-    let mut series = Vec::new();
-    for l in sim.links.iter().filter(|l| l.monitor) {
-        let s = &l.stats;
-        let drops = s.dropped_aqm + s.dropped_overflow;
-        let qm = s.q_int / window;
-        let qv = (s.q2_int / window - qm * qm).max(0.0);
-        let n_seen = s.arrived.max(1) as f64;
-        let sm = s.seen_sum / n_seen;
-        let dn = s.delay_n.max(1) as f64;
-        let dm = s.delay_sum_ns / dn;
-        let thr = s.tx_bytes * 8.0 / window_s;
-        links.push(LinkSummary {
-            name: l.name.clone(),
-            aqm: l.aqm_name().to_string(),
-            rate_bps: l.rate_bps,
-            arrived: s.arrived,
-            dropped_aqm: s.dropped_aqm,
-            dropped_overflow: s.dropped_overflow,
-            marked: s.marked,
-            throttled: s.throttled,
-            loss_ratio: nan_if_zero(s.arrived, drops as f64 / n_seen),
-            loss_runs: s.loss_runs,
-            throughput_bps: thr,
-            utilisation: thr / l.rate_bps as f64,
-            queue_mean_pkts: qm,
-            queue_std_pkts: qv.sqrt(),
-            queue_mean_bytes: s.qb_int / window,
-            queue_seen_mean_pkts: nan_if_zero(s.arrived, sm),
-            queue_seen_std_pkts: nan_if_zero(
-                s.arrived,
-                (s.seen_sq_sum / n_seen - sm * sm).max(0.0).sqrt(),
-            ),
-            queue_max_pkts: s.max_pkts,
-            delay_mean_s: nan_if_zero(s.delay_n, secs(dm)),
-            delay_p50_s: s.delay_hist.quantile(0.5).map(secs),
-            delay_p90_s: s.delay_hist.quantile(0.9).map(secs),
-            delay_p99_s: s.delay_hist.quantile(0.99).map(secs),
-            delay_p999_s: s.delay_hist.quantile(0.999).map(secs),
-            delay_std_s: nan_if_zero(
-                s.delay_n,
-                secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt()),
-            ),
-            jitter_s: nan_if_zero(
-                s.delay_n.saturating_sub(1),
-                secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0)),
-            ),
-            aqm_stats: l
-                .aqm_stats()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        });
-        if let Some(ser) = &l.series {
-            series.push(NamedSeries {
-                name: format!("link:{}", l.name),
-                t: ser.t.clone(),
-                cols: ser
-                    .names
-                    .iter()
-                    .map(|n| n.to_string())
-                    .zip(ser.cols.iter().cloned())
-                    .collect(),
-            });
-        }
-    }
-    let mut flows = Vec::new();
-    for f in &sim.flows {
-        let s = &f.sender.stats;
-        let (m, lo, hi) = rtt(s);
-        flows.push(FlowSummary {
-            name: f.name.clone(),
-            src: sim.node_names[f.src].clone(),
-            dst: sim.node_names[f.dst].clone(),
-            start_s: secs(f.start as f64),
-            // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered.
-            goodput_bps: if f.source.is_some() {
-                f.bytes_window as f64 * 8.0 / window_s
-            } else {
-                f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s
-            },
-            delivered_segments: f.receiver.stats.delivered_total,
-            segments_sent: f.source.as_ref().map_or(s.segs_sent, |p| p.sent),
-            retransmits: s.retransmits,
-            timeouts: s.timeouts,
-            fast_retransmits: s.fast_retransmits,
-            ecn_reductions: s.ecn_reductions,
-            rtt_samples: s.rtt_n,
-            rtt_mean_s: m,
-            rtt_min_s: lo,
-            rtt_max_s: hi,
-            rtt_p50_s: percentile(&s.rtt_hist, s.rtt_n, 0.5),
-            rtt_p90_s: percentile(&s.rtt_hist, s.rtt_n, 0.9),
-            rtt_p99_s: percentile(&s.rtt_hist, s.rtt_n, 0.99),
-            cwnd_final: f.sender.cwnd,
-            completion_s: f.sender.done_at.map(|t| secs((t - f.start) as f64)),
-            size_bytes: f.size_bytes,
-            base_rtt_s: secs(
-                f.path
-                    .iter()
-                    .chain(&f.rev)
-                    .map(|&l| sim.links[l as usize].delay_ns as f64)
-                    .sum(),
-            ),
-            path_rate_bps: f
-                .path
-                .iter()
-                .map(|&l| sim.links[l as usize].rate_bps)
-                .min()
-                .unwrap_or(0),
-            stop_s: (f.stop != Time::MAX).then(|| secs(f.stop as f64)),
-            ..udp_summary(f)
-        });
-        if let Some((_, ds)) = &f.delivered {
-            series.push(NamedSeries {
-                name: format!("delivered:{}", f.name),
-                t: ds.t.clone(),
-                cols: vec![("delivered_bytes".into(), ds.cols[0].clone())],
-            });
-        }
-        if let Some(cs) = &f.cwnd_series {
-            series.push(NamedSeries {
-                name: format!("flow:{}", f.name),
-                t: cs.t.clone(),
-                cols: vec![("cwnd".into(), cs.cols[0].clone())],
-            });
-        }
-    }
+    let monitored = || sim.links.iter().filter(|l| l.monitor);
+    let links = monitored().map(|l| link_summary(l, window)).collect();
+    let mut series: Vec<NamedSeries> = monitored().flat_map(link_series).collect();
+    let flows = sim
+        .flows
+        .iter()
+        .map(|f| flow_summary(sim, f, secs(window)))
+        .collect();
+    series.extend(sim.flows.iter().flat_map(flow_series));
     Results {
         summary: Summary {
             run: RunTotals {

@@ -57,126 +57,104 @@ pub fn default_tcp() -> TcpConfig {
         ecn: false,
         trace_cwnd: false,
         timestamps: false,
+        handshake: false,
+        limited_transmit: false,
     }
 }
 
+/// A link of `rate_bps` and `delay_ns` with a buffer of `buffer_pkts` packets.
+#[allow(clippy::too_many_arguments)]
+fn link(
+    name: String,
+    from: usize,
+    to: usize,
+    rate_bps: u64,
+    delay_ns: u64,
+    buffer_pkts: u32,
+    aqm: Option<AqmConfig>,
+    monitor: bool,
+) -> LinkConfig {
+    LinkConfig {
+        name,
+        from,
+        to,
+        rate_bps,
+        delay_ns,
+        buffer_pkts: Some(buffer_pkts),
+        buffer_bytes: None,
+        aqm,
+        mean_pkt_bytes: 1500,
+        monitor,
+    }
+}
+
+/// Buffer of an access link, packets (large enough never to drop).
+const ACCESS_BUFFER_PKTS: u32 = 10_000;
+
 impl Dumbbell {
-    /// The run configuration.
-    pub fn config(&self) -> Config {
-        let mut nodes = vec![
-            NodeConfig {
-                name: "A".into(),
-                kind: NodeKind::Router,
-            },
-            NodeConfig {
-                name: "B".into(),
-                kind: NodeKind::Router,
-            },
-        ];
-        let mut links = Vec::new();
-        let mk =
-            |name: String, from, to, rate_bps, delay_ns, buffer_pkts, aqm, monitor| LinkConfig {
+    /// The two bottleneck links: `bottleneck` A -> B (index 0, with the AQM, monitored) and
+    /// `reverse` B -> A (index 1, DropTail).
+    fn bottlenecks(&self) -> Vec<LinkConfig> {
+        let (r, d, b) = (self.rate_bps, self.delay_ns, self.buffer_pkts);
+        vec![
+            link("bottleneck".into(), 0, 1, r, d, b, self.aqm.clone(), true),
+            link("reverse".into(), 1, 0, r, d, b, None, false),
+        ]
+    }
+
+    /// Host pair `i` (sender node `s`, receiver `s + 1`) with its four access links appended to
+    /// `links`, and the flow between them.
+    fn host_pair(&self, i: usize, s: usize, links: &mut Vec<LinkConfig>) -> FlowConfig {
+        let d = self.access_delays_ns[i % self.access_delays_ns.len()];
+        let (r, l0) = (s + 1, links.len());
+        let acc = |name: String, from, to| {
+            link(
                 name,
                 from,
                 to,
-                rate_bps,
-                delay_ns,
-                buffer_pkts: Some(buffer_pkts),
-                buffer_bytes: None,
-                aqm,
-                mean_pkt_bytes: 1500,
-                monitor,
-            };
-        links.push(mk(
-            "bottleneck".into(),
-            0,
-            1,
-            self.rate_bps,
-            self.delay_ns,
-            self.buffer_pkts,
-            self.aqm.clone(),
-            true,
-        ));
-        links.push(mk(
-            "reverse".into(),
-            1,
-            0,
-            self.rate_bps,
-            self.delay_ns,
-            self.buffer_pkts,
-            None,
-            false,
-        ));
-        let mut flows = Vec::new();
+                self.access_rate_bps,
+                d,
+                ACCESS_BUFFER_PKTS,
+                None,
+                false,
+            )
+        };
+        links.push(acc(format!("S{i}-A"), s, 0));
+        links.push(acc(format!("B-R{i}"), 1, r));
+        links.push(acc(format!("R{i}-B"), r, 1));
+        links.push(acc(format!("A-S{i}"), 0, s));
+        FlowConfig {
+            name: format!("f{i}"),
+            src: s,
+            dst: r,
+            path: vec![l0, 0, l0 + 1],
+            rev_path: vec![l0 + 2, 1, l0 + 3],
+            tcp: self.tcp.clone(),
+            start_ns: i as u64 * self.stagger_ns,
+            size_bytes: None,
+            profile: None,
+            poisson: None,
+            source: None,
+            stop_ns: None,
+            trace_delivered: false,
+            after: None,
+        }
+    }
+
+    /// The run configuration.
+    pub fn config(&self) -> Config {
+        let node = |name: String, kind| NodeConfig { name, kind };
+        let mut nodes = vec![
+            node("A".into(), NodeKind::Router),
+            node("B".into(), NodeKind::Router),
+        ];
+        let mut links = self.bottlenecks();
+        let mut flows = Vec::with_capacity(self.flows);
         for i in 0..self.flows {
-            let d = self.access_delays_ns[i % self.access_delays_ns.len()];
             let s = nodes.len();
-            nodes.push(NodeConfig {
-                name: format!("S{i}"),
-                kind: NodeKind::Host,
-            });
-            nodes.push(NodeConfig {
-                name: format!("R{i}"),
-                kind: NodeKind::Host,
-            });
-            let r = s + 1;
-            let l0 = links.len();
-            let big = 10_000;
-            links.push(mk(
-                format!("S{i}-A"),
-                s,
-                0,
-                self.access_rate_bps,
-                d,
-                big,
-                None,
-                false,
-            ));
-            links.push(mk(
-                format!("B-R{i}"),
-                1,
-                r,
-                self.access_rate_bps,
-                d,
-                big,
-                None,
-                false,
-            ));
-            links.push(mk(
-                format!("R{i}-B"),
-                r,
-                1,
-                self.access_rate_bps,
-                d,
-                big,
-                None,
-                false,
-            ));
-            links.push(mk(
-                format!("A-S{i}"),
-                0,
-                s,
-                self.access_rate_bps,
-                d,
-                big,
-                None,
-                false,
-            ));
-            flows.push(FlowConfig {
-                name: format!("f{i}"),
-                src: s,
-                dst: r,
-                path: vec![l0, 0, l0 + 1],
-                rev_path: vec![l0 + 2, 1, l0 + 3],
-                tcp: self.tcp.clone(),
-                start_ns: i as u64 * self.stagger_ns,
-                size_bytes: None,
-                profile: None,
-                poisson: None,
-                source: None,
-                stop_ns: None,
-                trace_delivered: false,
-            });
+            nodes.push(node(format!("S{i}"), NodeKind::Host));
+            nodes.push(node(format!("R{i}"), NodeKind::Host));
+            flows.push(self.host_pair(i, s, &mut links));
         }
         Config {
             seed: self.seed,

@@ -20,6 +20,7 @@ PAPERS = {
     "apace": "aqmlab.reproduce.apace",
     "dropfn": "aqmlab.reproduce.dropfn",
     "laq": "aqmlab.reproduce.laq",
+    "lindrop": "aqmlab.reproduce.lindrop",
     "modred": "aqmlab.reproduce.modred",
 }
 

@@ -222,6 +222,26 @@ def aggregate(runs: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.Dat
     return out.reset_index()
 
 
+def with_ns2(
+    cells: pd.DataFrame,
+    runs: pd.DataFrame,
+    keys: list[str],
+    metrics: list[str],
+    compared: dict[str, tuple[str, str]],
+) -> pd.DataFrame:
+    """``cells`` with an ``ns2`` column: the mean over seeds of the ns-2 runs of the same point
+    and metric (NaN where ns-2 did not run it: an algorithm it lacks, or no ``ns`` installed)."""
+    ns2 = runs[runs["engine"] == "ns2"]
+    if not len(ns2):
+        return cells
+    n = aggregate(ns2, keys, metrics)
+    for pub_metric, (col, _) in compared.items():
+        m = n[[*keys, col]].rename(columns={col: f"ns2_{pub_metric}"})
+        cells = cells.merge(m, on=keys, how="left")
+    cells["ns2"] = cells.apply(lambda r: r.get(f"ns2_{r['metric']}"), axis=1)
+    return cells.drop(columns=[f"ns2_{m}" for m in compared])
+
+
 def side_by_side(
     ours: pd.DataFrame, published: pd.DataFrame, keys: list[str], metric_map: dict[str, str]
 ) -> pd.DataFrame:
@@ -245,16 +265,18 @@ def side_by_side(
 
 
 def rank_agreement(
-    values_paper: dict[str, float], values_ours: dict[str, float], better: str
+    values_paper: dict[str, float], values_ours: dict[str, float], better: str, tie: float = 0.0
 ) -> bool:
     """Whether our values order the algorithms as the paper's do: every pair the paper orders
-    strictly is ordered the same way by ours (pairs the paper ties are not judged)."""
+    strictly is ordered the same way by ours (pairs the paper ties are not judged). With ``tie``
+    > 0, pairs the paper separates by at most ``tie`` times the larger magnitude count as ties."""
     names = list(values_paper)
     sign = 1.0 if better == "higher" else -1.0
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             dp = sign * (values_paper[a] - values_paper[b])
-            if dp == 0:
+            scale = max(abs(values_paper[a]), abs(values_paper[b]))
+            if dp == 0 or abs(dp) <= tie * scale:
                 continue
             do = sign * (values_ours[a] - values_ours[b])
             if do == 0 or (do > 0) != (dp > 0):
@@ -263,10 +285,10 @@ def rank_agreement(
 
 
 def ranking(
-    pub_metric: str, t: pd.DataFrame, row_keys: list[str], col: str, better: str
+    pub_metric: str, t: pd.DataFrame, row_keys: list[str], col: str, better: str, tie: float = 0.0
 ) -> pd.DataFrame:
     """Per table row (``row_keys``), the algorithms (``col``) ordered best first by the paper and
-    by us, and whether the paper's order holds."""
+    by us, and whether the paper's order holds (``tie``: see :func:`rank_agreement`)."""
     rows = []
     for key, g in t[t["metric"] == pub_metric].groupby(row_keys, sort=False):
         paper = dict(zip(g[col], g["paper"], strict=True))
@@ -279,16 +301,14 @@ def ranking(
                 "metric": pub_metric,
                 "paper_order": " > ".join(sorted(paper, key=paper.get, reverse=rev)),
                 "our_order": " > ".join(sorted(ours, key=ours.get, reverse=rev)),
-                "holds": rank_agreement(paper, ours, better),
+                "holds": rank_agreement(paper, ours, better, tie),
             }
         )
     return pd.DataFrame(rows)
 
 
 #: Seed papers whose experiments are not plugged in yet, and what they wait for.
-NOT_YET = {
-    "lindrop": "seed 000's tables are transcribed; its web and reverse-UDP mix is not wired yet",
-}
+NOT_YET = {}
 
 
 def check_papers(names: Iterable[str], known: Iterable[str]) -> list[str]:

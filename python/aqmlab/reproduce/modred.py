@@ -112,15 +112,7 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     ours = core.aggregate(runs[runs["engine"] == "aqmlab"], KEYS, METRICS)
     pub = core.load_published(NAME)
     cells = core.side_by_side(ours, pub, KEYS, {m: c for m, (c, _) in COMPARED.items()})
-    cells = cells.dropna(subset=["ours"])
-    ns2 = runs[runs["engine"] == "ns2"]
-    if len(ns2):
-        n = core.aggregate(ns2, KEYS, METRICS)
-        for pub_metric, (col, _) in COMPARED.items():
-            m = n[[*KEYS, col]].rename(columns={col: f"ns2_{pub_metric}"})
-            cells = cells.merge(m, on=KEYS, how="left")
-        cells["ns2"] = cells.apply(lambda r: r.get(f"ns2_{r['metric']}"), axis=1)
-        cells = cells.drop(columns=[f"ns2_{m}" for m in COMPARED])
+    cells = core.with_ns2(cells.dropna(subset=["ours"]), runs, KEYS, METRICS, COMPARED)
     ranks = pd.concat(
         [core.ranking(m, cells, ROW, "aqm", better) for m, (_, better) in COMPARED.items()],
         ignore_index=True,

@@ -12,10 +12,12 @@
 //! Common to all: retransmission timer RFC 6298 (s. 2 estimator, s. 5 timer management,
 //! backoff); ECN RFC 3168 s. 6.1 (one reduction per window, CWR/ECE); delayed ACKs RFC 5681
 //! s. 4.2; RTT samples from every ACK through the echoed timestamp (RFC 7323 s. 4.1; the header
-//! bytes of the option are counted when `timestamps` is on). There is no handshake: a flow starts
-//! sending at its start time (as ns-2's one-way agents do).
+//! bytes of the option are counted when `timestamps` is on). Optional: the three-way handshake
+//! ([`handshake`]; off, a flow sends at its start time as ns-2's one-way agents do) and limited
+//! transmit ([`recovery::limited`], RFC 3042).
 
 pub mod cc;
+pub mod handshake;
 pub mod receiver;
 pub mod recovery;
 pub mod sender;
@@ -45,6 +47,10 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Fast retransmits (entries into fast recovery).
     pub fast_retransmits: u64,
+    /// SYNs sent again after the SYN's timer expired (not counted in `timeouts`).
+    pub syn_retransmits: u64,
+    /// New segments sent by limited transmit (RFC 3042).
+    pub limited_transmits: u64,
     /// Window reductions on ECN echo.
     pub ecn_reductions: u64,
     /// RTT samples taken.

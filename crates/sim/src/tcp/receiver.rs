@@ -3,7 +3,7 @@
 //! triggered the ACK, or of the earliest unacknowledged one under delayed ACKs).
 
 use crate::config::TcpConfig;
-use crate::packet::{Kind, Packet, SackBlock, CE, CWR, ECE};
+use crate::packet::{Kind, Packet, SackBlock, CE, CWR, ECE, SYN};
 use aqm::{Precedence, Time};
 
 /// Receiver counters.
@@ -124,6 +124,9 @@ impl Receiver {
     /// A data segment arrives at `now`; returns the ACK to send now, if any. `in_window` says
     /// whether deliveries count toward goodput.
     pub fn on_data(&mut self, d: &Packet, now: Time, in_window: bool) -> Option<Packet> {
+        if d.flags & SYN != 0 {
+            return Some(self.syn_ack(d)); // every SYN, first or repeated (RFC 9293 s. 3.5)
+        }
         // RFC 3168 s. 6.1.3: echo CE until CWR is seen.
         if d.flags & CWR != 0 {
             self.ece = false;
@@ -168,6 +171,24 @@ impl Receiver {
         } else {
             self.stats.duplicates += 1;
             Some(self.ack(d.flow, d.ts))
+        }
+    }
+
+    /// The answer to a SYN: a SYN-ACK of ACK size echoing the SYN's timestamp (header-only; not
+    /// counted in `acks_sent`).
+    fn syn_ack(&self, syn: &Packet) -> Packet {
+        Packet {
+            flow: syn.flow,
+            seq: 0,
+            size: self.ack_size,
+            hop: 0,
+            kind: Kind::Ack,
+            flags: SYN,
+            precedence: Precedence::Out,
+            ts: syn.ts,
+            rwnd: self.rwnd,
+            sack: [(0, 0); 3],
+            enq_time: 0,
         }
     }
 

@@ -48,7 +48,7 @@ pub struct Sender {
     pub rto: Time,
     has_rtt: bool,
     min_rto: Time,
-    max_rto: Time,
+    pub(crate) max_rto: Time,
     granularity: Time,
     /// When the retransmission timer expires (`None`: stopped).
     pub rto_deadline: Option<Time>,
@@ -67,10 +67,21 @@ pub struct Sender {
     /// Counters.
     pub stats: SenderStats,
     /// TCP timestamps on (RFC 7323): every ACK of new data is an RTT sample.
-    timestamps: bool,
+    pub(crate) timestamps: bool,
     /// Without timestamps: the next RTT sample is taken from the ACK that covers this segment
     /// (one timed segment per round trip, RFC 6298 s. 3).
     timed_until: u32,
+    /// Waiting for the SYN-ACK (`[tcp] handshake`): no data before it arrives.
+    pub connecting: bool,
+    /// Times the SYN was sent again after its timer expired.
+    pub(crate) syn_retries: u32,
+    /// Bytes of the SYN on the wire (header and options, no payload).
+    pub(crate) syn_size: u32,
+    /// Limited transmit on (RFC 3042).
+    pub(crate) limited_transmit: bool,
+    /// Segments sent by limited transmit since the last ACK of new data (left out of the
+    /// FlightSize that sets ssthresh: RFC 5681 s. 3.2 step 2).
+    pub(crate) lt_sent: u32,
 }
 
 impl Sender {
@@ -118,6 +129,11 @@ impl Sender {
             stats: SenderStats::default(),
             timestamps: cfg.timestamps,
             timed_until: 0,
+            connecting: cfg.handshake,
+            syn_retries: 0,
+            syn_size: cfg.header_bytes + cfg.option_bytes(),
+            limited_transmit: cfg.limited_transmit,
+            lt_sent: 0,
         }
     }
 
@@ -240,7 +256,9 @@ impl Sender {
 
     /// Processes an ACK; segments to send go to `out`.
     pub fn on_ack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
-        if self.sb.is_some() {
+        if self.connecting {
+            self.on_synack(ack, now, out);
+        } else if self.sb.is_some() {
             self.on_ack_sack(ack, now, out);
         } else {
             self.on_ack_newreno(ack, now, out);
@@ -264,6 +282,7 @@ impl Sender {
             self.timed_until = self.snd_nxt.max(a);
         }
         self.snd_una = a;
+        self.lt_sent = 0;
         if self.snd_nxt < a {
             self.snd_nxt = a;
         }
@@ -297,6 +316,10 @@ impl Sender {
     /// The retransmission timer expired at `now` (RFC 6298 s. 5.4-5.6, RFC 5681 s. 3.1 eq. 4).
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.rto_deadline = None;
+        if self.connecting {
+            self.syn_timeout(now, out);
+            return;
+        }
         if self.snd_una >= self.snd_max {
             return;
         }
@@ -315,6 +338,7 @@ impl Sender {
         self.cwnd = 1.0;
         self.in_recovery = false;
         self.dupacks = 0;
+        self.lt_sent = 0;
         self.recover = self.snd_max;
         self.recover_valid = true;
         self.snd_nxt = self.snd_una;

@@ -5,7 +5,7 @@ use crate::config::{TcpConfig, TcpVariant};
 use crate::packet::{Kind, Packet, CWR, ECE, RETX};
 use aqm::{Precedence, Time};
 
-fn cfg(variant: TcpVariant) -> TcpConfig {
+pub(super) fn cfg(variant: TcpVariant) -> TcpConfig {
     TcpConfig {
         variant,
         mss: 1460,
@@ -23,10 +23,12 @@ fn cfg(variant: TcpVariant) -> TcpConfig {
         ecn: false,
         trace_cwnd: false,
         timestamps: false,
+        handshake: false,
+        limited_transmit: false,
     }
 }
 
-fn ack(seq: u32, ts: Time) -> Packet {
+pub(super) fn ack(seq: u32, ts: Time) -> Packet {
     Packet {
         flow: 0,
         seq,
@@ -43,7 +45,7 @@ fn ack(seq: u32, ts: Time) -> Packet {
 }
 
 /// A sender in congestion avoidance with `w` segments outstanding from 100.
-fn sender_at(variant: TcpVariant, w: u32) -> Sender {
+pub(super) fn sender_at(variant: TcpVariant, w: u32) -> Sender {
     let mut s = Sender::new(&cfg(variant), None, None);
     s.snd_una = 100;
     s.snd_nxt = 100 + w;

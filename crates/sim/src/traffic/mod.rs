@@ -10,6 +10,7 @@
 pub mod cbr;
 pub mod onoff;
 pub mod poisson;
+pub mod probe;
 pub mod sizes;
 
 use crate::config::{PoissonConfig, SourceConfig};
@@ -23,6 +24,10 @@ pub trait Source: Send {
     fn emit(&mut self, rng: &mut AqmRng) -> (u32, Time);
     /// Long-run mean offered rate, bit/s (for reports and checks).
     fn mean_rate_bps(&self) -> f64;
+    /// Whether the destination echoes each packet back to the source (a latency probe).
+    fn echo(&self) -> bool {
+        false
+    }
 }
 
 /// A source with its random stream and counters.
@@ -35,6 +40,8 @@ pub struct OpenLoop {
     pub sent: u64,
     /// Packets emitted at or after the warm-up.
     pub sent_window: u64,
+    /// Round-trip times of the echoes (latency probes only).
+    pub echo: Option<probe::EchoStats>,
 }
 
 /// Gap of `bytes` at `rate_bps`, ns (at least 1 ns, so that time always advances).
@@ -65,5 +72,8 @@ pub fn build(
             Ok(Some(Box::new(cbr::Cbr::new(*rate_bps, sizes, field)?)))
         }
         (None, Some(SourceConfig::OnOff(c))) => Ok(Some(Box::new(onoff::OnOff::new(c, field)?))),
+        (None, Some(SourceConfig::Probe { interval_ns, bytes })) => Ok(Some(Box::new(
+            probe::Probe::new(*interval_ns, *bytes, field)?,
+        ))),
     }
 }

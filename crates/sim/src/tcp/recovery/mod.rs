@@ -1,7 +1,9 @@
 //! Loss recovery, apart from congestion control: what to retransmit and how fast during
 //! recovery. NewReno (RFC 6582) lives in [`newreno`]; SACK-based recovery (RFC 6675) in [`sack`]
-//! with Proportional Rate Reduction (RFC 6937) in [`prr`].
+//! with Proportional Rate Reduction (RFC 6937) in [`prr`]; limited transmit (RFC 3042) in
+//! [`limited`].
 
+pub mod limited;
 pub mod newreno;
 pub mod prr;
 pub mod sack;

@@ -54,7 +54,8 @@ impl Sender {
                 let allowed =
                     self.variant == TcpVariant::Reno || !self.recover_valid || a > self.recover;
                 if allowed {
-                    self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight(), now);
+                    let flight = self.flight_for_ssthresh();
+                    self.ssthresh = self.cc.on_congestion(self.cwnd, flight, now);
                     self.recover = self.snd_max;
                     self.recover_valid = true;
                     self.in_recovery = true;
@@ -64,6 +65,8 @@ impl Sender {
                     self.cwnd = self.ssthresh + 3.0;
                     self.ecn_recover = self.snd_max;
                 }
+            } else {
+                self.limited_transmit_newreno(now, out);
             }
         }
         self.send_allowed(now, out);

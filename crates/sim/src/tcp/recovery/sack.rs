@@ -177,6 +177,8 @@ impl Sender {
             && (self.dupacks >= DUP_THRESH || head_lost)
         {
             self.enter_sack_recovery(now, out);
+        } else if !self.in_recovery && newly == 0 {
+            self.limited_transmit_sack(now, out);
         }
         if newly > 0 {
             self.after_new_ack(true, now);
@@ -191,7 +193,8 @@ impl Sender {
     /// ssthresh from the congestion controller, retransmit the first unacknowledged segment.
     fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
         let flight = self.flight();
-        self.ssthresh = self.cc.on_congestion(self.cwnd, flight, now);
+        let flight_lt = self.flight_for_ssthresh();
+        self.ssthresh = self.cc.on_congestion(self.cwnd, flight_lt, now);
         self.recover = self.snd_max;
         self.recover_valid = true;
         self.in_recovery = true;

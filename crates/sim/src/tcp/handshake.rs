@@ -1,0 +1,188 @@
+//! The three-way handshake (`[tcp] handshake = true`, RFC 9293 s. 3.5): at its start the sender
+//! sends a SYN (a header-only packet), the receiver answers with a SYN-ACK, and data starts when
+//! the SYN-ACK arrives, one round trip after the start. The third segment of the handshake (the
+//! client's ACK of the SYN-ACK) travels on the first data segment, so it costs no packet.
+//!
+//! A SYN or SYN-ACK that is lost is recovered by the SYN's timer: the initial RTO (1 s, RFC 6298
+//! s. 2.1), doubled at each expiry (s. 5.5). After such a loss the first window is one segment
+//! (RFC 5681 s. 3.1, RFC 6928 s. 2) and an RTO below 3 s is re-initialised to 3 s when data
+//! starts (RFC 6298 s. 5.7). The SYN-ACK gives the first RTT sample unless the SYN was sent more
+//! than once without timestamps (Karn's rule, RFC 6298 s. 3).
+
+use super::Sender;
+use crate::packet::{Kind, Packet, SYN};
+use aqm::{Precedence, Time};
+
+/// The RTO once data starts after a SYN or SYN-ACK was lost (RFC 6298 s. 5.7), ns.
+pub const RTO_AFTER_SYN_LOSS_NS: Time = 3_000_000_000;
+
+impl Sender {
+    /// The flow starts at `now`: a SYN with the handshake on, else the first window.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.connecting {
+            self.send_syn(now, out);
+        } else {
+            self.send_allowed(now, out);
+        }
+    }
+
+    fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
+        out.push(Packet {
+            flow: 0,
+            seq: 0,
+            size: self.syn_size,
+            hop: 0,
+            kind: Kind::Data,
+            flags: SYN, // never ECT (RFC 3168 s. 6.1.1)
+            precedence: Precedence::Out,
+            ts: now,
+            rwnd: 0,
+            sack: [(0, 0); 3],
+            enq_time: 0,
+        });
+        self.rto_deadline = Some(now + self.rto);
+    }
+
+    /// The SYN's timer expired: send it again with the timeout doubled (RFC 6298 s. 5.5).
+    pub(crate) fn syn_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.syn_retries += 1;
+        self.stats.syn_retransmits += 1;
+        self.rto = (self.rto * 2).min(self.max_rto);
+        self.send_syn(now, out);
+    }
+
+    /// An ACK while connecting: a SYN-ACK opens the connection and releases the first window;
+    /// anything else is ignored.
+    pub(crate) fn on_synack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
+        if ack.flags & SYN == 0 {
+            return;
+        }
+        self.connecting = false;
+        self.rto_deadline = None;
+        self.snd_wnd = ack.rwnd;
+        if self.syn_retries == 0 || self.timestamps {
+            self.rtt_sample(now.saturating_sub(ack.ts) as f64);
+        }
+        if self.syn_retries > 0 {
+            self.cwnd = 1.0;
+            if self.rto < RTO_AFTER_SYN_LOSS_NS {
+                self.rto = RTO_AFTER_SYN_LOSS_NS.min(self.max_rto);
+            }
+        }
+        self.send_allowed(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TcpVariant;
+    use crate::tcp::tests::{ack, cfg};
+    use crate::tcp::Receiver;
+
+    const MS: Time = 1_000_000;
+
+    fn connecting() -> Sender {
+        let mut c = cfg(TcpVariant::NewReno);
+        c.handshake = true;
+        Sender::new(&c, None, None)
+    }
+
+    fn synack(ts: Time) -> Packet {
+        let mut a = ack(0, ts);
+        a.flags = SYN;
+        a
+    }
+
+    #[test]
+    fn the_first_window_waits_for_the_syn_ack() {
+        let mut s = connecting();
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].flags, out[0].size, out[0].kind),
+            (SYN, 40, Kind::Data)
+        );
+        assert_eq!(
+            s.rto_deadline,
+            Some(1_000 * MS),
+            "RFC 6298 s. 2.1: initial RTO 1 s"
+        );
+        // A plain ACK while connecting changes nothing.
+        out.clear();
+        s.on_ack(&ack(0, 0), 10 * MS, &mut out);
+        assert!(out.is_empty() && s.connecting);
+        // The SYN-ACK at 50 ms: the first RTT sample (SRTT 50, RTTVAR 25, RTO 150 ms, held at
+        // the 200 ms minimum) and IW 10 segments.
+        s.on_ack(&synack(0), 50 * MS, &mut out);
+        assert!(!s.connecting);
+        assert_eq!(s.stats.rtt_n, 1);
+        assert_eq!(s.rto, 200 * MS);
+        assert_eq!(out.len(), 10);
+        assert!(out
+            .iter()
+            .enumerate()
+            .all(|(i, p)| p.seq == i as u32 && p.flags & SYN == 0));
+        // A duplicate SYN-ACK (the SYN was answered twice) is ignored.
+        out.clear();
+        s.on_ack(&synack(0), 60 * MS, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.stats.rtt_n, 1);
+    }
+
+    #[test]
+    fn a_lost_syn_is_sent_again_with_the_timer_doubled() {
+        let mut s = connecting();
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        // RFC 6298 s. 5.5: backoff. Expiries at 1 s and 1 + 2 = 3 s; the next at 3 + 4 = 7 s.
+        s.on_timeout(1_000 * MS, &mut out);
+        assert_eq!(s.rto_deadline, Some(3_000 * MS));
+        s.on_timeout(3_000 * MS, &mut out);
+        assert_eq!(s.rto_deadline, Some(7_000 * MS));
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|p| p.flags == SYN));
+        assert_eq!((s.stats.syn_retransmits, s.stats.timeouts), (2, 0));
+        // The SYN-ACK echoes the third SYN: no sample (Karn); one segment (RFC 5681 s. 3.1);
+        // the RTO, 4 s after two backoffs, is not below 3 s so it stays (RFC 6298 s. 5.7).
+        out.clear();
+        s.on_ack(&synack(3_000 * MS), 3_050 * MS, &mut out);
+        assert_eq!(s.stats.rtt_n, 0);
+        assert_eq!(s.cwnd, 1.0);
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.rto, 4_000 * MS);
+    }
+
+    #[test]
+    fn after_one_syn_loss_the_rto_is_three_seconds_and_the_window_one_segment() {
+        let mut s = connecting();
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        s.on_timeout(1_000 * MS, &mut out);
+        out.clear();
+        // RTO 2 s < 3 s: re-initialised to 3 s when data starts (RFC 6298 s. 5.7).
+        s.on_ack(&synack(1_000 * MS), 1_050 * MS, &mut out);
+        assert_eq!(s.rto, 3_000 * MS);
+        assert_eq!((s.cwnd, out.len()), (1.0, 1));
+        assert_eq!(s.rto_deadline, Some(1_050 * MS + 3_000 * MS));
+    }
+
+    #[test]
+    fn the_receiver_answers_every_syn_with_a_syn_ack() {
+        let mut r = Receiver::new(&cfg(TcpVariant::NewReno));
+        let mut syn = ack(0, 7);
+        (syn.kind, syn.flags) = (Kind::Data, SYN);
+        for _ in 0..2 {
+            let a = r.on_data(&syn, 100, true).expect("SYN-ACK");
+            assert_eq!(
+                (a.kind, a.flags, a.seq, a.ts, a.size),
+                (Kind::Ack, SYN, 0, 7, 40)
+            );
+        }
+        assert_eq!(
+            (r.rcv_nxt, r.stats.acks_sent, r.stats.delivered_total),
+            (0, 0, 0)
+        );
+    }
+}

@@ -1,0 +1,238 @@
+"""Seed 000 (Brachman & Chrost, 'On the search of efficient AQM for large delay networks'):
+Tables 3-5, the average bottleneck throughput (LAN, WAN_100, WAN_300) and the average queue (WAN
+scenarios) of DT, RED, ARED, AVQ, PI, REM, ANAQM and LINDROP under low, moderate and heavy
+congestion (10, 100, 1000 TCP connections) on the N1-N6 dumbbell of s. 4.2.
+
+Throughput is the bottleneck's departed bits per second over the whole run, in Mb/s (s. 4.3:
+"the number of bytes departed at the router A throughout the simulation course"); the mean queue
+is the time-averaged bottleneck queue in packets. Higher throughput is better; for the queue the
+ranking compares the order of the algorithms only.
+
+Ranking rule: the paper gives one number per cell and no confidence interval, and many of its
+cells differ by hundredths of a Mb/s (LAN, moderate: 99.64-99.98). Pairs of algorithms that the
+paper separates by less than ``TIE`` (1% of the larger value) are treated as ties, i.e. not
+judged; the strict rule (every pair judged) is reported beside it (``holds_strict``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pandas as pd
+
+from aqmlab import units
+from aqmlab.reproduce import core, output
+
+NAME = "lindrop"
+KEYS = ["delay", "congestion", "aqm"]
+ROW = ["delay", "congestion"]
+METRICS = ["throughput_mbps", "queue_mean_pkts", "loss_pct", "utilisation_pct"]
+#: Published metric -> our column, and which direction is better.
+COMPARED = {"throughput": ("throughput_mbps", "higher"), "mean_queue": ("queue_mean_pkts", "lower")}
+#: Pairs the paper separates by less than this share of the larger value are not judged.
+TIE = 0.01
+LEVELS = ["low", "moderate", "heavy"]
+
+
+def extract(summary: dict[str, Any]) -> dict[str, float]:
+    """The tables' metrics of one run, from its summary."""
+    b = next(x for x in summary["links"] if x["name"] == "bottleneck")
+    return {
+        "throughput_mbps": float(b["throughput_bps"]) / 1e6,
+        "queue_mean_pkts": float(b["queue_mean_pkts"]),
+        "loss_pct": 100.0 * float(b["loss_ratio"]),
+        "utilisation_pct": 100.0 * float(b["utilisation"]),
+    }
+
+
+def flow_counts(connections: int) -> dict[str, int]:
+    """s. 4.2's split of ``connections``: 10% with 536-byte packets (all FTP); of the 1500-byte
+    ones 75% FTP and 25% web slots (rounded half to even: 10 -> 1 + 7 FTP and 2 web)."""
+    small = round(0.1 * connections)
+    large = connections - small
+    ftp = round(0.75 * large)
+    return {"ftp_1500": ftp, "ftp_536": small, "web_slots": large - ftp}
+
+
+def scenario_for(
+    base: dict[str, Any], exp: dict[str, Any], delay: str, level: str, aqm: str, quick: bool
+) -> dict[str, Any]:
+    """The scenario of one table cell."""
+    sc = copy.deepcopy(base)
+    sc["topology"]["delay"] = exp["delays"][delay]
+    c = exp["congestion"][level]
+    n = flow_counts(c["connections"])
+    sc["flows"][0]["count"] = n["ftp_1500"]
+    sc["flows"][1]["count"] = n["ftp_536"]
+    sc["flows"][2]["arrival_rate"] = c["web_rate"]
+    if aqm in exp["aqm"]:
+        a = dict(exp["aqm"][aqm])
+    else:  # a reading: an algorithm of the table with some of its parameters changed
+        r = dict(exp["readings"][aqm])
+        a = {**exp["aqm"][r.pop("aqm")], **r}
+    sc["topology"]["buffer"] = a.pop("buffer")
+    sc["aqm"] = a
+    if quick and "duration" in exp["quick"]:
+        sc["duration"] = exp["quick"]["duration"]
+    sc["name"] = f"lindrop-{delay}-{level}-{aqm}"
+    return sc
+
+
+def specs(quick: bool) -> list[core.RunSpec]:
+    """Every run of the reproduction: delays x congestion levels x algorithms x seeds."""
+    exp = core.load_experiment(NAME)
+    base = core.load_scenario_dict(NAME, exp["scenario"])
+    grid = exp["quick" if quick else "full"]
+    out = []
+    for delay in grid["delay"]:
+        for level in grid["congestion"]:
+            for aqm in [*exp["aqm"], *(() if quick else exp.get("readings", {}))]:
+                sc = scenario_for(base, exp, delay, level, aqm, quick)
+                key = {"delay": delay, "congestion": level, "aqm": aqm}
+                for seed in range(1, grid["seeds"] + 1):
+                    out.append(core.RunSpec(key, sc, seed, extract))
+                out += _ns2_specs(exp, key, sc, grid["seeds"])
+    return out
+
+
+def _ns2_specs(exp: dict[str, Any], key: dict[str, Any], sc: dict[str, Any], seeds: int) -> list:
+    """The ns-2 runs of one point (the algorithms ns-2 ships), when ns-2 is installed."""
+    n2 = exp.get("ns2")
+    if not n2 or key["aqm"] not in n2["queues"] or not core.ns2_available():
+        return []
+    script = str(core.experiment_dir(NAME) / n2["script"])
+    delay_ms = units.seconds("topology.delay", sc["topology"]["delay"]) * 1e3
+    c = exp["congestion"][key["congestion"]]
+    args = [
+        f"{delay_ms:g}",
+        str(c["connections"]),
+        str(c["web_rate"]),
+        n2["queues"][key["aqm"]],
+        str(sc["topology"]["buffer"]),
+    ]
+    tail = [f"{units.seconds('duration', sc['duration']):g}"]
+    return [
+        core.RunSpec(key, {"script": script, "args": args, "tail": tail}, seed, _extract_ns2, "ns2")
+        for seed in range(1, seeds + 1)
+    ]
+
+
+def _extract_ns2(out: dict[str, float]) -> dict[str, float]:
+    """The same metrics from ns-2's queue monitor on RA -> RB (ns2_dumbbell.tcl)."""
+    return {
+        "throughput_mbps": out["throughput_mbps"],
+        "queue_mean_pkts": out["queue_mean_pkts"],
+        "loss_pct": out["loss_pct"],
+        "utilisation_pct": out["throughput_mbps"],  # a 100 Mb/s link: Mb/s = %
+    }
+
+
+def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The paper's tables beside ours: cell by cell and the ranking per (delay, congestion)."""
+    ours = core.aggregate(runs[runs["engine"] == "aqmlab"], KEYS, METRICS)
+    pub = core.load_published(NAME)
+    cells = core.side_by_side(ours, pub, KEYS, {m: c for m, (c, _) in COMPARED.items()})
+    cells = core.with_ns2(cells.dropna(subset=["ours"]), runs, KEYS, METRICS, COMPARED)
+    parts = []
+    for m, (_, better) in COMPARED.items():
+        loose = core.ranking(m, cells, ROW, "aqm", better, tie=TIE)
+        strict = core.ranking(m, cells, ROW, "aqm", better)
+        loose["holds_strict"] = strict["holds"].to_numpy()
+        parts.append(loose)
+    ranks = pd.concat(parts, ignore_index=True)
+    out = {"points": ours, "cells": cells, "rankings": ranks, "claims": claims(cells)}
+    if ours["aqm"].str.startswith("lindrop-").any():
+        out["readings"] = readings(ours, pub)
+    return out
+
+
+def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
+    """Each reading of LINDROP's open points in its place: how far LINDROP's cells are from the
+    paper's, and in how many table rows the paper's ranking then holds."""
+    names = ["lindrop", *sorted(a for a in ours["aqm"].unique() if a.startswith("lindrop-"))]
+    others = [a for a in ours["aqm"].unique() if a not in names]
+    rows = []
+    for name in names:
+        o = ours[ours["aqm"].isin([*others, name])].copy()
+        o["aqm"] = o["aqm"].replace({name: "lindrop"})
+        cells = core.side_by_side(o, pub, KEYS, {m: c for m, (c, _) in COMPARED.items()})
+        cells = cells.dropna(subset=["ours"])
+        row: dict[str, Any] = {"reading": name}
+        for m, (_, better) in COMPARED.items():
+            r = core.ranking(m, cells, ROW, "aqm", better, tie=TIE)
+            row[f"{m}_rows_ranking_holds"] = f"{int(r['holds'].sum())}/{len(r)}"
+            mc = cells[(cells["metric"] == m) & (cells["aqm"] == "lindrop")]
+            row[f"{m}_lindrop_median_abs_rel_diff"] = float(mc["rel_diff"].abs().median())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def claims(cells: pd.DataFrame) -> pd.DataFrame:
+    """s. 4.3-4.4's statements about LINDROP, checked on our numbers (where the grid has them)."""
+    thr = cells[cells["metric"] == "throughput"]
+    rows = []
+
+    def best(g: pd.DataFrame) -> str:
+        return str(g.loc[g["ours"].idxmax(), "aqm"])
+
+    for (delay, level), g in thr.groupby(["delay", "congestion"], sort=False):
+        if delay == "WAN_300":
+            rows.append(
+                {
+                    "claim": "WAN_300: LINDROP gives the highest throughput at every congestion "
+                    "level (s. 4.4)",
+                    "where": f"{delay}, {level}",
+                    "holds": best(g) == "lindrop",
+                    "evidence": f"highest: {best(g)} ({g['ours'].max():.2f} Mb/s); "
+                    f"LINDROP {float(g.loc[g['aqm'] == 'lindrop', 'ours'].iloc[0]):.2f}",
+                }
+            )
+        if level == "low" and delay == "LAN":
+            avq = float(g.loc[g["aqm"] == "avq", "ours"].iloc[0])
+            rows.append(
+                {
+                    "claim": "LAN, low congestion: every algorithm but AVQ reaches 90% "
+                    "utilisation; AVQ about 75% (s. 4.3)",
+                    "where": f"{delay}, {level}",
+                    "holds": bool((g.loc[g["aqm"] != "avq", "ours"] >= 90).all() and avq < 90),
+                    "evidence": ", ".join(
+                        f"{a} {v:.1f}" for a, v in zip(g["aqm"], g["ours"], strict=True)
+                    ),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _panel(ax, c: pd.DataFrame, colours: dict[str, str]) -> None:
+    for a, g in c.groupby("aqm", sort=False):
+        g = g.assign(x=g["congestion"].map(LEVELS.index)).sort_values("x")
+        ax.plot(g["x"], g["paper"], "--o", mfc="none", color=colours[a], label=f"{a} (paper)")
+        ax.errorbar(g["x"], g["ours"], yerr=g["ours_ci"], fmt="-s", ms=3, color=colours[a], label=a)
+        if "ns2" in g and g["ns2"].notna().any():
+            ax.plot(g["x"], g["ns2"], ":^", ms=4, color=colours[a], label=f"{a} (ns-2.35)")
+    ax.set_xticks(range(len(LEVELS)), LEVELS, fontsize=8)
+    ax.grid(alpha=0.3)
+
+
+def figures(cells: pd.DataFrame) -> dict:
+    """Throughput and mean queue against the congestion level, one panel per bottleneck delay:
+    the paper dashed with open markers, aqmlab solid with 95% CI bars."""
+    plt = output.pyplot()
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = dict(zip(cells["aqm"].unique(), cycle, strict=False))
+    figs = {}
+    for m, unit in (("throughput", "Mb/s"), ("mean_queue", "packets")):
+        c = cells[cells["metric"] == m]
+        delays = list(dict.fromkeys(c["delay"]))
+        if not delays:
+            continue
+        fig, axes = plt.subplots(1, len(delays), figsize=(4.2 * len(delays), 3.4), squeeze=False)
+        for j, d in enumerate(delays):
+            _panel(axes[0][j], c[c["delay"] == d], colours)
+            axes[0][j].set_title(d, fontsize=9)
+            axes[0][j].set_ylabel(f"{m.replace('_', ' ')}, {unit}", fontsize=8)
+        axes[0][-1].legend(fontsize=6, ncol=2)
+        fig.tight_layout()
+        figs[m] = fig
+    return figs

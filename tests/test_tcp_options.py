@@ -1,0 +1,46 @@
+"""``[tcp] handshake`` and ``limited_transmit`` from a scenario file to the simulator."""
+
+from __future__ import annotations
+
+import pytest
+
+import aqmlab
+from aqmlab import scenario
+from aqmlab.errors import InputError
+
+# One finite flow of 10 full segments on an idle dumbbell: 1 Gb/s access links with 1 ms delay,
+# a 100 Mb/s bottleneck with 5 ms: base RTT = 2 (1 + 5 + 1) ms = 14 ms.
+DOC = {
+    "duration": "3s",
+    "warmup": "0s",
+    "topology": {"rate": "100Mbps", "delay": "5ms"},
+    "flows": [{"count": 1, "size": "14600B"}],
+}
+
+
+def _fct(**tcp) -> float:
+    res = aqmlab.run({**DOC, "tcp": tcp}, plot=False)
+    return res.summary["flows"][0]["completion_s"]
+
+
+def test_defaults_are_off_and_reach_the_simulator():
+    cfg = scenario.build_config(scenario.from_dict(DOC))
+    t = cfg["flows"][0]["tcp"]
+    assert t["handshake"] is False and t["limited_transmit"] is False
+    doc = {**DOC, "tcp": {"handshake": True}}
+    doc["flows"] = [{"count": 1, "tcp": {"limited_transmit": True}}]
+    t = scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]
+    assert t["handshake"] is True and t["limited_transmit"] is True
+
+
+def test_the_handshake_adds_one_rtt_and_two_header_serialisations_to_the_fct():
+    # SYN and SYN-ACK (40 B) each cross a 1 Gb/s link (0.32 us), the 100 Mb/s bottleneck
+    # (3.2 us) and another 1 Gb/s link: 2 x 3.84 us on top of the 14 ms round trip.
+    extra = 0.014 + 2 * (0.32e-6 + 3.2e-6 + 0.32e-6)
+    assert _fct(handshake=True) - _fct() == pytest.approx(extra, abs=2e-9)
+
+
+def test_a_non_boolean_option_is_a_one_line_error():
+    with pytest.raises(InputError) as e:
+        scenario.build_config(scenario.from_dict({**DOC, "tcp": {"handshake": "maybe"}}))
+    assert str(e.value).startswith("tcp.handshake") and "\n" not in str(e.value)
