@@ -90,6 +90,7 @@ BAD = [
     ({"objects": 0.5, "objects_distribution": "geometric"}, "flows[0].objects: must be >= 1"),
     ({"think_time": "-1s"}, "flows[0].think_time: must be >= 0"),
     ({"think_distribution": "pareto"}, "flows[0].think_distribution: Input should be"),
+    ({"objects": True}, "flows[0].objects: must be a number of objects per session (got True)"),
 ]
 
 

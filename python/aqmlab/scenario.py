@@ -196,6 +196,13 @@ class FlowGroup(BaseModel):
             raise ValueError(f"must be at least 1 (got {v})")
         return v
 
+    @field_validator("objects", mode="before")
+    @classmethod
+    def _objects(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError(f"must be a number of objects per session (got {show(v)})")
+        return v
+
 
 class Output(BaseModel):
     """What a run records."""

@@ -51,10 +51,11 @@ impl Sender {
         self.send_syn(now, out);
     }
 
-    /// An ACK while connecting: a SYN-ACK opens the connection and releases the first window;
-    /// anything else is ignored.
+    /// An ACK while connecting, or a SYN-ACK: the first SYN-ACK opens the connection and
+    /// releases the first window; anything else (a second SYN-ACK, answering a SYN sent again,
+    /// that arrives once data flows) is ignored, never taken for a duplicate ACK.
     pub(crate) fn on_synack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
-        if ack.flags & SYN == 0 {
+        if !self.connecting || ack.flags & SYN == 0 {
             return;
         }
         self.connecting = false;
@@ -124,11 +125,14 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, p)| p.seq == i as u32 && p.flags & SYN == 0));
-        // A duplicate SYN-ACK (the SYN was answered twice) is ignored.
+        // A second SYN-ACK (the SYN was answered twice) is ignored: with segment 0 outstanding
+        // its cumulative ACK of 0 would otherwise count as a duplicate ACK.
         out.clear();
-        s.on_ack(&synack(0), 60 * MS, &mut out);
+        for _ in 0..3 {
+            s.on_ack(&synack(0), 60 * MS, &mut out);
+        }
         assert!(out.is_empty());
-        assert_eq!(s.stats.rtt_n, 1);
+        assert_eq!((s.stats.rtt_n, s.dupacks, s.in_recovery), (1, 0, false));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::cc::{Cc, CongestionControl, Cubic, Reno};
 use super::recovery::{Prr, Scoreboard};
 use super::{Marker, SenderStats, RTT_BUCKETS, RTT_BUCKETS_PER_DECADE};
 use crate::config::{TcpConfig, TcpVariant};
-use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETX};
+use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETX, SYN};
 use aqm::{Precedence, Time};
 
 /// A TCP sender.
@@ -256,7 +256,7 @@ impl Sender {
 
     /// Processes an ACK; segments to send go to `out`.
     pub fn on_ack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
-        if self.connecting {
+        if self.connecting || ack.flags & SYN != 0 {
             self.on_synack(ack, now, out);
         } else if self.sb.is_some() {
             self.on_ack_sack(ack, now, out);
