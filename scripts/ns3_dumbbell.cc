@@ -27,10 +27,11 @@
 //
 // TCP options: --tcp=newreno|cubic, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
-// (TcpCubic's HyStart). Defaults are aqmlab's classic model (NewReno, classic recovery, SACK and
-// timestamps off, DelAckCount 1, MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic,
-// PRR, SACK, timestamps, DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited
-// transmit on. Always: SegmentSize 1460, InitialCwnd 10, ClockGranularity 1 ms, 4 MB socket
+// (TcpCubic's HyStart), --mtu, --probePrr (a unit probe of ns-3's PRR, no network). Defaults
+// are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
+// MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
+// DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
+// Always: SegmentSize 1460, InitialCwnd 10, ClockGranularity 1 ms, 4 MB socket
 // buffers, DataRetries 1000 (ns-3 would otherwise abort a connection after 6 back-to-back RTOs),
 // ConnTimeout 1 s (aqmlab's init_rto). Every flow is a BulkSendApplication (MaxBytes = its size,
 // 0 for bulk) to its own PacketSink port, started at the time given (the caller moves ns-3's

@@ -75,7 +75,8 @@ def test_report_command_draws_plots_of_a_finished_run(small_scenario, tmp_path):
     r = aqmlab_cli("report", str(out))
     assert r.returncode == 0, r.stderr
     page = (out / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 2 and "<h1>small</h1>" in page
+    # queue, queueing delay, goodput
+    assert page.count("data:image/png;base64,") == 3 and "<h1>small</h1>" in page
     assert (out / "queue.png").stat().st_size > 10_000
     assert (out / "summary.json").read_bytes() == before
     assert not (out / ".report.partial").exists()
@@ -130,9 +131,9 @@ def test_summary_keeps_every_value_of_the_pre_split_code_path(
     old_s = json.loads((tmp_path / "old" / "summary.json").read_text())
     new_s = json.loads((tmp_path / "new" / "summary.json").read_text())
     # Every value of the old summary is in the new one, unchanged; the new summary only adds
-    # fields (issue 9's per-group fairness and flow completion times).
+    # fields (issue 9's per-group fairness and flow completion times, issue 13's probe list).
     added = _diff(old_s, new_s)
-    assert added <= {".fairness.groups", ".fct"}, added
+    assert added <= {".fairness.groups", ".fct", ".probe"}, added
     # The Parquet series hold the same values too.
     import pandas as pd
 

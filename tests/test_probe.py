@@ -99,9 +99,10 @@ def test_a_probe_sees_the_queue_and_stays_out_of_the_bulk_jain_index():
     ("group", "field"),
     [
         ({"type": "probe", "interval": "0ms"}, "flows[0].interval"),
+        ({"type": "probe", "interval": "1ns"}, "flows[0].interval"),
         ({"type": "probe", "load": 0.1}, "flows[0].load"),
         ({"type": "probe", "packet_size": "0.5B"}, "flows[0].packet_size"),
-        ({"type": "tcp", "interval": "10ms"}, "flows[0].interval"),
+        ({"type": "tcp", "interval": "20ms"}, "flows[0].interval"),
     ],
 )
 def test_bad_probe_input_names_the_field(group, field):
@@ -110,3 +111,19 @@ def test_bad_probe_input_names_the_field(group, field):
     with pytest.raises(InputError) as e:
         runner.run(sc)
     assert str(e.value).startswith(field + ":"), str(e.value)
+
+
+def test_a_scenario_with_a_probe_survives_its_own_dump():
+    # Sweeps and comparisons rebuild scenarios from model_dump(): defaults must round-trip.
+    from aqmlab import scenario
+
+    sc = scenario.from_dict(_bulk(True))
+    again = scenario.from_dict(sc.model_dump())
+    cfg = scenario.build_config(again)
+    (probe,) = [f for f in cfg["flows"] if f["name"] == "ping.0"]
+    assert probe["source"] == {"kind": "probe", "interval_ns": 10_000_000, "bytes": 64}
+    assert probe["rev_path"]  # echoes come back
+    sized = copy.deepcopy(IDLE)
+    sized["flows"] = [{"type": "probe", "packet_size": "1000B", "interval": "20ms"}]
+    (f,) = scenario.build_config(scenario.from_dict(sized))["flows"]
+    assert f["source"] == {"kind": "probe", "interval_ns": 20_000_000, "bytes": 1000}

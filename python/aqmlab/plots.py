@@ -468,7 +468,10 @@ def compare_delay_cdf_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Pa
     ax.set_ylim(0, 1.01)
     ax.set_xlim(left=0)
     ax.set_title("bottleneck queueing delay, CDF over the measurement window", fontsize=9)
-    ax.legend(fontsize=8, loc="lower right")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="lower right")
+    else:  # e.g. testbed runs, which record no per-packet delay distribution
+        ax.text(0.5, 0.5, "no delay distribution recorded", ha="center", transform=ax.transAxes)
     fig.tight_layout()
     return save(fig, path, formats)
 

@@ -14,8 +14,9 @@ from typing import Any
 from aqmlab import units
 from aqmlab.errors import InputError
 
-#: Probe size when the group gives none: Flent's ping sends 64-byte ICMP echoes.
-DEFAULT_SIZE = "64B"
+#: Shortest interval: at most 10,000 probes per simulated second (a probe measures, it does not
+#: load the path; and a run's time stays bounded by its length).
+MIN_INTERVAL_S = 1e-4
 
 
 def source(g: Any, i: int) -> dict[str, Any]:
@@ -28,10 +29,11 @@ def source(g: Any, i: int) -> dict[str, Any]:
                 "(give interval and packet_size)"
             )
     interval = units.seconds(f"{f}.interval", g.interval)
-    if not (interval > 0 and math.isfinite(interval)):
-        raise InputError(f"{f}.interval: must be a time > 0 (got {g.interval})")
-    given = "packet_size" in g.model_fields_set
-    size = units.size_bytes(f"{f}.packet_size", g.packet_size if given else DEFAULT_SIZE)
+    if not (interval >= MIN_INTERVAL_S and math.isfinite(interval)):
+        raise InputError(
+            f"{f}.interval: must be at least 100us, a probe is light traffic (got {g.interval})"
+        )
+    size = units.size_bytes(f"{f}.packet_size", g.packet_size)  # 64B unless given (scenario.py)
     if size != int(size) or not 1 <= size <= 65_535:
         raise InputError(f"{f}.packet_size: a whole number of bytes, 1 to 65535 (got {size:g})")
     return {"source": {"kind": "probe", "interval_ns": round(interval * 1e9), "bytes": int(size)}}

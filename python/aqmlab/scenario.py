@@ -12,7 +12,14 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from aqmlab import topology, traffic, units
 from aqmlab.errors import InputError, show
@@ -173,6 +180,14 @@ class FlowGroup(BaseModel):
     tcp: dict[str, Any] = Field(default_factory=dict)
     # type = "probe" (aqmlab.probe): one packet_size packet (default 64B) every interval, echoed.
     interval: str = "10ms"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _probe_size(cls, data: Any) -> Any:
+        """A latency probe's packets are 64 B unless given (Flent's ping; aqmlab.probe)."""
+        if isinstance(data, dict) and data.get("type") == "probe" and "packet_size" not in data:
+            return {**data, "packet_size": "64B"}
+        return data
 
     @field_validator("count")
     @classmethod

@@ -283,8 +283,6 @@ def _check_group(g: Any, i: int) -> None:
         raise InputError(f"{f}.size: a web group draws object sizes (object_size, size_table)")
     if g.type != "tcp" and g.type != "web" and g.size is not None:
         raise InputError(f"{f}.size: only for TCP flows")
-    # Compared with the default, not by model_fields_set: a sweep re-validates a dumped scenario
-    # in which every field is set.
     if g.type != "probe" and g.interval != "10ms":
         raise InputError(f"{f}.interval: only for type = 'probe'")
 

@@ -356,7 +356,7 @@ fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError>
         path: fc.path.iter().map(|&l| l as u32).collect(),
         rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
         sender: Sender::new(t, limit, marker),
-        receiver: Receiver::new(t),
+        receiver: Receiver::new(t).finite(limit),
         start: fc.start_ns,
         mss: t.mss,
         cwnd_series: t

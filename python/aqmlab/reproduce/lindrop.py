@@ -142,9 +142,45 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
         parts.append(loose)
     ranks = pd.concat(parts, ignore_index=True)
     out = {"points": ours, "cells": cells, "rankings": ranks, "claims": claims(cells)}
+    if "ns2" in cells:
+        out["baseline"] = baseline(cells)
     if ours["aqm"].str.startswith("lindrop-").any():
         out["readings"] = readings(ours, pub)
     return out
+
+
+def baseline(cells: pd.DataFrame) -> pd.DataFrame:
+    """The six algorithms ns-2 ships, per table: in how many rows ns-2.35 and aqmlab each keep
+    the paper's ranking (1% tie band), and the median relative distance of the paper and of
+    aqmlab from ns-2 (tells "the paper differs" from "we differ")."""
+    c = cells.dropna(subset=["ns2"])
+    rows = []
+    for table, g in c.groupby("table", sort=False):
+        m = g["metric"].iloc[0]
+        better = COMPARED[m][1]
+        held = {"ns2": 0, "ours": 0}
+        n = 0
+        for _, r in g.groupby(ROW, sort=False):
+            paper = dict(zip(r["aqm"], r["paper"], strict=True))
+            n += 1
+            for eng in held:
+                e = dict(zip(r["aqm"], r[eng], strict=True))
+                held[eng] += core.rank_agreement(paper, e, better, TIE)
+        rows.append(
+            {
+                "table": table,
+                "rows": n,
+                "ns2_keeps_paper_ranking": f"{held['ns2']}/{n}",
+                "aqmlab_keeps_paper_ranking": f"{held['ours']}/{n}",
+                "median_rel_dist_paper_vs_ns2": float(
+                    ((g["paper"] - g["ns2"]) / g["ns2"]).abs().median()
+                ),
+                "median_rel_dist_aqmlab_vs_ns2": float(
+                    ((g["ours"] - g["ns2"]) / g["ns2"]).abs().median()
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import pandas as pd
 EXTRA = {
     "claims": "The paper's claims, checked",
     "readings": "Readings of the paper's open points",
-    "baseline": "DropTail vs RED: the paper, ns-2.35 and aqmlab",
+    "baseline": "The paper, ns-2.35 and aqmlab on the algorithms ns-2 runs",
 }
 
 _CSS = (

@@ -37,6 +37,8 @@ pub struct Receiver {
     /// Time of the pending delayed-ACK event.
     pub delack_event: Option<Time>,
     ece: bool,
+    /// Segments of a finite transfer: the last one is acknowledged at once.
+    total: Option<u32>,
     /// Counters.
     pub stats: ReceiverStats,
 }
@@ -57,8 +59,18 @@ impl Receiver {
             delack_deadline: None,
             delack_event: None,
             ece: false,
+            total: None,
             stats: ReceiverStats::default(),
         }
+    }
+
+    /// A receiver of a finite transfer of `segments` segments (`None`: bulk). The segment that
+    /// completes it is acknowledged at once, not after the delayed-ACK timer, as a real receiver
+    /// acknowledges a segment carrying FIN at once (RFC 9293 s. 3.10.7.4, eighth step; RFC 1122
+    /// s. 4.2.3.2 lets an ACK be delayed only while more data is expected).
+    pub fn finite(mut self, segments: Option<u32>) -> Self {
+        self.total = segments;
+        self
     }
 
     fn insert_ooo(&mut self, s: u32) -> SackBlock {
@@ -155,7 +167,8 @@ impl Receiver {
             self.last_block = None;
             // RFC 5681 s. 4.2: ACK at once when filling a gap; else every second segment or on
             // the timer.
-            if !self.delack || had_gap || d.flags & CE != 0 {
+            let complete = self.total.is_some_and(|n| self.rcv_nxt >= n);
+            if !self.delack || had_gap || complete || d.flags & CE != 0 {
                 return Some(self.ack(d.flow, d.ts));
             }
             self.unacked += 1;

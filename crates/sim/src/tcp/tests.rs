@@ -224,6 +224,30 @@ fn delayed_acks_ack_every_second_segment() {
     assert_eq!(r.on_delack_timer(0, 100 + 40_000_000).unwrap().seq, 3);
 }
 
+/// A finite transfer's last segment (a real sender's FIN) is acknowledged at once (RFC 9293
+/// s. 3.10.7.4): a 3-segment object under delayed ACKs gets its ACK of segment 3 without waiting
+/// for the timer, while a bulk receiver holds the odd segment for the timer.
+#[test]
+fn the_last_segment_of_a_finite_transfer_is_acked_at_once() {
+    let mut c = cfg(TcpVariant::NewReno);
+    c.delack = true;
+    for (total, last_acked_now) in [(Some(3), true), (None, false)] {
+        let mut r = Receiver::new(&c).finite(total);
+        let mut d = ack(0, 0);
+        d.kind = Kind::Data;
+        d.seq = 0;
+        assert!(r.on_data(&d, 0, true).is_none());
+        d.seq = 1;
+        assert_eq!(r.on_data(&d, 0, true).unwrap().seq, 2);
+        d.seq = 2;
+        let a = r.on_data(&d, 0, true);
+        assert_eq!(a.is_some(), last_acked_now);
+        if let Some(a) = a {
+            assert_eq!(a.seq, 3);
+        }
+    }
+}
+
 /// RFC 6298 s. 3 (and Karn): without timestamps one segment per round trip is timed, so ten ACKs
 /// of one flight give one RTT sample; with timestamps (RFC 7323 s. 4) each ACK of new data does.
 #[test]
