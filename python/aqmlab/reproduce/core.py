@@ -307,6 +307,27 @@ def ranking(
     return pd.DataFrame(rows)
 
 
+def claim_verdicts(claims: pd.DataFrame) -> pd.DataFrame:
+    """The verdict of a paper judged by its claims (``table``, ``holds`` per claim): per figure or
+    table, *reproduced* when every claim about it holds, *reproduced in part* when some do."""
+    rows = []
+    for fig, g in claims.groupby("table", sort=False):
+        n, ok = len(g), int(g["holds"].sum())
+        v = "reproduced" if ok == n else ("reproduced in part" if ok else "not reproduced")
+        rows.append(
+            {
+                "table": fig,
+                "metrics": "claims",
+                "cells": n,
+                "rows_ranking_holds": f"{ok}/{n}",
+                "ranking_fraction": ok / n,
+                "median_abs_rel_diff": float("nan"),
+                "verdict": v,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 #: Seed papers whose experiments are not plugged in yet, and what they wait for.
 NOT_YET = {}
 

@@ -370,22 +370,7 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
 def verdicts(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per figure (and Table 1): reproduced when every claim about it holds, in part when some
     do."""
-    rows = []
-    for fig, g in t["claims"].groupby("table", sort=False):
-        n, ok = len(g), int(g["holds"].sum())
-        v = "reproduced" if ok == n else ("reproduced in part" if ok else "not reproduced")
-        rows.append(
-            {
-                "table": fig,
-                "metrics": "claims",
-                "cells": n,
-                "rows_ranking_holds": f"{ok}/{n}",
-                "ranking_fraction": ok / n,
-                "median_abs_rel_diff": float("nan"),
-                "verdict": v,
-            }
-        )
-    return pd.DataFrame(rows)
+    return core.claim_verdicts(t["claims"])
 
 
 _LABELS = {
