@@ -240,35 +240,50 @@ def claims(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _panel(ax, c: pd.DataFrame, colours: dict[str, str]) -> None:
-    for a, g in c.groupby("aqm", sort=False):
-        g = g.assign(x=g["congestion"].map(LEVELS.index)).sort_values("x")
-        ax.plot(g["x"], g["paper"], "--o", mfc="none", color=colours[a], label=f"{a} (paper)")
-        ax.errorbar(g["x"], g["ours"], yerr=g["ours_ci"], fmt="-s", ms=3, color=colours[a], label=a)
-        if "ns2" in g and g["ns2"].notna().any():
-            ax.plot(g["x"], g["ns2"], ":^", ms=4, color=colours[a], label=f"{a} (ns-2.35)")
-    ax.set_xticks(range(len(LEVELS)), LEVELS, fontsize=8)
+def _panel(ax, c: pd.DataFrame) -> None:
+    """One algorithm at one delay: the paper, ns-2.35 and aqmlab against the congestion level."""
+    c = c.assign(x=c["congestion"].map(LEVELS.index)).sort_values("x")
+    ax.plot(c["x"], c["paper"], "--o", mfc="none", color="k", label="paper")
+    if "ns2" in c and c["ns2"].notna().any():
+        ax.plot(c["x"], c["ns2"], ":^", ms=4, color="tab:green", label="ns-2.35")
+    lo = (c["ours"] - c["ours_ci"]).clip(lower=0)
+    ax.fill_between(c["x"], lo, c["ours"] + c["ours_ci"], color="tab:blue", alpha=0.2, lw=0)
+    ax.plot(c["x"], c["ours"], "-s", ms=3, color="tab:blue", label="aqmlab (95% CI)")
+    ax.set_xticks(range(len(LEVELS)), ["10", "100", "1000"], fontsize=7)  # connections
+    ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
 
 
 def figures(cells: pd.DataFrame) -> dict:
-    """Throughput and mean queue against the congestion level, one panel per bottleneck delay:
-    the paper dashed with open markers, aqmlab solid with 95% CI bars."""
+    """Throughput and mean queue against the congestion level: one row per bottleneck delay, one
+    column per algorithm; the paper (black, dashed), ns-2.35 (green, dotted) and aqmlab (blue,
+    with its 95% confidence band)."""
     plt = output.pyplot()
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    colours = dict(zip(cells["aqm"].unique(), cycle, strict=False))
     figs = {}
     for m, unit in (("throughput", "Mb/s"), ("mean_queue", "packets")):
         c = cells[cells["metric"] == m]
         delays = list(dict.fromkeys(c["delay"]))
+        aqms = list(dict.fromkeys(c["aqm"]))
         if not delays:
             continue
-        fig, axes = plt.subplots(1, len(delays), figsize=(4.2 * len(delays), 3.4), squeeze=False)
-        for j, d in enumerate(delays):
-            _panel(axes[0][j], c[c["delay"] == d], colours)
-            axes[0][j].set_title(d, fontsize=9)
-            axes[0][j].set_ylabel(f"{m.replace('_', ' ')}, {unit}", fontsize=8)
-        axes[0][-1].legend(fontsize=6, ncol=2)
-        fig.tight_layout()
+        fig, axes = plt.subplots(
+            len(delays),
+            len(aqms),
+            figsize=(1.7 * len(aqms), 1.9 * len(delays) + 0.6),
+            squeeze=False,
+            sharey="row",
+        )
+        for i, d in enumerate(delays):
+            for j, a in enumerate(aqms):
+                ax = axes[i][j]
+                _panel(ax, c[(c["delay"] == d) & (c["aqm"] == a)])
+                if i == 0:
+                    ax.set_title(a, fontsize=9)
+            axes[i][0].set_ylabel(f"{d}\n{m.replace('_', ' ')}, {unit}", fontsize=8)
+        for ax in axes[-1]:
+            ax.set_xlabel("TCP connections", fontsize=7)
+        h, lab = axes[0][0].get_legend_handles_labels()
+        fig.legend(h, lab, loc="upper center", ncol=3, fontsize=8)
+        fig.tight_layout(rect=(0, 0, 1, 0.93))
         figs[m] = fig
     return figs
