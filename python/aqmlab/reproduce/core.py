@@ -328,10 +328,6 @@ def claim_verdicts(claims: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: Seed papers whose experiments are not plugged in yet, and what they wait for.
-NOT_YET = {}
-
-
 def check_papers(names: Iterable[str], known: Iterable[str]) -> list[str]:
     """Validates a ``reproduce`` paper argument (``all`` expands)."""
     known = list(known)
@@ -341,11 +337,6 @@ def check_papers(names: Iterable[str], known: Iterable[str]) -> list[str]:
             out.extend(k for k in known if k not in out)
         elif n in known:
             out.append(n)
-        elif n in NOT_YET:
-            raise InputError(
-                f"paper: '{n}' is not reproducible yet ({NOT_YET[n]}); "
-                f"one of {', '.join(known)}, all"
-            )
         else:
             raise InputError(f"paper: unknown '{n[:40]}'; one of {', '.join(known)}, all")
     return out
