@@ -52,6 +52,11 @@ CASES = [
     ("zero flows", _edit("count = 8", "count = 0"), "flows[0].count: must be at least 1"),
     ("no flow groups", "flows = []\n" + SMALL.split("[[flows]]")[0], "flows: at least one"),
     (
+        "a yes/no word where TOML has true/false",
+        SMALL + '\n[tcp]\nhandshake = "yes"\n',
+        "tcp.handshake: Input should be a valid boolean",
+    ),
+    (
         "unknown aqm parameter",
         _edit("min_th = 20", "min_th = 20\nfoo = 1"),
         "aqm.foo: unknown parameter of red",

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     field_validator,
     model_validator,
@@ -52,7 +53,7 @@ class LinkDir(BaseModel):
     delay: str | None = None
     buffer: int | str | None = None
     aqm: dict[str, Any] | None = None
-    monitor: bool | None = None
+    monitor: StrictBool | None = None
 
 
 class Link(BaseModel):
@@ -66,8 +67,8 @@ class Link(BaseModel):
     delay: str
     buffer: int | str = 1000
     aqm: dict[str, Any] | None = None
-    monitor: bool = False
-    duplex: bool = True
+    monitor: StrictBool = False
+    duplex: StrictBool = True
     reverse: LinkDir | None = None
 
 
@@ -112,13 +113,13 @@ class Tcp(BaseModel):
     min_rto: str = "200ms"
     max_rto: str = "60s"
     init_rto: str = "1s"
-    delack: bool = False
+    delack: StrictBool = False
     delack_timeout: str = "40ms"
-    ecn: bool = False
-    trace_cwnd: bool = False
-    timestamps: bool = False
-    handshake: bool = False
-    limited_transmit: bool = False
+    ecn: StrictBool = False
+    trace_cwnd: StrictBool = False
+    timestamps: StrictBool = False
+    handshake: StrictBool = False
+    limited_transmit: StrictBool = False
 
 
 class Profile(BaseModel):
@@ -210,8 +211,8 @@ class Output(BaseModel):
     model_config = _STRICT
     sample_interval: str = "10ms"
     max_samples: int = 200_000
-    monitor_all_links: bool = False
-    flow_series: bool = False
+    monitor_all_links: StrictBool = False
+    flow_series: StrictBool = False
 
 
 class Metrics(BaseModel):
