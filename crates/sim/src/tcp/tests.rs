@@ -5,26 +5,13 @@ use crate::config::{TcpConfig, TcpVariant};
 use crate::packet::{Kind, Packet, CWR, ECE, RETX};
 use aqm::{Precedence, Time};
 
+/// The topology presets' TCP (NewReno defaults: MSS 1460, IW 10, min RTO 200 ms) with `variant`
+/// and a 1000-segment receiver window.
 pub(super) fn cfg(variant: TcpVariant) -> TcpConfig {
     TcpConfig {
         variant,
-        mss: 1460,
-        header_bytes: 40,
-        ack_bytes: 40,
-        init_cwnd: 10.0,
-        init_ssthresh: None,
         rwnd_segments: 1000,
-        min_rto_ns: 200_000_000,
-        max_rto_ns: 60_000_000_000,
-        init_rto_ns: 1_000_000_000,
-        granularity_ns: 1_000_000,
-        delack: false,
-        delack_ns: 40_000_000,
-        ecn: false,
-        trace_cwnd: false,
-        timestamps: false,
-        handshake: false,
-        limited_transmit: false,
+        ..crate::topo::default_tcp()
     }
 }
 
