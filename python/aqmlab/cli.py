@@ -298,14 +298,8 @@ def _add_report_parser(sub) -> None:
     rep.set_defaults(func=_cmd_report)
 
 
-def build_parser(theory: bool = True) -> argparse.ArgumentParser:
-    """The command-line parser. With ``theory`` false, ``theory`` is a placeholder entry (its
-    subcommands import scipy, which costs more than the rest of start-up: :func:`main` builds it
-    only when the command line names it)."""
-    p = _Parser(prog="aqmlab", description="Design, test and compare AQM algorithms.")
-    p.add_argument("--version", action="version", version=_version())
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
+def _add_run_parsers(sub) -> None:
+    """``run`` and ``demo``."""
     r = sub.add_parser("run", help="run a scenario file")
     r.add_argument("scenario", nargs="?", help="TOML scenario (default: the embedded default)")
     r.add_argument("--out", help="results directory (default: runs/<name>-seed<seed>)")
@@ -325,6 +319,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     d.add_argument("--no-plots", dest="plots", action="store_false", help="no plots or report")
     d.set_defaults(func=_cmd_run, scenario=None, plots=True, vector=False)
 
+
+def _add_sweep_parser(sub) -> None:
+    """``sweep``."""
     sw = sub.add_parser("sweep", help="many runs over axes of a scenario (docs/sweeps.md)")
     sw.add_argument("sweep", help="TOML sweep file")
     sw.add_argument("--out", help="sweep directory (default: runs/<sweep name>)")
@@ -338,8 +335,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
-    _add_report_parser(sub)
 
+def _add_compare_parser(sub) -> None:
+    """``compare``."""
     c = sub.add_parser("compare", help="run one scenario under several AQMs")
     c.add_argument("scenario", help="TOML scenario")
     c.add_argument("--aqm", required=True, help="comma-separated AQMs or [compare.<label>] labels")
@@ -361,6 +359,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     )
     c.set_defaults(func=_cmd_compare)
 
+
+def _add_misc_parsers(sub) -> None:
+    """``completion`` and ``list``."""
     comp = sub.add_parser(
         "completion",
         help="print a shell completion script",
@@ -374,6 +375,19 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     lst.add_argument("--markdown", action="store_true", help="as Markdown tables")
     lst.set_defaults(func=_cmd_list)
 
+
+def build_parser(theory: bool = True) -> argparse.ArgumentParser:
+    """The command-line parser. With ``theory`` false, ``theory`` is a placeholder entry (its
+    subcommands import scipy, which costs more than the rest of start-up: :func:`main` builds it
+    only when the command line names it)."""
+    p = _Parser(prog="aqmlab", description="Design, test and compare AQM algorithms.")
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_run_parsers(sub)
+    _add_sweep_parser(sub)
+    _add_report_parser(sub)
+    _add_compare_parser(sub)
+    _add_misc_parsers(sub)
     from aqmlab.reproduce import cli as reproduce_cli
 
     reproduce_cli.register(sub)
