@@ -85,3 +85,23 @@ def test_a_scenario_runs_with_ns2_red(tmp_path):
     cfg = scenario.build_config(sc)
     link = next(lk for lk in cfg["links"] if lk["name"] == "bottleneck")
     assert link["aqm"]["params"]["wait"] is True
+
+
+def test_scenario_sizes_ns2_red_for_its_own_bottleneck():
+    # The preset is sized for the link it guards, as red.cc's initialize_params reads the link:
+    # 100 Mb/s and 2 ms give w_q = 1 - exp(-1 / 25000) and min_th 62.5 (hand-worked in
+    # test_red_auto_configuration_by_hand), not the 10 Mb/s, 0 s fallback (w_q 1 - exp(-1 /
+    # 2500), 10x larger), which a lost argument once gave every scenario (seed 000's RED).
+    sc = scenario.from_dict(
+        {
+            "duration": "3s",
+            "warmup": "1s",
+            "topology": {"rate": "100Mbps", "delay": "2ms"},
+            "aqm": {"name": "red", "defaults": "ns2"},
+            "flows": [{"count": 5}],
+        }
+    )
+    cfg = scenario.build_config(sc)
+    par = next(lk for lk in cfg["links"] if lk["name"] == "bottleneck")["aqm"]["params"]
+    assert math.isclose(par["w_q"], 1 - math.exp(-1 / 25000), rel_tol=1e-12)
+    assert par["min_th"] == 62.5 and par["max_th"] == 187.5

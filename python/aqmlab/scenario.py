@@ -573,12 +573,14 @@ def _run_fields(sc: Scenario, seed: int) -> dict[str, Any]:
 
 
 def _link_aqm(
-    table: dict[str, Any], field: str, rate: float, buf: tuple, mean_pkt: int
+    table: dict[str, Any], field: str, rate: float, buf: tuple, mean_pkt: int, delay_ns: int
 ) -> dict[str, Any]:
-    """An AQM table checked against its link, as the simulator takes it."""
+    """An AQM table checked against its link, as the simulator takes it (``defaults = "ns2"``
+    sized for this link's rate and one-way delay, as ns-2's RED configures itself)."""
     from aqmlab import algorithms
 
-    name, par = aqm_params(table, field=field, n_max=(buf[0] + 1) if buf[0] else 10_000)
+    n_max = (buf[0] + 1) if buf[0] else 10_000
+    name, par = aqm_params(table, field=field, n_max=n_max, link=(rate, delay_ns / 1e9))
     algorithms.check(name, par, rate, buf, mean_pkt, field=field)
     return {"name": name, "params": par}
 

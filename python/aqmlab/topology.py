@@ -30,11 +30,12 @@ def ns(field_name: str, v: str, positive: bool = False) -> int:
 class Context:
     """What the builders need besides the topology table.
 
-    ``aqm(table, field, rate_bps, buffer, mean_pkt)`` checks an AQM table and returns the
-    simulator's ``{"name", "params"}``; ``default_aqm`` is the scenario's ``[aqm]`` table.
+    ``aqm(table, field, rate_bps, buffer, mean_pkt, delay_ns)`` checks an AQM table and returns
+    the simulator's ``{"name", "params"}`` (rate and delay size ``defaults = "ns2"``);
+    ``default_aqm`` is the scenario's ``[aqm]`` table.
     """
 
-    aqm: Callable[[dict[str, Any], str, float, Buffer, int], dict[str, Any]]
+    aqm: Callable[[dict[str, Any], str, float, Buffer, int, int], dict[str, Any]]
     default_aqm: dict[str, Any]
     mean_pkt: int
     n_flows: int
@@ -204,11 +205,11 @@ def _common(t: Any) -> _Common:
 
 def _bottleneck(g: Graph, c: _Common, t: Any, ctx: Context, name: str, a: int, b: int, rev: str):
     """The AQM-guarded bottleneck ``a -> b`` and its reverse (DropTail unless reverse_aqm)."""
-    aqm = ctx.aqm(ctx.default_aqm, "aqm", c.rate, c.buf, ctx.mean_pkt)
+    aqm = ctx.aqm(ctx.default_aqm, "aqm", c.rate, c.buf, ctx.mean_pkt, c.delay)
     g.link(name, a, b, c.rate, c.delay, c.buf, aqm=aqm, mean_pkt_bytes=ctx.mean_pkt, monitor=True)
     kw: dict[str, Any] = {"mean_pkt_bytes": 40, "monitor": ctx.monitor_all}
     if t.reverse_aqm is not None:
-        kw["aqm"] = ctx.aqm(t.reverse_aqm, "topology.reverse_aqm", c.rrate, c.rbuf, 40)
+        kw["aqm"] = ctx.aqm(t.reverse_aqm, "topology.reverse_aqm", c.rrate, c.rbuf, 40, c.delay)
         kw["monitor"] = True
     g.link(rev, b, a, c.rrate, c.delay, c.rbuf, **kw)
     if not g.ref_rate_bps:
@@ -296,7 +297,7 @@ def _general_dir(lk: Any, d: Any, i: int, name: str, ctx: Context) -> dict[str, 
     aqm_t = d.aqm if d.aqm is not None else lk.aqm
     kw: dict[str, Any] = {"mean_pkt_bytes": ctx.mean_pkt}
     if aqm_t is not None:
-        kw["aqm"] = ctx.aqm(aqm_t, f"{f}.aqm", rate, buf, ctx.mean_pkt)
+        kw["aqm"] = ctx.aqm(aqm_t, f"{f}.aqm", rate, buf, ctx.mean_pkt, delay)
     mon = d.monitor if d.monitor is not None else lk.monitor
     kw["monitor"] = bool(mon) or ctx.monitor_all
     return {"name": name, "rate": rate, "delay_ns": delay, "buf": buf, **kw}
