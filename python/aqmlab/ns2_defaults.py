@@ -14,10 +14,13 @@ packet time constant ptc = link rate / (8 mean_pktsize):
 - thresh_ 0: min_th = max(5, targetdelay_ ptc / 2) packets; maxthresh_ 0: max_th = 3 min_th;
 - q_weight_ -1: w_q = 1 - exp(-1 / (10 rtt ptc)), rtt = max(0.1 s, 3 (link delay + 1 / ptc)).
 
-ns-2 scales RED's byte-mode probability by size / mean_pktsize, so ``max_pkt_size`` is set to
-mean_pktsize here. Known differences that remain: ns-2 makes no early drop while the queue holds
-at most one packet, counts ``count`` in bytes / mean_pktsize in byte mode, and starts ``count``
-at 1 (no drop) when avg first crosses min_th; aqmlab follows Floyd-Jacobson's Fig. 2 there.
+ns-2's byte mode (``bytes_``) counts ``count`` in bytes / mean_pktsize and scales the spaced
+probability by size / mean_pktsize (queue/red.cc ``modify_p``): ``byte_count`` (aqmlab's default
+is Floyd-Jacobson's packet count with pb scaled first, which in a mix of packet sizes drops the
+large ones far more: docs/reproductions.md, seed 000); and ns-2 drops nothing while the queue
+holds at most one packet (one byte in byte mode): ``spare_short_queue``. A difference that
+remains: ns-2 starts ``count`` at 1 (no drop) when avg first crosses min_th, aqmlab at 0; with
+``wait`` neither drops there.
 
 Values given explicitly in the ``[aqm]`` table override these.
 """
@@ -51,6 +54,8 @@ def red(rate_bps: float, delay_s: float) -> dict[str, Any]:
         "mode": "byte",
         "mean_pkt_size": "500B",
         "max_pkt_size": "500B",
+        "byte_count": True,
+        "spare_short_queue": True,
     }
 
 

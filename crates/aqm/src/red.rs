@@ -9,6 +9,20 @@
 //! Floyd-Jacobson's pa = pb / (1 - count x pb) with gaps uniform on [1, 1/pb]. Floyd's ns-2
 //! notes ("RED: discussions of setting parameters", 1997, and the red.cc comment "wait_: true for
 //! waiting between dropped packets") describe it; it halves the early-drop rate at a given pb.
+//!
+//! `byte_count` is ns-2's byte mode (`bytes_`, queue/red.cc `modify_p`): `count` is the bytes
+//! admitted since the last drop in units of `mean_pkt_size`, the spacing is applied to the
+//! unscaled pb, and only then is pa scaled by size / mean_pkt_size. Floyd-Jacobson's byte mode
+//! (1993 s. 4: pb <- pb PacketSize / MaximumPacketSize, then pa <- pb / (1 - count pb) with
+//! `count` in packets) gives a large packet after a run of small ones a count that is already
+//! past 1/pb, so in a mix of 536- and 1500-byte packets it drops the large ones far more than
+//! their size ratio (seed 000's reproduction: 7.4% against 0.15%, docs/reproductions.md); ns-2's
+//! order keeps every packet's drop probability proportional to its size.
+//!
+//! `spare_short_queue` is ns-2's other departure from Fig. 2 (red.cc `enque`: early and forced
+//! drops only "if (qavg >= th_min && qlen > 1)", its comment "A packet that arrives to an idle
+//! queue will never be dropped"): no drop while the queue holds at most one packet (one byte in
+//! byte mode), and the count starts again after it.
 
 use crate::params::{
     check_range, check_thresholds, check_thresholds_in, Buffer, DefaultValue as D, LinkContext,
@@ -30,6 +44,8 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "mean_pkt_size", kind: K::Size, default: D::Auto, help: "typical packet size s for idle decay and byte mode; default: the link's mean packet size" },
     ParamSpec { name: "max_pkt_size", kind: K::Size, default: D::Num(1500.0), help: "MaximumPacketSize of byte mode, bytes" },
     ParamSpec { name: "ecn", kind: K::Bool, default: D::Bool(false), help: "mark ECN-capable packets instead of early drops (RFC 3168); forced drops stay drops" },
+    ParamSpec { name: "spare_short_queue", kind: K::Bool, default: D::Bool(false), help: "ns-2 (red.cc enque, 'qlen > 1'): no early or forced drop while the queue holds at most 1 packet (packet mode) or 1 byte (byte mode: an arrival to an empty queue), and the count restarts" },
+    ParamSpec { name: "byte_count", kind: K::Bool, default: D::Bool(false), help: "byte mode as ns-2 (red.cc modify_p): count in bytes / mean_pkt_size, pa scaled by size / mean_pkt_size after the spacing; false: Floyd-Jacobson's packet count with pb scaled first" },
 ];
 
 /// Registry entry.
@@ -76,6 +92,10 @@ pub struct RedParams {
     pub max_pkt_size: f64,
     /// ECN marking.
     pub ecn: bool,
+    /// ns-2's byte-mode count (see the module doc); only with [`Mode::Byte`].
+    pub byte_count: bool,
+    /// ns-2's `qlen > 1` condition: no drop while the queue holds at most one unit.
+    pub spare_short_queue: bool,
 }
 
 impl RedParams {
@@ -99,6 +119,8 @@ impl RedParams {
                 .unwrap_or(l.mean_pkt_bytes as f64),
             max_pkt_size: p.num("max_pkt_size")?,
             ecn: p.bool("ecn"),
+            byte_count: p.bool("byte_count"),
+            spare_short_queue: p.bool("spare_short_queue"),
         };
         r.validate(l)?;
         Ok(r)
@@ -148,6 +170,9 @@ pub struct RedState {
     pub avg: f64,
     /// Packets since the last early drop/mark while avg was in the early region (-1 outside).
     pub count: i64,
+    /// Bytes admitted since the last early drop/mark (or since avg entered the early region),
+    /// the arriving packet included: ns-2's `count_bytes` (`byte_count`).
+    pub count_bytes: u64,
     /// The base probability pb at the last arrival.
     pub last_pb: f64,
 }
@@ -231,6 +256,20 @@ pub fn uniformize_wait(pb: f64, count: i64) -> f64 {
     }
 }
 
+/// ns-2's byte-mode drop probability (queue/red.cc `modify_p` with `bytes_`): the spacing of
+/// [`spacing`] with count = floor(count_bytes / mean_pkt_size) (an integer division in red.cc)
+/// on the unscaled `pb`, then, below 1, times size / mean_pkt_size; at most 1.
+#[inline]
+pub fn ns2_byte_prob(pb: f64, count_bytes: u64, mean_pkt_size: f64, size: f64, wait: bool) -> f64 {
+    let count = (count_bytes as f64 / mean_pkt_size).floor() as i64;
+    let pa = spacing(pb, count, wait);
+    if pa < 1.0 {
+        (pa * size / mean_pkt_size).min(1.0)
+    } else {
+        1.0
+    }
+}
+
 /// The probability of an early drop after `count` admitted packets: [`uniformize_wait`] when
 /// `wait` is set, else Floyd-Jacobson's [`uniformize`].
 #[inline]
@@ -251,10 +290,19 @@ impl Red {
             state: RedState {
                 avg: 0.0,
                 count: -1,
+                count_bytes: 0,
                 last_pb: 0.0,
             },
             stats: RedStats::default(),
             pkt_time_ns,
+        }
+    }
+
+    /// The queue in ns-2's unit for `spare_short_queue`: packets, or bytes in byte mode.
+    fn queue_units(&self, q: &QueueView) -> u64 {
+        match self.params.mode {
+            Mode::Packet => q.len_pkts as u64,
+            Mode::Byte => q.len_bytes,
         }
     }
 
@@ -286,21 +334,41 @@ impl Aqm for Red {
     fn enqueue(&mut self, pkt: &PacketMeta, q: &QueueView, now: Time, rng: &mut AqmRng) -> Verdict {
         self.update_avg(q, now);
         let p = &self.params;
-        match base_prob(self.state.avg, p.min_th, p.max_th, p.max_p, p.gentle) {
+        let spared = p.spare_short_queue && self.queue_units(q) <= 1;
+        let bp = if spared {
+            Some(0.0)
+        } else {
+            base_prob(self.state.avg, p.min_th, p.max_th, p.max_p, p.gentle)
+        };
+        match bp {
             Some(0.0) => {
                 self.state.count = -1;
+                self.state.count_bytes = 0;
                 self.state.last_pb = 0.0;
                 Verdict::Admit
             }
-            Some(mut pb) => {
-                if p.mode == Mode::Byte {
-                    pb = (pb * pkt.size_bytes as f64 / p.max_pkt_size).min(1.0);
-                }
-                self.state.last_pb = pb;
+            Some(pb) => {
                 self.state.count += 1;
-                let pa = spacing(pb, self.state.count, p.wait);
+                self.state.count_bytes += pkt.size_bytes as u64;
+                let size = pkt.size_bytes as f64;
+                let pa = match p.mode {
+                    Mode::Byte if p.byte_count => {
+                        self.state.last_pb = pb;
+                        ns2_byte_prob(pb, self.state.count_bytes, p.mean_pkt_size, size, p.wait)
+                    }
+                    Mode::Byte => {
+                        let pb = (pb * size / p.max_pkt_size).min(1.0);
+                        self.state.last_pb = pb;
+                        spacing(pb, self.state.count, p.wait)
+                    }
+                    Mode::Packet => {
+                        self.state.last_pb = pb;
+                        spacing(pb, self.state.count, p.wait)
+                    }
+                };
                 if rng.random::<f64>() < pa {
                     self.state.count = 0;
+                    self.state.count_bytes = 0;
                     let v = congestion_signal(p.ecn, pkt);
                     if v == Verdict::Mark {
                         self.stats.marks += 1;
@@ -315,6 +383,7 @@ impl Aqm for Red {
             None => {
                 self.state.last_pb = 1.0;
                 self.state.count = 0;
+                self.state.count_bytes = 0;
                 self.stats.forced_drops += 1;
                 Verdict::Drop
             }
@@ -547,6 +616,121 @@ mod tests {
             .collect();
         assert!(v.contains(&Verdict::Mark) && !v.contains(&Verdict::Drop));
         s.set_queue(16);
+        assert_eq!(s.arrive(1000), Verdict::Drop);
+    }
+
+    #[test]
+    fn ns2_byte_prob_matches_red_cc_modify_p_by_hand() {
+        // ns-2.35 queue/red.cc modify_p with bytes_ and wait_: count1 = count_bytes /
+        // mean_pktsize (integer division), p = 0 while count1 p < 1, p / (2 - count1 p) while
+        // count1 p < 2, else 1; then, below 1, p size / mean_pktsize. pb 0.01, mean 500 B:
+        // 49,999 B -> count1 99 -> 0; 50,000 B -> count1 100 -> 0.01 / 1, x 1500/500 = 0.03;
+        // 75,400 B -> 150 -> 0.01 / 0.5 = 0.02, x 536/500 = 0.02144; 100,000 B -> 200 -> 1.
+        assert_eq!(ns2_byte_prob(0.01, 49_999, 500.0, 1500.0, true), 0.0);
+        assert!((ns2_byte_prob(0.01, 50_000, 500.0, 1500.0, true) - 0.03).abs() < 1e-12);
+        assert!((ns2_byte_prob(0.01, 75_400, 500.0, 536.0, true) - 0.02144).abs() < 1e-12);
+        assert_eq!(ns2_byte_prob(0.01, 100_000, 500.0, 1500.0, true), 1.0);
+        // Without wait_: p / (1 - count1 p): 50,000 B -> 0.01 / 0 -> 1; 25,000 B -> 50 ->
+        // 0.01 / 0.5 = 0.02, x 1500/500 = 0.06.
+        assert!((ns2_byte_prob(0.01, 25_000, 500.0, 1500.0, false) - 0.06).abs() < 1e-12);
+        assert_eq!(ns2_byte_prob(0.01, 50_000, 500.0, 1500.0, false), 1.0);
+    }
+
+    /// Per-packet early-drop rates of 536- and 1500-byte packets arriving in a random mix at a
+    /// fixed average of 60 units of 500 B (pb 0.01 with min_th 50, max_th 150), wait on.
+    fn drop_rates_of_mixed_sizes(byte_count: bool) -> (f64, f64) {
+        let l = LinkContext {
+            rate_bps: 100_000_000,
+            buffer: Buffer::Packets(300),
+            mean_pkt_bytes: 1000,
+        };
+        let m = crate::testing::param_map(&[
+            ("min_th", ParamValue::Num(50.0)),
+            ("max_th", ParamValue::Num(150.0)),
+            ("w_q", ParamValue::Num(1.0)),
+            ("wait", ParamValue::Bool(true)),
+            ("mode", ParamValue::Str("byte".into())),
+            ("mean_pkt_size", ParamValue::Num(500.0)),
+            ("max_pkt_size", ParamValue::Num(500.0)),
+            ("byte_count", ParamValue::Bool(byte_count)),
+        ]);
+        let mut s = Script::new(Box::new(Red::new(RedParams::from_map(&m, &l).unwrap(), &l)));
+        let (mut n, mut d) = ([0u64; 2], [0u64; 2]);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..400_000 {
+            s.set_queue(30); // 30,000 B = 60 units of 500 B
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let k = x.is_multiple_of(3) as usize; // a third of the packets are small
+            n[k] += 1;
+            if s.arrive([1500, 536][k]) == Verdict::Drop {
+                d[k] += 1;
+            }
+        }
+        (d[0] as f64 / n[0] as f64, d[1] as f64 / n[1] as f64)
+    }
+
+    #[test]
+    fn ns2_byte_count_drops_each_packet_in_proportion_to_its_size() {
+        // red.cc computes the spaced probability from the bytes since the last drop, which do not
+        // depend on the arriving packet's size, and only then scales it by size / mean_pktsize:
+        // in a random mix the per-packet drop rates are in the ratio of the sizes, 536 / 1500.
+        let (large, small) = drop_rates_of_mixed_sizes(true);
+        let ratio = small / large;
+        assert!(
+            (ratio - 536.0 / 1500.0).abs() < 0.03,
+            "ratio {ratio} ({small} / {large})"
+        );
+        // Floyd-Jacobson's order (pb scaled first, count in packets) puts a large packet after
+        // a run of small ones past its 2 / pb at once: large packets take far more than their
+        // size's share (seed 000, docs/reproductions.md).
+        let (large, small) = drop_rates_of_mixed_sizes(false);
+        assert!(
+            small / large < 0.25,
+            "ratio {} ({small} / {large})",
+            small / large
+        );
+    }
+
+    #[test]
+    fn spare_short_queue_never_drops_an_arrival_to_an_empty_queue() {
+        // red.cc enque: drops only "if (qavg >= th_min && qlen > 1)" (qlen in bytes in byte
+        // mode). avg far above 2 max_th: every arrival is a forced drop, except to an empty queue
+        // with spare_short_queue; in packet mode a one-packet queue is spared too, two are not.
+        let build = |mode: &str| {
+            let pairs = [
+                ("w_q", ParamValue::Num(0.5)),
+                ("spare_short_queue", ParamValue::Bool(true)),
+                ("mode", ParamValue::Str(mode.into())),
+                ("mean_pkt_size", ParamValue::Num(1000.0)),
+            ];
+            let mut s = Script::new(Box::new(red(&pairs, 100).unwrap()));
+            for _ in 0..20 {
+                s.set_queue(90);
+                s.arrive(1000);
+            }
+            s
+        };
+        let mut s = build("byte");
+        s.set_queue(0);
+        assert_eq!(s.arrive(1000), Verdict::Admit);
+        s.set_queue(1);
+        assert_eq!(s.arrive(1000), Verdict::Drop);
+        let mut s = build("packet");
+        s.set_queue(1);
+        assert_eq!(s.arrive(1000), Verdict::Admit);
+        s.set_queue(2);
+        assert_eq!(s.arrive(1000), Verdict::Drop);
+        // Without it (Fig. 2) the arrival to an empty queue is dropped as well.
+        let mut s = Script::new(Box::new(
+            red(&[("w_q", ParamValue::Num(0.5))], 100).unwrap(),
+        ));
+        for _ in 0..20 {
+            s.set_queue(90);
+            s.arrive(1000);
+        }
+        s.set_queue(0);
         assert_eq!(s.arrive(1000), Verdict::Drop);
     }
 
