@@ -1,9 +1,12 @@
 # Seed 000's N1-N6 dumbbell in ns-2.35 (the paper used ns-2.34), for the algorithms ns-2 ships:
 # DropTail, RED, ARED (Queue/RED adaptive_ 1), PI, REM and AVQ (Queue/Vq). It tells "the paper
 # differs" from "ns-2 differs" from "aqmlab differs" (docs/reproductions.md).
-# usage: ns ns2_dumbbell.tcl DELAY_MS CONNECTIONS WEB_RATE QUEUE BUFFER SEED DURATION
+# usage: ns ns2_dumbbell.tcl DELAY_MS CONNECTIONS WEB_RATE QUEUE BUFFER SEED DURATION [HOOK]
 #   QUEUE: DropTail | RED | ARED | PI | REM | AVQ, with Table 2's parameters and ns-2's defaults
-#   otherwise; prints one line of key=value results.
+#   otherwise; prints one line of key=value results. HOOK (optional, for tracing and for
+#   changing one setting at a time, scripts/ns2_lindrop_trace.tcl): a Tcl file sourced just before
+#   `$ns run`, with the globals ns, ra, rb, qm and dur (ns-2 resets every link queue at `run`, so
+#   a queue variable set there takes effect).
 set delay_ms [lindex $argv 0]
 set nconn    [lindex $argv 1]
 set webrate  [lindex $argv 2]
@@ -116,4 +119,5 @@ proc finish {} {
     exit 0
 }
 $ns at $dur "finish"
+if {[llength $argv] > 7} { source [lindex $argv 7] }
 $ns run
