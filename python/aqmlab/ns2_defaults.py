@@ -5,7 +5,7 @@ installed ``ns`` binary prints them, e.g. ``echo 'puts [Queue/RED set thresh_]; 
 (checked 2026-11-23: RED thresh_ 0, maxthresh_ 0, q_weight_ -1, linterm_ 10, mean_pktsize_ 500,
 gentle_ true, wait_ true, bytes_ true, queue_in_bytes_ true, targetdelay_ 0.005; PI a_ 1.822e-5,
 b_ 1.816e-5, qref_ 50, w_ 170; REM gamma_ 0.001, phi_ 1.001, pbo_ 20, pupdtime_ 0.002,
-mean_pktsize_ 1000; Vq gamma_ 0.98, mean_pktsize_ 1000).
+mean_pktsize_ 1000, qib_ false; Vq gamma_ 0.98, mean_pktsize_ 1000).
 
 RED's zero / negative values mean "configure from the link" (ns-2.35 queue/red.cc
 ``initialize_params``, after Floyd, Gummadi, Shenker, "Adaptive RED", 2001, s. 5), with the
@@ -76,6 +76,7 @@ def params(name: str, rate_bps: float, delay_s: float, field: str) -> dict[str, 
             "q_ref": 20.0,
             "interval": "2ms",
             "mean_pkt_size": "1000B",
+            "count_packets": True,  # qib_ false: arrivals counted in packets (rem.cc)
         }
     if name == "avq":
         return {"gamma": 0.98, "mean_pkt_size": "1000B"}

@@ -4,6 +4,14 @@
 //! Every update period the link price integrates the queue mismatch and the rate mismatch,
 //! price <- max(0, price + gamma (alpha (q - q_ref) + x - c)), and arriving packets are marked
 //! (or dropped) with probability 1 - phi^(-price).
+//!
+//! The paper's x (aggregate input rate) and c (capacity) are in one unit, so the price settles
+//! where x = c and q = q_ref. aqmlab counts both in bytes / `mean_pkt_size`. `count_packets` is
+//! ns-2.35's default instead (queue/rem.cc with `qib_` false): x counts arriving packets whatever
+//! their size, c stays `pupdtime_` x link rate / (8 `mean_pktsize_`), so with packets larger
+//! than `mean_pkt_size` c exceeds the real capacity and the queue settles above q_ref, where
+//! alpha (q - q_ref) makes up c - x (seed 000: 164-168 packets for q_ref 100 with 1380-byte
+//! packets against 1000; docs/reproductions.md).
 
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
@@ -22,6 +30,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "interval", kind: K::Duration, default: D::Num(0.002), help: "price update period, s (ns-2 pupdtime_ 2 ms, the 'default setting' of seed 001)" },
     ParamSpec { name: "mean_pkt_size", kind: K::Size, default: D::Auto, help: "packet size that rates and capacity are counted in, bytes; default: the link's mean packet size" },
     ParamSpec { name: "ecn", kind: K::Bool, default: D::Bool(false), help: "mark ECN-capable packets instead of dropping them (RFC 3168); REM was designed for marking" },
+    ParamSpec { name: "count_packets", kind: K::Bool, default: D::Bool(false), help: "ns-2 qib_ false (rem.cc): the input rate counts packets whatever their size, the capacity is in packets of mean_pkt_size; false: both in bytes / mean_pkt_size (the paper's one unit)" },
 ];
 
 /// Registry entry.
@@ -52,6 +61,8 @@ pub struct RemParams {
     pub mean_pkt_size: f64,
     /// ECN marking.
     pub ecn: bool,
+    /// ns-2's packet count of the input rate (see the module doc).
+    pub count_packets: bool,
 }
 
 impl RemParams {
@@ -68,6 +79,7 @@ impl RemParams {
                 .opt_num("mean_pkt_size")?
                 .unwrap_or(l.mean_pkt_bytes as f64),
             ecn: p.bool("ecn"),
+            count_packets: p.bool("count_packets"),
         };
         r.validate(l)?;
         Ok(r)
@@ -107,6 +119,8 @@ pub struct RemState {
     pub prob: f64,
     /// Bytes that arrived since the last update (dropped ones included: x is the offered rate).
     pub arrived_bytes: u64,
+    /// Packets that arrived since the last update (`count_packets`).
+    pub arrived_pkts: u64,
     /// Time of the next update, ns.
     pub next_update: Time,
 }
@@ -161,6 +175,7 @@ impl Rem {
                 price: 0.0,
                 prob: 0.0,
                 arrived_bytes: 0,
+                arrived_pkts: 0,
                 next_update: period_ns,
             },
             stats: RemStats::default(),
@@ -186,6 +201,7 @@ impl Aqm for Rem {
             .state
             .arrived_bytes
             .saturating_add(pkt.size_bytes as u64);
+        self.state.arrived_pkts += 1;
         let p = self.state.prob;
         if p > 0.0 && rng.random::<f64>() < p {
             let v = congestion_signal(self.params.ecn, pkt);
@@ -207,7 +223,11 @@ impl Aqm for Rem {
     fn update(&mut self, q: &QueueView, now: Time) {
         let prm = &self.params;
         let s = &mut self.state;
-        let x = s.arrived_bytes as f64 / prm.mean_pkt_size;
+        let x = if prm.count_packets {
+            s.arrived_pkts as f64
+        } else {
+            s.arrived_bytes as f64 / prm.mean_pkt_size
+        };
         s.price = price_step(
             s.price,
             prm.gamma,
@@ -219,6 +239,7 @@ impl Aqm for Rem {
         );
         s.prob = mark_prob(s.price, prm.phi);
         s.arrived_bytes = 0;
+        s.arrived_pkts = 0;
         self.stats.updates += 1;
         s.next_update += self.period_ns;
         if s.next_update <= now {
@@ -331,6 +352,31 @@ mod tests {
         }
         s.advance(2_000_000);
         assert!((price(&s) - 26.5).abs() < 1e-12, "{}", price(&s));
+    }
+
+    #[test]
+    fn count_packets_counts_arrivals_as_ns2_rem_cc_does_with_qib_off() {
+        // ns-2.35 queue/rem.cc, qib_ false: enque does ++v_count per packet, run_updaterule
+        // takes in = v_count and c = p_updtime p_ptc (packets of mean_pktsize_ per period).
+        // 5 arrivals of 1500 B in a period, q = q_ref, gamma 1, c = 2.5 (1000-byte packets):
+        // ns-2 step 5 - 2.5 = 2.5; in bytes / 1000 B (the paper's one unit) 7.5 - 2.5 = 5.
+        for (count_packets, want) in [(true, 2.5), (false, 5.0)] {
+            let pairs = [
+                ("gamma", n(1.0)),
+                ("count_packets", ParamValue::Bool(count_packets)),
+            ];
+            let mut s = Script::new(Box::new(rem(&pairs, 1000).unwrap()));
+            s.set_queue(100);
+            for _ in 0..5 {
+                s.arrive(1500);
+            }
+            s.advance(2_000_000);
+            assert!(
+                (price(&s) - want).abs() < 1e-12,
+                "{count_packets}: {}",
+                price(&s)
+            );
+        }
     }
 
     #[test]
