@@ -188,7 +188,7 @@ def test_lindrop_connection_split_follows_section_4_2():
         assert 15 <= slots / c["web_rate"] <= 19, level
 
 
-def test_lindrop_scenarios_carry_table2_and_section_4_2():
+def test_lindrop_scenarios_carry_table2_and_section_4_2(monkeypatch):
     from aqmlab import scenario
     from aqmlab.reproduce import lindrop
 
@@ -196,7 +196,15 @@ def test_lindrop_scenarios_carry_table2_and_section_4_2():
     base = core.load_scenario_dict("lindrop", exp["scenario"])
     sc = lindrop.scenario_for(base, exp, "WAN_300", "heavy", "red", quick=False)
     v = scenario.from_dict(sc)  # validates
-    assert v.topology.buffer == 300 and sc["topology"]["delay"] == "300ms"
+    # Table 2's 300 is ns-2's queue-limit; ns-2's RED counts it in bytes (queue_in_bytes_) of
+    # mean_pktsize_ 500 B: 150 kB in aqmlab, 300 still handed to ns-2. PI's is in packets.
+    assert v.topology.buffer == "150kB" and sc["topology"]["delay"] == "300ms"
+    monkeypatch.setattr(core, "ns2_available", lambda: True)
+    key = {"delay": "WAN_300", "congestion": "heavy", "aqm": "red"}
+    red_ns2 = lindrop._ns2_specs(exp, key, sc, 1)
+    assert len(red_ns2) == 1 and red_ns2[0].scenario["args"][4] == "300"
+    pi = lindrop.scenario_for(base, exp, "WAN_300", "heavy", "pi", quick=False)
+    assert pi["topology"]["buffer"] == 300
     assert sc["aqm"]["min_th"] == 50 and sc["aqm"]["max_th"] == 150
     assert [f["count"] for f in sc["flows"][:2]] == [675, 100]
     assert sc["flows"][2]["arrival_rate"] == 12.5

@@ -71,7 +71,10 @@ def scenario_for(
     else:  # a reading: an algorithm of the table with some of its parameters changed
         r = dict(exp["readings"][aqm])
         a = {**exp["aqm"][r.pop("aqm")], **r}
-    sc["topology"]["buffer"] = a.pop("buffer")
+    # Table 2's buffer is ns-2's queue-limit; where ns-2 counts that queue in bytes
+    # (queue_in_bytes_: limit x mean_pktsize_), aqmlab's buffer is that byte size.
+    buffer = a.pop("buffer")
+    sc["topology"]["buffer"] = a.pop("buffer_as_ns2", buffer)
     sc["aqm"] = a
     if quick and "duration" in exp["quick"]:
         sc["duration"] = exp["quick"]["duration"]
@@ -109,7 +112,7 @@ def _ns2_specs(exp: dict[str, Any], key: dict[str, Any], sc: dict[str, Any], see
         str(c["connections"]),
         str(c["web_rate"]),
         n2["queues"][key["aqm"]],
-        str(sc["topology"]["buffer"]),
+        str(exp["aqm"][key["aqm"]]["buffer"]),  # ns-2's queue-limit, in its own unit
     ]
     tail = [f"{units.seconds('duration', sc['duration']):g}"]
     return [
