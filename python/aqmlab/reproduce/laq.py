@@ -162,6 +162,7 @@ def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
                 "ared_mean_queue": a.loc["mean_queue", "ours"],
                 "ared_loss_pct": a.loc["loss", "ours"],
                 "ared_median_abs_rel_diff": float(a["rel_diff"].abs().median()),
+                "table_median_abs_rel_diff": float(cells["rel_diff"].abs().median()),
                 "rows_ranking_holds": f"{int(rk['holds'].sum())}/{len(rk)}",
             }
         )
