@@ -16,7 +16,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,21 +47,32 @@ def _require_root() -> None:
             )
 
 
-def forwarder_binary() -> Path:
-    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the repository's release build, or PATH."""
-    env = os.environ.get("AQMLAB_FWD")
-    cands = [Path(env)] if env else []
-    cands.append(Path(__file__).resolve().parents[3] / "target" / "release" / "aqmlab-fwd")
-    found = shutil.which("aqmlab-fwd")
+def _binary(name: str, env: str) -> Path:
+    """A crates/fwd binary: $<env>, the repository's release build, or PATH."""
+    given = os.environ.get(env)
+    cands = [Path(given)] if given else []
+    cands.append(Path(__file__).resolve().parents[3] / "target" / "release" / name)
+    found = shutil.which(name)
     if found:
         cands.append(Path(found))
     for c in cands:
         if c.is_file() and os.access(c, os.X_OK):
             return c
     raise InputError(
-        "testbed: the forwarder binary aqmlab-fwd was not found; build it with "
-        "'cargo build --release -p aqmlab-fwd' or set AQMLAB_FWD"
+        f"testbed: the {name} binary was not found; build it with "
+        f"'cargo build --release -p aqmlab-fwd' or set {env}"
     )
+
+
+def forwarder_binary() -> Path:
+    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the repository's release build, or PATH."""
+    return _binary("aqmlab-fwd", "AQMLAB_FWD")
+
+
+def traffic_binary() -> Path:
+    """The traffic tool ``aqmlab-traffic`` (crates/fwd/src/bin/traffic): $AQMLAB_TRAFFIC, the
+    repository's release build, or PATH."""
+    return _binary("aqmlab-traffic", "AQMLAB_TRAFFIC")
 
 
 class _TerminatedError(Exception):
@@ -116,10 +126,10 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
         n.route_options(p.init_cwnd, p.min_rto_ms)
         offl = n.offloads()
-        py = [sys.executable, "-m", "aqmlab.testbed.traffic"]
+        tool = [str(traffic_binary())]
         udp_counts = work / "udp_sink.json"
         sink = _start(
-            [*py, "sink", str(PORT), str(udp_counts)],
+            [*tool, "sink", str(PORT), str(udp_counts)],
             n.rcv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -128,7 +138,7 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         _wait_ready(sink, "traffic sink")
         (work / "traffic.json").write_text(json.dumps(dict(p.traffic, port=PORT)))
         src = _start(
-            [*py, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
+            [*tool, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
             n.snd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -190,6 +200,7 @@ def testbed(
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
     forwarder_binary()
+    traffic_binary()
     old = signal.signal(signal.SIGTERM, _on_term)
     t0 = time.perf_counter()
     try:

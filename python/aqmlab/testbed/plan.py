@@ -345,6 +345,7 @@ def result(sc, cfg, p: Plan, stats: dict, traffic: dict, env: dict, lead_s: floa
         "timestamps": stats["timestamps"],
         "forwarder_cpu_s": stats["cpu_s"],
         "forwarder_elapsed_s": stats["elapsed_s"],
+        "traffic_source_cpu_s": traffic.get("cpu_s"),
         "throttle_rewrites": stats["throttle_rewrites"],
         "ecn": p.ecn,
         "sack": p.sack,
