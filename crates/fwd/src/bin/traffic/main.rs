@@ -6,7 +6,9 @@
 //! of every source, written to UDP.json on SIGTERM. `aqmlab-traffic source SPEC.json OUT.json`
 //! prints `ready`, reads the time origin t0 (CLOCK_MONOTONIC, ns) on stdin, runs the spec's TCP
 //! flows (tcp.rs) and UDP flows (udp.rs) and writes their measurements to OUT.json in spec
-//! order: `{"flows": [...], "t_end_s": ..., "cpu_s": {"user": ..., "system": ...}}`.
+//! order: `{"flows": [...], "t_end_s": ..., "cpu_s": {"user": ..., "system": ...}, "udp_pacer":
+//! {"wakeups": ..., "late_max_s": ..., "late_mean_s": ...}}` (how late the pacer sent, against its
+//! schedule).
 //! Errors: one line on stderr, exit 2.
 
 mod sink;
@@ -107,7 +109,7 @@ fn source(spec_path: &str, out: &str) -> Result<(), String> {
     let tcp_index = tcp.index.clone();
     let sample_ns = ((spec.sample_s * 1e9) as u64).max(1_000_000);
     let (tcp_out, t_end) = tcp.run(clk, port, sample_ns).map_err(|e| e.to_string())?;
-    let udps = pacer
+    let (udps, pacer_stats) = pacer
         .join()
         .map_err(|_| "the UDP pacer failed".to_string())?;
     let mut flows = vec![Value::Null; spec.flows.len()];
@@ -117,7 +119,8 @@ fn source(spec_path: &str, out: &str) -> Result<(), String> {
     for (k, u) in udp_index.into_iter().zip(&udps) {
         flows[k] = u.result(&clk);
     }
-    let v = json!({"flows": flows, "t_end_s": (t_end - t0) as f64 * 1e-9, "cpu_s": cpu_seconds()});
+    let v = json!({"flows": flows, "t_end_s": (t_end - t0) as f64 * 1e-9, "cpu_s": cpu_seconds(),
+        "udp_pacer": pacer_stats});
     let tmp = format!("{out}.tmp");
     std::fs::write(&tmp, v.to_string()).map_err(|e| format!("{out}: {e}"))?;
     std::fs::rename(&tmp, out).map_err(|e| format!("{out}: {e}"))
