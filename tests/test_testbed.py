@@ -66,6 +66,12 @@ def test_real_cubic_flows_through_red_conserve_fill_and_get_ecn_marks(red_run):
     for d in ("forward", "reverse"):
         assert c[d]["received"] >= c[d]["sent"] + c[d]["dropped"]
     assert c["received"] > 4000, "20 Mb/s for 5 s is about 8000 full frames"
+    # No frame lost outside the AQM: the kernel stored every frame in the forwarder's rings
+    # (a starved forwarder loses them there, unseen by the link's statistics).
+    rings = tb["rings"]
+    assert rings["left_kernel_drops"] == 0 and rings["right_kernel_drops"] == 0, rings
+    # It ran as a forwarding box's packet path does, ahead of ordinary work on its core.
+    assert tb["forwarder_scheduling"].startswith("SCHED_FIFO"), tb["forwarder_scheduling"]
     b = res.bottleneck
     # Utilisation over [warm-up, end] of the configured 20 Mb/s.
     assert b["utilisation"] >= 0.9, b

@@ -48,6 +48,10 @@ def test_mixed_web_tcp_and_udp_through_a_dropping_function(mixed_run):
     # 20 Mb/s x 37.5 % = 7.5 Mb/s of UDP offered: within 10 % over the window
     offered = sum(f["offered_bps"] for f in udp)
     assert offered == pytest.approx(7.5e6, rel=0.1)
+    # the pacer kept to its schedule: on average within 5 ms of each departure time
+    assert tb["udp_pacer"]["late_mean_s"] < 0.005, tb["udp_pacer"]
+    # every frame reached the forwarder's rings: no loss outside the AQM
+    assert tb["rings"]["left_kernel_drops"] == 0 == tb["rings"]["right_kernel_drops"]
     # web: one finite transfer per object (Poisson arrivals, about 0.925 x 20 Mb/s / 100 kB x 5 s)
     assert len(web) > 20 and all(f["size_bytes"] for f in web)
     assert s["fct"]["all"]["count"] > 10

@@ -262,6 +262,7 @@ def _udp_summary(f: dict, spec: dict, received: dict, duration_s: float) -> dict
         **dict.fromkeys(tcp_only),
         "cwnd_final": None,
         "completion_s": None,
+        **dict.fromkeys(("busy_s", "rwnd_limited_s", "sndbuf_limited_s")),
         "size_bytes": None,
         "base_rtt_s": spec["base_rtt_s"],
         "path_rate_bps": spec["path_rate_bps"],
@@ -304,6 +305,9 @@ def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
                 "completion_s",
             )
         },
+        # testbed only (TCP_INFO): time with data in flight and the parts of it limited by the
+        # receive window or the send buffer rather than cwnd
+        **{k: f.get(k) for k in ("busy_s", "rwnd_limited_s", "sndbuf_limited_s")},
     }
 
 

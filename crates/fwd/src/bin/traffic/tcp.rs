@@ -32,6 +32,9 @@ struct Info {
     bytes_acked: u64,
     min_rtt_us: u32,
     data_segs_out: u32,
+    busy_us: u64,
+    rwnd_limited_us: u64,
+    sndbuf_limited_us: u64,
     delivered: u32,
     delivered_ce: u32,
 }
@@ -40,14 +43,18 @@ fn tcp_info(fd: i32) -> io::Result<Info> {
     let mut b = [0u8; TCPI_LEN];
     sys::get_bytes(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut b)?;
     let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
     Ok(Info {
         options: b[5],
         rtt_us: u32_at(68),
         snd_cwnd: u32_at(80),
         total_retrans: u32_at(100),
-        bytes_acked: u64::from_le_bytes(b[120..128].try_into().unwrap()),
+        bytes_acked: u64_at(120),
         min_rtt_us: u32_at(148),
         data_segs_out: u32_at(156),
+        busy_us: u64_at(168),
+        rwnd_limited_us: u64_at(176),
+        sndbuf_limited_us: u64_at(184),
         delivered: u32_at(192),
         delivered_ce: u32_at(196),
     })
@@ -205,6 +212,12 @@ impl Flow {
             "rtt_p90_s": percentile(&sorted, 0.9),
             "rtt_p99_s": percentile(&sorted, 0.99),
             "cwnd_final": info.snd_cwnd,
+            // time with data in flight, and the parts of it the receiver's window or the send
+            // buffer (not cwnd) limited the sender (tcpi_busy_time, tcpi_rwnd_limited,
+            // tcpi_sndbuf_limited): a starved receiver shows as rwnd-limited time
+            "busy_s": info.busy_us as f64 * 1e-6,
+            "rwnd_limited_s": info.rwnd_limited_us as f64 * 1e-6,
+            "sndbuf_limited_s": info.sndbuf_limited_us as f64 * 1e-6,
             "completion_s": match (self.done, self.started) {
                 (Some(d), Some(s)) => Some(secs(d, s)),
                 _ => None,
@@ -334,5 +347,21 @@ impl Tcp {
         if f.state == State::Sending {
             f.write(ep, zeros);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn percentile_is_the_nearest_rank() {
+        // nearest rank: the ceil(q n)-th smallest of n samples
+        let xs: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(percentile(&xs, 0.5), Some(5.0));
+        assert_eq!(percentile(&xs, 0.9), Some(9.0));
+        assert_eq!(percentile(&xs, 0.99), Some(10.0));
+        assert_eq!(percentile(&xs, 0.0), Some(1.0));
+        assert_eq!(percentile(&[], 0.5), None);
     }
 }
