@@ -73,8 +73,17 @@ def test_real_cubic_flows_through_red_conserve_fill_and_get_ecn_marks(red_run):
     # It ran as a forwarding box's packet path does, ahead of ordinary work on its core.
     assert tb["forwarder_scheduling"].startswith("SCHED_FIFO"), tb["forwarder_scheduling"]
     b = res.bottleneck
-    # Utilisation over [warm-up, end] of the configured 20 Mb/s.
-    assert b["utilisation"] >= 0.9, b
+    # Utilisation over [warm-up, end] of the configured 20 Mb/s; on failure, what limited the
+    # senders (TCP_INFO: receive window = a starved sink, send buffer = a starved source) and
+    # what the forwarder got (its CPU, its scheduling, frames its rings lost).
+    why = {
+        "flows": [
+            {k: f.get(k) for k in ("name", "busy_s", "rwnd_limited_s", "sndbuf_limited_s")}
+            for f in res.summary["flows"]
+        ],
+        **{k: tb.get(k) for k in ("forwarder_cpu_s", "forwarder_scheduling", "rings")},
+    }
+    assert b["utilisation"] >= 0.9, why
     # The queue never exceeds the 100-packet buffer: summary, series and the forwarder's check.
     assert b["queue_max_pkts"] <= 100
     assert res.queue["queue_pkts"].max() <= 100
