@@ -83,8 +83,10 @@ fn cpu_seconds() -> Value {
 fn source(spec_path: &str, out: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(spec_path).map_err(|e| format!("{spec_path}: {e}"))?;
     let spec: Spec = serde_json::from_str(&text).map_err(|e| format!("{spec_path}: {e}"))?;
-    // the UDP sockets are bound before `ready`: an error is reported before the run starts
+    // the flows are checked and the UDP sockets bound before `ready`: an error is reported before
+    // the run starts
     let (mut udps, udp_index) = udp::Udp::all(&spec)?;
+    let tcp = tcp::Tcp::new(&spec)?;
     println!("ready");
     let mut line = String::new();
     std::io::stdin()
@@ -103,7 +105,6 @@ fn source(spec_path: &str, out: &str) -> Result<(), String> {
     for u in udps.iter_mut() {
         u.rebase(&clk);
     }
-    let tcp = tcp::Tcp::new(&spec, t0)?;
     let port = spec.port;
     let pacer = std::thread::spawn(move || udp::run(udps, clk, port));
     let tcp_index = tcp.index.clone();

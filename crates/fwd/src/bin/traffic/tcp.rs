@@ -244,8 +244,9 @@ pub struct Tcp {
 }
 
 impl Tcp {
-    /// The TCP flows of `spec` (every flow whose kind is not "udp").
-    pub fn new(spec: &Spec, t0: u64) -> Result<Self, String> {
+    /// The TCP flows of `spec` (every flow whose kind is not "udp"); their start times are
+    /// placed on the run's clock by [`Tcp::run`].
+    pub fn new(spec: &Spec) -> Result<Self, String> {
         let (mut flows, mut index) = (Vec::new(), Vec::new());
         for (k, f) in spec.flows.iter().enumerate() {
             if f.kind.as_deref() == Some("udp") {
@@ -256,7 +257,7 @@ impl Tcp {
                 src: crate::ip(&f.src, &f.name)?,
                 dst: crate::ip(&f.dst, &f.name)?,
                 cc: f.cc.clone(),
-                start_ns: t0 + (f.start_s * 1e9) as u64,
+                start_ns: (f.start_s * 1e9) as u64,
                 size: f.size_bytes,
                 left: f.size_bytes,
                 fd: None,
@@ -276,6 +277,9 @@ impl Tcp {
     /// Runs every flow until the end of the run; returns their results (in spec order) and the
     /// instant of the last sample.
     pub fn run(mut self, clk: Clock, port: u16, sample_ns: u64) -> io::Result<(Vec<Value>, u64)> {
+        for f in self.flows.iter_mut() {
+            f.start_ns += clk.t0;
+        }
         let mut ep = sys::Epoll::new()?;
         let zeros = vec![0u8; CHUNK];
         let mut order: Vec<usize> = (0..self.flows.len()).collect();
