@@ -110,7 +110,11 @@ def test_quick_reproduction_of_all_papers_end_to_end_and_resumed(tmp_path):
     assert {v["table"]: v["verdict"] for v in laq_summary["verdicts"]}["Table 3"] == "reproduced"
     assert (tmp_path / "laq" / "table1.png").stat().st_size > 0
     claims = pd.read_csv(tmp_path / "apace" / "claims.csv")
-    assert set(claims["table"]) == {"Fig. 9", "Fig. 11", "Fig. 12", "Figs. 13-14"}
+    assert set(claims["table"]) == {
+        *("Fig. 9", "Fig. 11", "Fig. 12", "Figs. 13-14"),  # s. 7
+        *("Fig. 18", "Fig. 19", "Fig. 20", "Fig. 21", "Fig. 22", "Figs. 23-24"),  # s. 8
+    }
+    assert (tmp_path / "apace" / "multi.png").stat().st_size > 0
     assert claims["evidence"].str.len().min() > 10
     out = tmp_path / "modred"
     for f in (
@@ -170,6 +174,35 @@ def test_apace_operating_point_claims_on_hand_made_points():
     p2 = pd.concat([p, pts([("apace", -1, 2.0, 0.005, 0.85)])], ignore_index=True)
     span2, every2 = apace._figs13_16(p2)
     assert every2["holds"] and span2["holds"]
+
+
+def test_apace_multiple_bottleneck_tradeoff_claims_on_hand_made_points():
+    from aqmlab.reproduce import apace_s8
+
+    cols = ["experiment", "aqm", "max_th", "max_p", "knob", "delay", "utilisation", "loss"]
+    rows = [
+        ("apace", -1, 0.1, 0.0, 0.005, 0.97, 0.03),
+        ("apace", -1, 1.0, 0.0, 0.010, 0.99, 0.02),
+        ("apace", -1, 1.0, 0.99, 0.002, 0.60, 0.09),  # alpha 0.99: not on the Fig. 21 curve
+        ("red", 15, 0.1, -1, 0.006, 0.95, 0.05),  # achieved: APACE (5 ms, 0.97, 3%)
+        ("red", 15, 1.0, -1, 0.004, 0.90, 0.06),  # not: no APACE point at <= 4.2 ms
+        ("paqm", -1, -1, 40, 0.003, 0.96, 0.04),  # not: no APACE point at <= 3.15 ms
+        ("avq", -1, -1, 0.1, 0.012, 0.98, 0.025),  # achieved: APACE (10 ms, 0.99, 2%)
+        ("sred", -1, -1, 40, 0.011, 0.995, 0.03),  # better than APACE on delay-utilisation
+    ]
+    p = pd.DataFrame([dict(zip(cols, ["fig21-24", *r], strict=True)) for r in rows])
+    util, loss, sred, flat, red_drop = apace_s8._figs21_22(p)
+    assert not util["holds"] and "(2/4)" in util["claim"]
+    assert "avq 1/1" in util["evidence"] and "red 1/2" in util["evidence"]
+    assert not loss["holds"] and "(2/4)" in loss["claim"]
+    assert sred["holds"] and sred["evidence"].startswith("1 of 1")
+    # APACE alpha 0 spans 0.97-0.99: within 0.05, all >= 0.9 (the alpha 0.99 point is not in it)
+    assert flat["holds"] and "0.970-0.990" in flat["evidence"]
+    # RED max_th 15: 0.95 at best, 0.90 at max_p 1: a drop of more than 0.01
+    assert red_drop["holds"]
+    # s. 8.3: APACE's spread over every (max_p, alpha) point, 0.60-0.99, is larger than RED's
+    (spread,) = apace_s8._figs23_24(p)
+    assert not spread["holds"] and "APACE 0.390" in spread["evidence"]
 
 
 def test_lindrop_connection_split_follows_section_4_2():

@@ -23,6 +23,7 @@ from aqmlab.testbed import net
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "testbed" / "red-4-cubic.toml"
 FWD = ROOT / "target" / "release" / "aqmlab-fwd"
+TRAFFIC = ROOT / "target" / "release" / "aqmlab-traffic"
 AQMLAB = str(Path(sys.executable).with_name("aqmlab"))
 
 
@@ -32,12 +33,12 @@ def _why_not() -> str | None:
     for tool in ("ip", "ethtool"):
         if shutil.which(tool) is None:
             return f"needs the {tool} command"
-    if not FWD.exists():
+    if not (FWD.exists() and TRAFFIC.exists()):
         r = subprocess.run(
             ["cargo", "build", "--release", "-q", "-p", "aqmlab-fwd"], cwd=ROOT, capture_output=True
         )
-        if r.returncode != 0 or not FWD.exists():
-            return "aqmlab-fwd could not be built"
+        if r.returncode != 0 or not (FWD.exists() and TRAFFIC.exists()):
+            return "aqmlab-fwd and aqmlab-traffic could not be built"
     return None
 
 
@@ -66,9 +67,24 @@ def test_real_cubic_flows_through_red_conserve_fill_and_get_ecn_marks(red_run):
     for d in ("forward", "reverse"):
         assert c[d]["received"] >= c[d]["sent"] + c[d]["dropped"]
     assert c["received"] > 4000, "20 Mb/s for 5 s is about 8000 full frames"
+    # No frame lost outside the AQM: the kernel stored every frame in the forwarder's rings
+    # (a starved forwarder loses them there, unseen by the link's statistics).
+    rings = tb["rings"]
+    assert rings["left_kernel_drops"] == 0 and rings["right_kernel_drops"] == 0, rings
+    # It ran as a forwarding box's packet path does, ahead of ordinary work on its core.
+    assert tb["forwarder_scheduling"].startswith("SCHED_FIFO"), tb["forwarder_scheduling"]
     b = res.bottleneck
-    # Utilisation over [warm-up, end] of the configured 20 Mb/s.
-    assert b["utilisation"] >= 0.9, b
+    # Utilisation over [warm-up, end] of the configured 20 Mb/s; on failure, what limited the
+    # senders (TCP_INFO: receive window = a starved sink, send buffer = a starved source) and
+    # what the forwarder got (its CPU, its scheduling, frames its rings lost).
+    why = {
+        "flows": [
+            {k: f.get(k) for k in ("name", "busy_s", "rwnd_limited_s", "sndbuf_limited_s")}
+            for f in res.summary["flows"]
+        ],
+        **{k: tb.get(k) for k in ("forwarder_cpu_s", "forwarder_scheduling", "rings")},
+    }
+    assert b["utilisation"] >= 0.9, why
     # The queue never exceeds the 100-packet buffer: summary, series and the forwarder's check.
     assert b["queue_max_pkts"] <= 100
     assert res.queue["queue_pkts"].max() <= 100
@@ -262,3 +278,41 @@ def test_modred_throttle_rewrites_real_acks(tmp_path):
     # ModRED throttled flows, and the forwarder clamped real ACK windows for them.
     assert res.bottleneck["throttled"] > 0
     assert tb["throttle_rewrites"] > 0
+
+
+@pytest.mark.skipif(not TRAFFIC.exists(), reason="aqmlab-traffic not built")
+def test_traffic_tool_bad_input_is_one_line_exit_2(tmp_path):
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(TRAFFIC), *args], capture_output=True, text=True, timeout=10)
+
+    spec = {"duration_s": 1, "warmup_s": 0, "port": 5001, "flows": []}
+    cases = [
+        ((), "usage"),
+        (("sink", "99999"), "PORT"),
+        (("source", str(tmp_path / "missing.json"), str(tmp_path / "o.json")), "missing.json"),
+    ]
+    bad_ip = dict(spec, flows=[{"name": "g0.0", "src": "10.1.2", "dst": "x", "start_s": 0}])
+    (tmp_path / "ip.json").write_text(json.dumps(bad_ip))
+    cases.append((("source", str(tmp_path / "ip.json"), str(tmp_path / "o.json")), "g0.0"))
+    bad_udp = dict(
+        spec,
+        flows=[
+            {
+                "name": "u.0",
+                "kind": "udp",
+                "src": "127.0.0.1",
+                "dst": "127.0.0.1",
+                "start_s": 0,
+                "rate_bps": 1e6,
+                "sizes": [],
+            }
+        ],
+    )
+    (tmp_path / "udp.json").write_text(json.dumps(bad_udp))
+    cases.append((("source", str(tmp_path / "udp.json"), str(tmp_path / "o.json")), "sizes"))
+    for args, word in cases:
+        r = run(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and word in r.stderr, r.stderr
+        assert "panicked" not in r.stderr
+    assert not (tmp_path / "o.json").exists()

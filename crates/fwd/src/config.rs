@@ -87,6 +87,11 @@ pub struct Config {
     /// Write the summary this often while running, ns (0: only at the end).
     #[serde(default)]
     pub report_interval_ns: Time,
+    /// Run under SCHED_FIFO at this priority (1-99; 0: the normal scheduler), as a forwarding
+    /// box's packet path would: a forwarder that waits for a core behind other processes lets
+    /// its rings overflow and its departure clock slip.
+    #[serde(default)]
+    pub rt_priority: u8,
 }
 
 fn default_max_samples() -> usize {

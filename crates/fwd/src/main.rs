@@ -132,6 +132,23 @@ impl Io {
     }
 }
 
+/// Puts the forwarder under SCHED_FIFO at `prio` (0: leaves it alone); says what it got. The
+/// kernel's RT throttling (sched_rt_runtime_us) still leaves other processes 5% of each core.
+fn realtime(prio: u8) -> String {
+    if prio == 0 {
+        return "SCHED_OTHER".into();
+    }
+    let p = libc::sched_param {
+        sched_priority: i32::from(prio.min(99)),
+    };
+    // SAFETY: p is a valid sched_param; pid 0 is this process.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0 {
+        format!("SCHED_FIFO {}", p.sched_priority)
+    } else {
+        format!("SCHED_OTHER ({})", std::io::Error::last_os_error())
+    }
+}
+
 fn cpu_seconds() -> (f64, f64) {
     // SAFETY: plain data; getrusage fills it.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
@@ -141,7 +158,8 @@ fn cpu_seconds() -> (f64, f64) {
     (s(u.ru_utime), s(u.ru_stime))
 }
 
-fn report(eng: &mut Engine, io: &mut Io, start: u64, out: &str) -> std::io::Result<()> {
+fn report(eng: &mut Engine, io: &mut Io, run: &RunInfo, out: &str) -> std::io::Result<()> {
+    let start = run.start;
     let now = mono();
     let (rx, tx, dropped, in_system) = eng.conservation();
     let series = |p: &fwd::path::Path| {
@@ -174,10 +192,17 @@ fn report(eng: &mut Engine, io: &mut Io, start: u64, out: &str) -> std::io::Resu
                   "right_kernel_drops": io.right.kernel_drops()},
         "timestamps": {"kernel": io.stamps.used, "replaced_by_now": io.stamps.replaced},
         "cpu_s": {"user": user, "system": sys},
+        "scheduling": run.scheduling,
     });
     let tmp = format!("{out}.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(&v)?)?;
     std::fs::rename(tmp, out)
+}
+
+/// What the report says about the run itself.
+struct RunInfo {
+    start: u64,
+    scheduling: String,
 }
 
 fn run(cfg: &Config, out: &str) -> Result<(), String> {
@@ -192,6 +217,10 @@ fn run(cfg: &Config, out: &str) -> Result<(), String> {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
     let start = mono();
+    let info = RunInfo {
+        start,
+        scheduling: realtime(cfg.rt_priority),
+    };
     let mut eng = cfg.engine(start)?;
     let mut io = Io {
         left,
@@ -210,12 +239,12 @@ fn run(cfg: &Config, out: &str) -> Result<(), String> {
             break;
         }
         if cfg.report_interval_ns > 0 && now >= next_report {
-            report(&mut eng, &mut io, start, out).map_err(|e| format!("{out}: {e}"))?;
+            report(&mut eng, &mut io, &info, out).map_err(|e| format!("{out}: {e}"))?;
             next_report = now + cfg.report_interval_ns;
         }
         io.wait(&eng, cfg.busy_poll, cfg.lag_ns);
     }
-    report(&mut eng, &mut io, start, out).map_err(|e| format!("{out}: {e}"))
+    report(&mut eng, &mut io, &info, out).map_err(|e| format!("{out}: {e}"))
 }
 
 fn main() {

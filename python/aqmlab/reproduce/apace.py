@@ -1,4 +1,5 @@
-"""Seed 003 (Jain, Karandikar & Verma, APACE), s. 7: the single-bottleneck claims. The paper gives
+"""Seed 003 (Jain, Karandikar & Verma, APACE), s. 7 and 8: the single- and multiple-bottleneck
+claims (s. 8 in ``apace_s8``). The paper gives
 its results as figures only (their data did not survive), so each claim its text makes about
 Figs 9 and 11-16 is checked against our runs, with the numbers that decide it:
 
@@ -25,10 +26,10 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab.reproduce import core, output
+from aqmlab.reproduce import apace_s8, core, output
 
 NAME = "apace"
-KEYS = ["experiment", "aqm", "sources", "max_th", "max_p"]
+KEYS = ["experiment", "aqm", "sources", "max_th", "max_p", "knob"]
 METRICS = ["utilisation", "loss", "delay", "queue_mean", "queue_cv"]
 DELAY_TOL = 1.05
 UTIL_TOL = 0.002
@@ -96,7 +97,7 @@ def specs(quick: bool) -> list[core.RunSpec]:
             }
             sc = _scenario(base, r, t["sources"], t["buffer"], f"apace-s72-red-{th}-{mp}")
             out += [core.RunSpec(key, sc, s, extract) for s in seeds]
-    return out
+    return out + apace_s8.specs(exp, NAME, quick)
 
 
 def _claim(fig: str, text: str, holds: bool, evidence: str) -> dict[str, Any]:
@@ -195,9 +196,11 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Each claim of s. 7 with the numbers that decide it."""
     keys = [k for k in KEYS if k in runs]
     r = runs.copy()
-    r[["max_th", "max_p"]] = r[["max_th", "max_p"]].fillna(-1)  # group NaN coordinates
+    for k in ("max_th", "max_p", "knob"):
+        r[k] = r[k].fillna(-1) if k in r else -1.0  # group NaN coordinates
     points = core.aggregate(r, keys, METRICS)
-    claims = pd.DataFrame(_fig9(points) + _figs11_12(points) + _figs13_16(points))
+    s8 = apace_s8.claims(points, core.load_experiment(NAME)["multi"]["fig18_sources"])
+    claims = pd.DataFrame(_fig9(points) + _figs11_12(points) + _figs13_16(points) + s8)
     cells = points.assign(table=points["experiment"], metric="all")
     return {"points": points, "cells": cells, "rankings": pd.DataFrame(), "claims": claims}
 
@@ -208,7 +211,8 @@ def verdicts(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def figures(cells: pd.DataFrame) -> dict:
-    """Figs 11-12 (utilisation and loss against sources) and 13 (delay against utilisation)."""
+    """Figs 11-12 (utilisation and loss against sources) and 13 (delay against utilisation); s. 8's
+    Figs 19-22 in ``multi``."""
     plt = output.pyplot()
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.6))
     s = cells[cells["experiment"] == "fig11-12"]
@@ -239,4 +243,4 @@ def figures(cells: pd.DataFrame) -> dict:
         x.grid(alpha=0.3)
         x.legend(fontsize=7)
     fig.tight_layout()
-    return {"claims": fig}
+    return {"claims": fig, "multi": apace_s8.figure(cells, plt)}

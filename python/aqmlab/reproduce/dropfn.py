@@ -420,8 +420,46 @@ def run_testbed(specs_: list[core.RunSpec], cache: Path, progress: bool = True) 
             tmp.write_text(json.dumps(runner._clean(res.summary)))
             os.replace(tmp, f)
         summary = json.loads(f.read_text())
-        rows.append({**s.key, "engine": s.engine, "seed": s.seed, **s.extract(summary)})
+        rows.append(
+            {
+                **s.key,
+                "engine": s.engine,
+                "seed": s.seed,
+                **s.extract(summary),
+                **testbed_health(summary, s.key["udp_share"]),
+            }
+        )
     return pd.DataFrame(rows)
+
+
+#: A testbed run is clean when its UDP sources offered their configured rate within this ratio.
+UDP_TOLERANCE = 0.05
+
+
+def testbed_health(summary: dict[str, Any], udp_share: float) -> dict[str, Any]:
+    """Whether a testbed run carried the traffic it was configured with: frames lost in the
+    forwarder's rings (outside the AQM, invisible to the link's statistics), the forwarder's
+    conservation law, the UDP offered rate against ``udp_share`` of the link, how late the UDP
+    pacer sent, and how busy the forwarder's core was; ``clean`` sums them up."""
+    tb = summary["testbed"]
+    b = next(x for x in summary["links"] if x["name"] == "bottleneck")
+    c = tb["conservation"]
+    rings = tb["rings"]
+    drops = int(rings["left_kernel_drops"]) + int(rings["right_kernel_drops"])
+    conserved = c["received"] == c["sent"] + c["dropped"] + c["in_system"]
+    udp = sum(f["offered_bps"] for f in summary["flows"] if f["congestion_control"] == "udp")
+    want = udp_share * float(b["rate_bps"])
+    ratio = udp / want if want > 0 else float("nan")
+    cpu = tb["forwarder_cpu_s"]
+    pacer = tb.get("udp_pacer") or {}
+    return {
+        "ring_drops": drops,
+        "conserved": conserved,
+        "udp_offered_ratio": ratio,
+        "pacer_late_mean_ms": 1e3 * pacer.get("late_mean_s", float("nan")),
+        "forwarder_busy": (cpu["user"] + cpu["system"]) / tb["forwarder_elapsed_s"],
+        "clean": drops == 0 and conserved and abs(ratio - 1) <= UDP_TOLERANCE,
+    }
 
 
 def reproduce_testbed(
@@ -444,6 +482,16 @@ def reproduce_testbed(
     sim = core.run_specs(sim_specs, out / "runs", progress=False, name=f"{NAME}-testbed-grid")
     tables["beside"] = beside(tables["points"], compare(sim)["points"])
     tables["beside"].round(4).to_csv(out / "testbed_vs_sim.csv", index=False)
+    health = [*KEYS, "ring_drops", "conserved", "udp_offered_ratio", "pacer_late_mean_ms"]
+    runs[[*health, "forwarder_busy", "clean"]].round(4).to_csv(
+        out / "testbed_health.csv", index=False
+    )
+    for _, r in runs[~runs["clean"]].iterrows():
+        print(
+            f"testbed: not clean: {dict((k, r[k]) for k in KEYS)}: {r['ring_drops']} ring drops, "
+            f"UDP offered {r['udp_offered_ratio']:.3f} of configured, conserved {r['conserved']}",
+            file=sys.stderr,
+        )
     tables["out_dir"] = out
     return tables
 

@@ -55,8 +55,24 @@ def extract(summary: dict[str, Any], payload: float = 1.0) -> dict[str, float]:
     }
 
 
+def extract_ns2(out: dict[str, float]) -> dict[str, float]:
+    """Table 1's metrics from ns-2's queue monitor (ns2_dumbbell.tcl prints them in the same
+    units); ns-2's monitor gives no settling time or jitter."""
+    return {m: float(out.get(m, math.nan)) for m in METRICS}
+
+
+def _ns2_specs(exp: dict[str, Any], v: str, seeds: int, duration: float) -> list[core.RunSpec]:
+    """ns-2.35's runs of one algorithm (ARED, REM, PI: the ones ns-2 has), when ns is installed."""
+    n2 = exp.get("ns2")
+    if not n2 or v not in n2["queues"] or not core.ns2_available():
+        return []
+    script = str(core.experiment_dir(NAME) / n2["script"])
+    sc = {"script": script, "args": [n2["queues"][v]], "tail": [f"{duration:g}"]}
+    return [core.RunSpec({"aqm": v}, sc, s, extract_ns2, "ns2") for s in range(1, seeds + 1)]
+
+
 def specs(quick: bool) -> list[core.RunSpec]:
-    """One run per algorithm and seed."""
+    """One run per algorithm and seed (and ns-2's runs of the algorithms it has)."""
     exp = core.load_experiment(NAME)
     base = core.load_scenario_dict(NAME, exp["scenario"])
     seeds = exp["quick" if quick else "full"]["seeds"]
@@ -70,6 +86,7 @@ def specs(quick: bool) -> list[core.RunSpec]:
         sc["name"] = f"laq-experiment1-{v}"
         for seed in range(1, seeds + 1):
             out.append(core.RunSpec({"aqm": v}, sc, seed, ex))
+        out += _ns2_specs(exp, v, seeds, units.seconds("duration", base["duration"]))
     return out
 
 
@@ -126,15 +143,50 @@ def _rank_rows(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
+    """Each reading of ARED's setting (``[aqm.ared-*]`` of experiment.toml) in ARED's place: its
+    mean queue and loss, how far ARED's cells are from the paper's, and in how many of Table 1's
+    rows the paper's ranking then holds."""
+    names = ["ared", *sorted(a for a in ours["aqm"].unique() if a.startswith("ared-"))]
+    others = [a for a in ours["aqm"].unique() if a not in names]
+    rows = []
+    for name in names:
+        o = ours[ours["aqm"].isin([*others, name])].copy()
+        o["aqm"] = o["aqm"].replace({name: "ared"})
+        cells = core.side_by_side(o, pub, KEYS, {m: m for m in METRICS})
+        rk = _rank_rows(cells)
+        a = cells[cells["aqm"] == "ared"].set_index("metric")
+        rows.append(
+            {
+                "reading": name,
+                "ared_mean_queue": a.loc["mean_queue", "ours"],
+                "ared_loss_pct": a.loc["loss", "ours"],
+                "ared_median_abs_rel_diff": float(a["rel_diff"].abs().median()),
+                "table_median_abs_rel_diff": float(cells["rel_diff"].abs().median()),
+                "rows_ranking_holds": f"{int(rk['holds'].sum())}/{len(rk)}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Table 1 beside our runs, and Table 3 beside our Routh table."""
-    ours = core.aggregate(runs, KEYS, METRICS)
+    """Table 1 beside our runs, and Table 3 beside our Routh table; ARED's readings."""
+    ours = core.aggregate(runs[runs["engine"] == "aqmlab"], KEYS, METRICS)
     pub = core.load_published(NAME)
-    t1 = core.side_by_side(ours, pub[pub["table"] == "Table 1"], KEYS, {m: m for m in METRICS})
+    pub1 = pub[pub["table"] == "Table 1"]
+    t1 = core.side_by_side(ours, pub1, KEYS, {m: m for m in METRICS})
+    t1 = core.with_ns2(t1, runs, KEYS, METRICS, {m: (m, BETTER[m]) for m in METRICS})
     cells = pd.concat([t1, routh_cells()], ignore_index=True)
-    return {"points": ours, "cells": cells, "rankings": _rank_rows(t1)}
+    return {
+        "points": ours,
+        "cells": cells,
+        "rankings": _rank_rows(t1),
+        "readings": readings(ours, pub1),
+    }
 
 
 def figures(cells: pd.DataFrame) -> dict:
-    """Table 1 as bars: the paper beside aqmlab per metric and algorithm."""
-    return {"table1": output.bars_by_metric(cells, METRICS, "seed 001 Table 1: paper vs aqmlab")}
+    """Table 1 as bars: the paper, ns-2.35 (ARED, REM, PI) and aqmlab per metric and algorithm."""
+    t1 = cells[cells["table"] == "Table 1"]
+    title = "seed 001 Table 1: the paper, ns-2.35 and aqmlab"
+    return {"table1": output.bars_by_metric(t1, METRICS, title)}

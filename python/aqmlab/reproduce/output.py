@@ -48,7 +48,8 @@ def figure_bytes(fig) -> tuple[bytes, bytes]:
 
 
 def bars_by_metric(cells: pd.DataFrame, metrics: list[str], title: str):
-    """One panel per metric: the paper's value and ours (95% CI) per algorithm, side by side."""
+    """One panel per metric: the paper's value, ns-2.35's (where the cells have it) and ours (95%
+    CI) per algorithm, side by side."""
     plt = pyplot()
     n = len(metrics)
     cols = min(4, n)
@@ -58,8 +59,13 @@ def bars_by_metric(cells: pd.DataFrame, metrics: list[str], title: str):
         ax = axes[k // cols][k % cols]
         c = cells[cells["metric"] == m]
         x = range(len(c))
-        ax.bar([i - 0.2 for i in x], c["paper"], 0.4, label="paper", color="#bbb")
-        ax.bar([i + 0.2 for i in x], c["ours"], 0.4, yerr=c["ours_ci"], label="aqmlab")
+        if "ns2" in c:
+            ax.bar([i - 0.27 for i in x], c["paper"], 0.27, label="paper", color="#bbb")
+            ax.bar(list(x), c["ns2"], 0.27, label="ns-2.35", color="#e8a33d")
+            ax.bar([i + 0.27 for i in x], c["ours"], 0.27, yerr=c["ours_ci"], label="aqmlab")
+        else:
+            ax.bar([i - 0.2 for i in x], c["paper"], 0.4, label="paper", color="#bbb")
+            ax.bar([i + 0.2 for i in x], c["ours"], 0.4, yerr=c["ours_ci"], label="aqmlab")
         ax.set_xticks(list(x), list(c["aqm"]), fontsize=8)
         unit = c["unit"].iloc[0] if "unit" in c and isinstance(c["unit"].iloc[0], str) else ""
         ax.set_title(f"{m} ({unit})" if unit else m, fontsize=9)

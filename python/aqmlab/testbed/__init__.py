@@ -16,7 +16,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +30,11 @@ if TYPE_CHECKING:
 __all__ = ["cleanup", "testbed"]
 
 PORT = 5001
+#: The traffic tool (source and sink) runs at this niceness: in the paper the senders and
+#: receivers are hosts of their own; here they share two cores with the forwarder and unrelated
+#: work, and a starved source falls behind its Poisson arrivals and CBR schedule (offered load
+#: below the configured one), a starved sink leaves data unread.
+TRAFFIC_NICE = -10
 # The forwarder starts this long before the flows' time origin (its clock and warm-up include it).
 LEAD_S = 0.3
 
@@ -48,21 +52,32 @@ def _require_root() -> None:
             )
 
 
-def forwarder_binary() -> Path:
-    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the repository's release build, or PATH."""
-    env = os.environ.get("AQMLAB_FWD")
-    cands = [Path(env)] if env else []
-    cands.append(Path(__file__).resolve().parents[3] / "target" / "release" / "aqmlab-fwd")
-    found = shutil.which("aqmlab-fwd")
+def _binary(name: str, env: str) -> Path:
+    """A crates/fwd binary: $<env>, the repository's release build, or PATH."""
+    given = os.environ.get(env)
+    cands = [Path(given)] if given else []
+    cands.append(Path(__file__).resolve().parents[3] / "target" / "release" / name)
+    found = shutil.which(name)
     if found:
         cands.append(Path(found))
     for c in cands:
         if c.is_file() and os.access(c, os.X_OK):
             return c
     raise InputError(
-        "testbed: the forwarder binary aqmlab-fwd was not found; build it with "
-        "'cargo build --release -p aqmlab-fwd' or set AQMLAB_FWD"
+        f"testbed: the {name} binary was not found; build it with "
+        f"'cargo build --release -p aqmlab-fwd' or set {env}"
     )
+
+
+def forwarder_binary() -> Path:
+    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the repository's release build, or PATH."""
+    return _binary("aqmlab-fwd", "AQMLAB_FWD")
+
+
+def traffic_binary() -> Path:
+    """The traffic tool ``aqmlab-traffic`` (crates/fwd/src/bin/traffic): $AQMLAB_TRAFFIC, the
+    repository's release build, or PATH."""
+    return _binary("aqmlab-traffic", "AQMLAB_TRAFFIC")
 
 
 class _TerminatedError(Exception):
@@ -97,6 +112,34 @@ def _wait_ready(p: subprocess.Popen, what: str, timeout: float = 10.0) -> str:
     return line
 
 
+def _cpus() -> tuple[list[int], list[int]]:
+    """The forwarder's core (the last one this process may use) and the traffic tool's (the
+    others): the SCHED_FIFO forwarder owns its core, and the traffic tool, at raised priority,
+    does not wait behind it (sharing a core with a real-time task, a task waits even when another
+    core runs only ordinary work). One core: no pinning."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return [], []
+    return cpus[-1:], cpus[:-1]
+
+
+def _raise_priority() -> None:
+    """In the child before exec: its own session and so its own scheduler autogroup (with
+    sched_autogroup_enabled, CPU time is shared between sessions first, and a plain nice only
+    ranks processes inside their session), that group at :data:`TRAFFIC_NICE`."""
+    os.setsid()
+    try:
+        with open("/proc/self/autogroup", "w") as fh:
+            fh.write(str(TRAFFIC_NICE))
+    except OSError:  # no autogroups in this kernel: the plain nice below is what counts
+        pass
+    os.setpriority(os.PRIO_PROCESS, 0, TRAFFIC_NICE)
+
+
+def _pin(cpus: list[int]) -> list[str]:
+    return ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
+
+
 def _udp_counts(sink: subprocess.Popen, path: Path) -> dict[str, list[int]]:
     """Stops the sink (SIGTERM: it writes its UDP counts) and reads them: source -> [packets,
     bytes]."""
@@ -116,11 +159,13 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
         n.route_options(p.init_cwnd, p.min_rto_ms)
         offl = n.offloads()
-        py = [sys.executable, "-m", "aqmlab.testbed.traffic"]
+        fwd_cpu, other_cpus = _cpus()
+        tool = [*_pin(other_cpus), str(traffic_binary())]
         udp_counts = work / "udp_sink.json"
         sink = _start(
-            [*py, "sink", str(PORT), str(udp_counts)],
+            [*tool, "sink", str(PORT), str(udp_counts)],
             n.rcv,
+            preexec_fn=_raise_priority,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -128,8 +173,9 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         _wait_ready(sink, "traffic sink")
         (work / "traffic.json").write_text(json.dumps(dict(p.traffic, port=PORT)))
         src = _start(
-            [*py, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
+            [*tool, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
             n.snd,
+            preexec_fn=_raise_priority,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -141,7 +187,12 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         fcfg["warmup_ns"] = int((LEAD_S + p.warmup_s) * 1e9)
         (work / "fwd.json").write_text(json.dumps(fcfg))
         fwd = _start(
-            [str(forwarder_binary()), str(work / "fwd.json"), str(work / "fwd_out.json")],
+            [
+                *_pin(fwd_cpu),
+                str(forwarder_binary()),
+                str(work / "fwd.json"),
+                str(work / "fwd_out.json"),
+            ],
             n.rtr,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -190,6 +241,7 @@ def testbed(
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
     forwarder_binary()
+    traffic_binary()
     old = signal.signal(signal.SIGTERM, _on_term)
     t0 = time.perf_counter()
     try:
