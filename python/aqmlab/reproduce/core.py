@@ -61,15 +61,19 @@ class RunSpec:
     engine: str = "aqmlab"
 
     def digest(self) -> str:
-        """A hash of everything that decides the run's result (engine, scenario, seed, version)."""
-        import aqmlab
+        """A hash of everything that decides the run's result: engine, scenario, seed and the
+        code (aqmlab's build identity; for ns-2, the script's content rather than its path)."""
+        from aqmlab.buildinfo import build_id, file_id
 
+        sc = self.scenario
+        if self.engine == "ns2":
+            sc = {**sc, "script": file_id(sc["script"])}
         blob = json.dumps(
             {
                 "engine": self.engine,
-                "scenario": self.scenario,
+                "scenario": sc,
                 "seed": self.seed,
-                "version": aqmlab.__version__,
+                "version": build_id() if self.engine == "aqmlab" else "ns-2",
             },
             sort_keys=True,
             default=str,

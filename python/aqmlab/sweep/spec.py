@@ -88,10 +88,11 @@ class Sweep:
 
 
 def run_key(sc: dict[str, Any], seed: int) -> str:
-    """Hash of the resolved scenario, the seed and aqmlab's version: a run's identity."""
-    from aqmlab import __version__
+    """Hash of the resolved scenario, the seed and the code's identity (aqmlab's version and a hash
+    of its modules, :func:`aqmlab.buildinfo.build_id`): a run's identity."""
+    from aqmlab.buildinfo import build_id
 
-    text = json.dumps({"scenario": sc, "seed": seed, "version": __version__}, sort_keys=True)
+    text = json.dumps({"scenario": sc, "seed": seed, "version": build_id()}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
