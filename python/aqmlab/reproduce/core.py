@@ -129,27 +129,36 @@ def run_specs(
     ``cache/ns2``. A failed aqmlab run stops the reproduction with its error (a table with a
     missing cell would be misleading)."""
     cache.mkdir(parents=True, exist_ok=True)
-    summaries = _run_aqmlab(
+    load_aqmlab = _run_aqmlab(
         [s for s in specs if s.engine == "aqmlab"], cache, jobs, progress, dask, name
     )
-    summaries.update(
-        _run_ns2([s for s in specs if s.engine == "ns2"], cache / "ns2", jobs, progress)
-    )
+    load_ns2 = _run_ns2([s for s in specs if s.engine == "ns2"], cache / "ns2", jobs, progress)
+    # One summary in memory at a time: a paper's runs (1,000-connection summaries by the hundred)
+    # would otherwise all be held at once just to take a few metrics from each.
     rows = []
     for s in specs:
-        summary = summaries[(s.engine, s.digest())]
+        summary = load_aqmlab(s) if s.engine == "aqmlab" else load_ns2(s)
         rows.append({**s.key, "engine": s.engine, "seed": s.seed, **s.extract(summary)})
     return pd.DataFrame(rows)
 
 
 def _run_aqmlab(
     specs: list[RunSpec], cache: Path, jobs: int | None, progress: bool, dask: str | None, name: str
-) -> dict[tuple[str, str], dict[str, Any]]:
-    if not specs:
-        return {}
+) -> Callable[[RunSpec], dict[str, Any]]:
+    """Runs the specs not yet recorded; returns the loader of one spec's summary."""
     from aqmlab.sweep import engine, store
     from aqmlab.sweep.spec import Sweep, run_key
 
+    out = cache / "sweep"
+
+    def load(s: RunSpec) -> dict[str, Any]:
+        rec = json.loads(store.record_path(out, run_key(s.scenario, s.seed)).read_text())
+        if rec.get("status") != "ok":
+            raise InputError(f"reproduce: run {s.key} seed {s.seed} failed: {rec.get('error')}")
+        return rec["summary"]
+
+    if not specs:
+        return load
     seeds = sorted({s.seed for s in specs})
     points: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
     pairs = set()
@@ -161,22 +170,22 @@ def _run_aqmlab(
     if len(pairs) != len(points) * len(seeds):
         raise ValueError("reproduce: every point of a paper must run under the same seeds")
     sw = Sweep(name, list(points.values()), seeds, series=False)
-    out = cache / "sweep"
     engine.run(sw, out, jobs=jobs, dask=dask, quiet=not progress)
-    got: dict[tuple[str, str], dict[str, Any]] = {}
-    for s in specs:
-        rec = json.loads(store.record_path(out, run_key(s.scenario, s.seed)).read_text())
-        if rec.get("status") != "ok":
-            raise InputError(f"reproduce: run {s.key} seed {s.seed} failed: {rec.get('error')}")
-        got[("aqmlab", s.digest())] = rec["summary"]
-    return got
+    for s in specs:  # every failure is reported before any table is made
+        load(s)
+    return load
 
 
 def _run_ns2(
     specs: list[RunSpec], cache: Path, jobs: int | None, progress: bool
-) -> dict[tuple[str, str], dict[str, Any]]:
+) -> Callable[[RunSpec], dict[str, Any]]:
+    """Runs the ns-2 specs not yet cached; returns the loader of one spec's output."""
+
+    def load(s: RunSpec) -> dict[str, Any]:
+        return json.loads((cache / f"{s.digest()}.json").read_text())
+
     if not specs:
-        return {}
+        return load
     cache.mkdir(parents=True, exist_ok=True)
     todo = {s.digest(): s for s in specs if not (cache / f"{s.digest()}.json").exists()}
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -192,9 +201,7 @@ def _run_ns2(
                     bar.update(1)
         finally:
             bar.close()
-    return {
-        ("ns2", s.digest()): json.loads((cache / f"{s.digest()}.json").read_text()) for s in specs
-    }
+    return load
 
 
 def _bar(total: int, done: int, enabled: bool):
