@@ -26,23 +26,10 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab.reproduce import core
+from aqmlab.reproduce import apace, core
 
-DELAY_TOL = 1.05
-UTIL_TOL = 0.002
-
-
-def extract_link(link: str, summary: dict[str, Any]) -> dict[str, float]:
-    """The metrics of one run at one link (as the single-bottleneck extract, at ``link``)."""
-    b = next(x for x in summary["links"] if x["name"] == link)
-    mean = float(b["queue_mean_pkts"])
-    return {
-        "utilisation": float(b["utilisation"]),
-        "loss": float(b["loss_ratio"]),
-        "delay": float(b["delay_mean_s"]),
-        "queue_mean": mean,
-        "queue_cv": float(b["queue_std_pkts"]) / mean if mean > 0 else float("nan"),
-    }
+DELAY_TOL = apace.DELAY_TOL
+UTIL_TOL = apace.UTIL_TOL
 
 
 def _scenario(base: dict, aqm: dict, sources: int, name: str) -> dict:
@@ -87,7 +74,7 @@ def specs(exp: dict, paper: str, quick: bool) -> list[core.RunSpec]:
     base = core.load_scenario_dict(paper, m["scenario"])
     grid = m["quick" if quick else "full"]
     seeds = range(1, grid["seeds"] + 1)
-    ext = partial(extract_link, m["link"])
+    ext = partial(apace.extract_link, m["link"])
     aqms = {v: a | m.get("override", {}).get(v, {}) for v, a in exp["aqm"].items()}
     out = []
     for n in grid["sources"]:
@@ -101,8 +88,7 @@ def specs(exp: dict, paper: str, quick: bool) -> list[core.RunSpec]:
     return out
 
 
-def _claim(fig: str, text: str, holds: bool, evidence: str) -> dict[str, Any]:
-    return {"table": fig, "claim": text, "holds": bool(holds), "evidence": evidence}
+_claim = apace._claim
 
 
 def _fig18(p: pd.DataFrame, n: int) -> list[dict[str, Any]]:
@@ -132,22 +118,13 @@ def _figs19_20(p: pd.DataFrame) -> list[dict[str, Any]]:
     s = p[p["experiment"] == "fig18-20"]
     if s.empty:
         return []
-    rows = []
-    for metric, fig, text in (
-        ("utilisation", "Fig. 19", "APACE gives the highest utilisation at router 2"),
-        ("loss", "Fig. 20", "APACE gives the lowest loss at router 2"),
-    ):
-        w = s.pivot_table(index="sources", columns="aqm", values=metric)
-        others = w.drop(columns="apace")
-        hi = metric == "utilisation"
-        ok = w["apace"] >= others.max(axis=1) if hi else w["apace"] <= others.min(axis=1)
-        best = others.idxmax(axis=1) if hi else others.idxmin(axis=1)
-        ev = "; ".join(
-            f"N={n}: APACE {w.loc[n, 'apace']:.4f}, best other {best[n]} {w.loc[n, best[n]]:.4f}"
-            for n in w.index
-        )
-        rows.append(_claim(fig, f"{text} ({int(ok.sum())}/{len(ok)} source counts)", ok.all(), ev))
-    return rows
+    return apace.winner_claims(
+        s,
+        [
+            ("utilisation", "Fig. 19", "APACE gives the highest utilisation at router 2"),
+            ("loss", "Fig. 20", "APACE gives the lowest loss at router 2"),
+        ],
+    )
 
 
 def _achieved(a: pd.DataFrame, pts: pd.DataFrame, metric: str) -> list[bool]:
@@ -248,14 +225,7 @@ def figure(cells: pd.DataFrame, plt: Any) -> Any:
     """Figs 19-20 (utilisation, loss at router 2 against sources) and 21-22 (trade-off)."""
     fig, ax = plt.subplots(1, 4, figsize=(17, 3.6))
     s = cells[cells["experiment"] == "fig18-20"]
-    for a, g in s.groupby("aqm"):
-        g = g.sort_values("sources")
-        ax[0].errorbar(
-            g["sources"], g["utilisation"], yerr=g["utilisation_ci"], marker="o", label=a
-        )
-        ax[1].errorbar(g["sources"], 100 * g["loss"], yerr=100 * g["loss_ci"], marker="o", label=a)
-    ax[0].set(xlabel="long TCP sources", ylabel="utilisation", title="Fig. 19: router 2")
-    ax[1].set(xlabel="long TCP sources", ylabel="loss, %", title="Fig. 20: router 2")
+    apace.against_sources(ax, s, "long TCP sources", "Figs. 19, 20 (router 2)")
     t = cells[cells["experiment"] == "fig21-24"]
     curves = {
         "APACE alpha 0": t[(t["aqm"] == "apace") & (t["knob"] == 0)].sort_values("max_p"),
