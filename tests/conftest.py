@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def sigint_as_from_a_terminal() -> None:
+    """``preexec_fn`` for a child that a test interrupts with SIGINT, as Ctrl-C would.
+
+    A shell that starts a job in the background (``make test &``, a CI runner's ``nohup``) sets
+    SIGINT to "ignore", and children inherit that: Python then installs no KeyboardInterrupt
+    handler and the child would rightly ignore the test's SIGINT. The child is given SIGINT's
+    default disposition back, as a command started from an interactive terminal has it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 SMALL = """
 name = "small"

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from conftest import sigint_as_from_a_terminal
+
 # A run of hours: the interrupt always lands while it simulates. The simulated time per wall
 # second differs by orders of magnitude between these two, so a check made every N simulated
 # seconds cannot serve both; the simulator must check by wall time.
@@ -54,6 +56,7 @@ def test_sigint_stops_a_run_within_a_second_with_exit_130(tmp_path, case, after_
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_as_from_a_terminal,
     )
     try:
         time.sleep(after_s)

@@ -19,7 +19,7 @@ import aqmlab
 from aqmlab import runner
 from aqmlab.errors import InputError
 from aqmlab.sweep import engine, spec, store
-from conftest import ROOT, SMALL, aqmlab_cli
+from conftest import ROOT, SMALL, aqmlab_cli, sigint_as_from_a_terminal
 
 SWEEP = """
 name = "t"
@@ -214,7 +214,12 @@ def _start(sweep_dir: Path, out: Path) -> subprocess.Popen:
     slow = SMALL.replace('duration = "6s"', 'duration = "120s"').replace("count = 8", "count = 40")
     (sweep_dir / "small.toml").write_text(slow)
     cmd = [sys.executable, "-m", "aqmlab", "sweep", str(sweep_dir / "sw.toml"), "--out", str(out)]
-    return subprocess.Popen([*cmd, "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [*cmd, "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=sigint_as_from_a_terminal,
+    )
 
 
 def _children(pid: int) -> list[int]:
