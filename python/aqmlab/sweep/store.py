@@ -117,13 +117,13 @@ def table(out: Path) -> pd.DataFrame:
     """The tidy table of every recorded run, ordered by label, axis values and seed."""
     import pandas as pd
 
-    recs = []
+    rows = []  # one record in memory at a time: a summary can hold thousands of flows
     for p in sorted((out / RUNS).glob("*.json")):
         try:
-            recs.append(json.loads(p.read_text()))
+            rows.append(_row(json.loads(p.read_text())))
         except (OSError, json.JSONDecodeError):
             continue
-    df = pd.DataFrame([_row(r) for r in recs])
+    df = pd.DataFrame(rows)
     if df.empty:
         return df
     order = json.loads((out / "sweep.json").read_text()) if (out / "sweep.json").is_file() else {}
