@@ -213,6 +213,22 @@ def test_without_root_one_line_exit_2(monkeypatch, capsys):
     assert code == 2 and len(err.splitlines()) == 1 and "root" in err
 
 
+def test_root_without_the_network_capabilities_is_one_line_exit_2(monkeypatch, capsys):
+    import aqmlab.testbed as tb
+
+    # linux/capability.h: CAP_NET_ADMIN is bit 12, CAP_NET_RAW bit 13. A full root set is
+    # 0x1ffffffffff; the same with both cleared (a container without them) is 0x1ffffffcfff.
+    full, reduced = 0x1FFFFFFFFFF, 0x1FFFFFFFFFF & ~(1 << 12 | 1 << 13)
+    assert tb._missing_caps(f"Name:\tx\nCapEff:\t{full:016x}\n") == []
+    assert tb._missing_caps(f"CapEff:\t{reduced:016x}\n") == ["CAP_NET_ADMIN", "CAP_NET_RAW"]
+    only_raw = full & ~(1 << 13)
+    assert tb._missing_caps(f"CapEff:\t{only_raw:016x}\n") == ["CAP_NET_RAW"]
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(tb, "_missing_caps", lambda status: ["CAP_NET_ADMIN"])
+    code, err = _cli(["testbed", str(SCENARIO)], capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and "CAP_NET_ADMIN" in err
+
+
 @pytest.mark.parametrize(
     ("edit", "field"),
     [

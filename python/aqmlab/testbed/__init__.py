@@ -39,11 +39,33 @@ TRAFFIC_NICE = -10
 LEAD_S = 0.3
 
 
+# Capability numbers (linux/capability.h): CAP_NET_ADMIN 12, CAP_NET_RAW 13.
+_NET_CAPS = {"CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13}
+
+
+def _missing_caps(status: str) -> list[str]:
+    """The network capabilities absent from a /proc/<pid>/status text's effective set."""
+    line = next((x for x in status.splitlines() if x.startswith("CapEff:")), None)
+    if line is None:
+        return []  # not Linux's format: let the first namespace operation say what is wrong
+    eff = int(line.split()[1], 16)
+    return [name for name, bit in _NET_CAPS.items() if not eff >> bit & 1]
+
+
 def _require_root() -> None:
     if os.geteuid() != 0:
         raise InputError(
             "testbed: needs root (CAP_NET_ADMIN and CAP_NET_RAW) to create network namespaces "
             "and raw sockets; run it as root"
+        )
+    try:
+        missing = _missing_caps(Path("/proc/self/status").read_text())
+    except OSError:
+        missing = []
+    if missing:  # root in a container or under a capability bounding set without them
+        raise InputError(
+            f"testbed: runs as root but without {' and '.join(missing)} (a container or a "
+            "reduced capability set); grant them, e.g. docker run --cap-add NET_ADMIN,NET_RAW"
         )
     for tool in ("ip", "ethtool"):
         if shutil.which(tool) is None:

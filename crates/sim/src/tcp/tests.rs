@@ -31,6 +31,14 @@ pub(super) fn ack(seq: u32, ts: Time) -> Packet {
     }
 }
 
+/// A data segment `seq` of flow 0 (the receiver tests' input).
+fn data(seq: u32) -> Packet {
+    Packet {
+        kind: Kind::Data,
+        ..ack(seq, 0)
+    }
+}
+
 /// A sender in congestion avoidance with `w` segments outstanding from 100.
 pub(super) fn sender_at(variant: TcpVariant, w: u32) -> Sender {
     let mut s = Sender::new(&cfg(variant), None, None);
@@ -177,11 +185,8 @@ fn ecn_echo_reduces_once_per_window() {
 #[test]
 fn receiver_acks_cumulatively_and_reports_sack_blocks() {
     let mut r = Receiver::new(&cfg(TcpVariant::NewReno));
-    let mut d = ack(0, 0);
-    d.kind = Kind::Data;
     for s in [0u32, 1, 3, 4, 6] {
-        d.seq = s;
-        let a = r.on_data(&d, 0, true).unwrap();
+        let a = r.on_data(&data(s), 0, true).unwrap();
         if s == 6 {
             assert_eq!(a.seq, 2);
             assert_eq!(a.sack[0], (6, 7));
@@ -189,8 +194,7 @@ fn receiver_acks_cumulatively_and_reports_sack_blocks() {
         }
     }
     assert_eq!(r.blocks(), &[(3, 5), (6, 7)]);
-    d.seq = 2;
-    let a = r.on_data(&d, 0, true).unwrap();
+    let a = r.on_data(&data(2), 0, true).unwrap();
     assert_eq!(a.seq, 5);
     assert_eq!(r.stats.delivered_total, 5);
 }
@@ -200,14 +204,9 @@ fn delayed_acks_ack_every_second_segment() {
     let mut c = cfg(TcpVariant::NewReno);
     c.delack = true;
     let mut r = Receiver::new(&c);
-    let mut d = ack(0, 0);
-    d.kind = Kind::Data;
-    d.seq = 0;
-    assert!(r.on_data(&d, 0, true).is_none());
-    d.seq = 1;
-    assert_eq!(r.on_data(&d, 0, true).unwrap().seq, 2);
-    d.seq = 2;
-    assert!(r.on_data(&d, 100, true).is_none());
+    assert!(r.on_data(&data(0), 0, true).is_none());
+    assert_eq!(r.on_data(&data(1), 0, true).unwrap().seq, 2);
+    assert!(r.on_data(&data(2), 100, true).is_none());
     assert_eq!(r.on_delack_timer(0, 100 + 40_000_000).unwrap().seq, 3);
 }
 
@@ -220,14 +219,9 @@ fn the_last_segment_of_a_finite_transfer_is_acked_at_once() {
     c.delack = true;
     for (total, last_acked_now) in [(Some(3), true), (None, false)] {
         let mut r = Receiver::new(&c).finite(total);
-        let mut d = ack(0, 0);
-        d.kind = Kind::Data;
-        d.seq = 0;
-        assert!(r.on_data(&d, 0, true).is_none());
-        d.seq = 1;
-        assert_eq!(r.on_data(&d, 0, true).unwrap().seq, 2);
-        d.seq = 2;
-        let a = r.on_data(&d, 0, true);
+        assert!(r.on_data(&data(0), 0, true).is_none());
+        assert_eq!(r.on_data(&data(1), 0, true).unwrap().seq, 2);
+        let a = r.on_data(&data(2), 0, true);
         assert_eq!(a.is_some(), last_acked_now);
         if let Some(a) = a {
             assert_eq!(a.seq, 3);
