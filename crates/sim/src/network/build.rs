@@ -1,0 +1,85 @@
+//! The run assembled from a [`Config`]: links, flows, chaining, the first events.
+
+use super::flow::{build_flow, link_sessions};
+use super::links::build_link;
+use super::validate::{check_run, Feeders};
+use super::{Sim, SimError};
+use crate::config::Config;
+use crate::event::{Event, EventQueue};
+use aqm::Time;
+
+impl Sim {
+    /// Builds a run, checking the configuration.
+    pub fn new(cfg: &Config) -> Result<Sim, SimError> {
+        check_run(cfg)?;
+        let mut links = Vec::with_capacity(cfg.links.len());
+        for (i, lc) in cfg.links.iter().enumerate() {
+            links.push(build_link(cfg, i, lc)?);
+        }
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut feeders = Feeders {
+            first: vec![None; links.len()],
+            multi: vec![false; links.len()],
+        };
+        for (i, fc) in cfg.flows.iter().enumerate() {
+            let flow = build_flow(cfg, i, fc)?;
+            let field = format!("flows[{i}] ({})", fc.name);
+            feeders.walk(&links, &fc.path, (fc.src, fc.dst), &format!("{field}.path"))?;
+            if flow.source.is_none() || !fc.rev_path.is_empty() {
+                let f = format!("{field}.rev_path");
+                feeders.walk(&links, &fc.rev_path, (fc.dst, fc.src), &f)?;
+            }
+            flows.push(flow);
+        }
+        link_sessions(cfg, &mut flows)?;
+        for (l, link) in links.iter_mut().enumerate() {
+            let timer = link.aqm.as_ref().is_some_and(|a| a.next_update().is_some());
+            link.chained = feeders.first[l].is_some() && !feeders.multi[l] && !link.real && !timer;
+        }
+        let mut sim = Sim {
+            node_names: cfg.nodes.iter().map(|n| n.name.clone()).collect(),
+            links,
+            flows,
+            ev: EventQueue::default(),
+            now: 0,
+            end: cfg.duration_ns,
+            warmup: cfg.warmup_ns,
+            seed: cfg.seed,
+            out: Vec::new(),
+            injected: 0,
+            delivered: 0,
+            dropped: 0,
+            beyond: 0,
+            events: 0,
+            violations: Vec::new(),
+        };
+        for (f, flow) in sim.flows.iter().enumerate() {
+            if cfg.flows[f].after.is_none() {
+                sim.ev.push(flow.start, Event::FlowStart(f as u32));
+            }
+            if flow.stop != Time::MAX {
+                sim.ev.push(flow.stop, Event::FlowStop(f as u32));
+            }
+        }
+        for (l, link) in sim.links.iter().enumerate() {
+            if let Some(t) = link.aqm.as_ref().and_then(|a| a.next_update()) {
+                sim.ev.push(t, Event::AqmUpdate(l as u32));
+            }
+        }
+        Ok(sim)
+    }
+
+    /// Replaces the AQM of link `l` before the run starts (tests use scripted droppers).
+    pub fn replace_aqm(&mut self, l: usize, aqm: Box<dyn aqm::Aqm>) {
+        let link = &mut self.links[l];
+        let timer = aqm.next_update().is_some();
+        link.real = aqm.wants_dequeue();
+        if link.real || timer {
+            link.chained = false;
+        }
+        if let Some(t) = aqm.next_update() {
+            self.ev.push(t, Event::AqmUpdate(l as u32));
+        }
+        link.aqm = Some(aqm);
+    }
+}

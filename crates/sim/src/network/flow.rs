@@ -1,0 +1,189 @@
+//! One flow (path, sender, receiver, open-loop source) and its builder from the configuration.
+
+use super::error::{cfg_err, SimError};
+use crate::config::{Config, FlowConfig, NodeKind};
+use crate::series::Series;
+use crate::tcp::{Marker, Receiver, Sender};
+use crate::throttle::Throttle;
+use crate::traffic::{self, OpenLoop};
+use aqm::Time;
+
+/// One flow: its path, its sender and its receiver.
+pub struct Flow {
+    /// Name.
+    pub name: String,
+    /// Source host.
+    pub src: usize,
+    /// Destination host.
+    pub dst: usize,
+    /// Data path (link indices).
+    pub path: Vec<u32>,
+    /// ACK path.
+    pub rev: Vec<u32>,
+    /// Sender.
+    pub sender: Sender,
+    /// Receiver.
+    pub receiver: Receiver,
+    /// Start time.
+    pub start: Time,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Congestion window series, when asked for.
+    pub cwnd_series: Option<Series>,
+    /// ModRED's pending ACK-window clamp for this flow.
+    pub throttle: Throttle,
+    /// The open-loop source, when the flow is one.
+    pub source: Option<OpenLoop>,
+    /// Bytes delivered to the destination in the measurement window (open-loop sources).
+    pub bytes_window: u64,
+    /// No new data from here (`Time::MAX`: never stops).
+    pub stop: Time,
+    /// Bytes to send (`None`: bulk or open-loop).
+    pub size_bytes: Option<u64>,
+    /// One-way delays of an open-loop flow's packets (sent in the measurement window).
+    pub udp: UdpStats,
+    /// Bytes delivered to the receiver so far (payload in order for TCP, wire bytes for
+    /// open-loop flows), when traced, with its series.
+    pub delivered: Option<(f64, Series)>,
+    /// The flow that starts when this one completes, and the think time before it (web
+    /// sessions); taken when it is scheduled.
+    pub next: Option<(u32, Time)>,
+}
+
+/// What the receiver of an open-loop flow measured: packets received that were sent in the
+/// measurement window, their one-way delays, and the RFC 3550 s. 6.4.1 interarrival jitter
+/// (mean |D(i-1, i)| over consecutive packets, without the 1/16 smoothing).
+#[derive(Clone, Debug, Default)]
+pub struct UdpStats {
+    /// Packets received (sent at or after the warm-up).
+    pub received: u64,
+    /// Sum of one-way delays, ns.
+    pub delay_sum_ns: f64,
+    /// Largest one-way delay, ns.
+    pub delay_max_ns: u64,
+    /// Sum of |D(i-1, i)|, ns.
+    pub jitter_sum_ns: f64,
+    last_delay: Option<u64>,
+    /// One-way delay histogram (for percentiles).
+    pub hist: crate::hist::Hist,
+    /// Packets sent in the window still in the network at the end (not lost).
+    pub in_flight: u64,
+}
+
+impl UdpStats {
+    pub(crate) fn record(&mut self, delay: u64) {
+        self.received += 1;
+        self.delay_sum_ns += delay as f64;
+        self.delay_max_ns = self.delay_max_ns.max(delay);
+        if let Some(p) = self.last_delay {
+            self.jitter_sum_ns += (delay as f64 - p as f64).abs();
+        }
+        self.last_delay = Some(delay);
+        self.hist.add(delay);
+    }
+}
+
+/// Flow `i` of the configuration, checked (its paths are checked by [`Feeders::walk`]).
+pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError> {
+    let field = format!("flows[{i}] ({})", fc.name);
+    for (which, node) in [("src", fc.src), ("dst", fc.dst)] {
+        if node >= cfg.nodes.len() || cfg.nodes[node].kind != NodeKind::Host {
+            return cfg_err(format!("{field}.{which}: must be a host"));
+        }
+    }
+    let t = &fc.tcp;
+    if t.mss == 0 {
+        return cfg_err(format!("{field}.mss: must be > 0"));
+    }
+    if t.init_cwnd.is_nan() || t.init_cwnd < 1.0 || t.rwnd_segments == 0 || t.min_rto_ns == 0 {
+        return cfg_err(format!(
+            "{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"
+        ));
+    }
+    if fc.stop_ns.is_some_and(|s| s <= fc.start_ns) {
+        return cfg_err(format!("{field}.stop: must be after start"));
+    }
+    let source = traffic::build(fc.poisson.as_ref(), fc.source.as_ref(), &field)
+        .map_err(SimError::Config)?
+        .map(|source| OpenLoop {
+            source,
+            rng: aqm::rng_from_seed(
+                cfg.seed ^ 0xA5A5_5A5A_0F0F_F0F0 ^ (i as u64).wrapping_mul(0x9E37_79B9),
+            ),
+            sent: 0,
+            sent_window: 0,
+            echo: None,
+        });
+    let mut source = source;
+    if let Some(s) = source.as_mut().filter(|s| s.source.echo()) {
+        s.echo = Some(traffic::probe::EchoStats::new(cfg.max_samples)); // latency probe
+    }
+    let limit = fc
+        .size_bytes
+        .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
+    let marker = fc
+        .profile
+        .as_ref()
+        .map(|p| Marker::new(p.rate_bps, p.burst_bytes));
+    Ok(Flow {
+        name: fc.name.clone(),
+        src: fc.src,
+        dst: fc.dst,
+        path: fc.path.iter().map(|&l| l as u32).collect(),
+        rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
+        sender: Sender::new(t, limit, marker),
+        receiver: Receiver::new(t).finite(limit),
+        start: fc.start_ns,
+        mss: t.mss,
+        cwnd_series: t
+            .trace_cwnd
+            .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
+        throttle: Throttle::default(),
+        source,
+        bytes_window: 0,
+        stop: fc.stop_ns.unwrap_or(Time::MAX),
+        size_bytes: fc.size_bytes,
+        udp: UdpStats::default(),
+        delivered: fc.trace_delivered.then(|| {
+            let s = Series::new(
+                vec!["delivered_bytes"],
+                cfg.sample_interval_ns,
+                cfg.max_samples,
+            );
+            (0.0, s)
+        }),
+        next: None,
+    })
+}
+
+/// Links each flow that starts after another one (`after`, web sessions) to it: the earlier
+/// flow gets the successor and the think time, and the later one waits (its start is the end of
+/// the run until its predecessor completes). Checked: the earlier flow comes first in `flows`,
+/// both are TCP, the earlier one is finite, and a flow has at most one successor.
+pub(super) fn link_sessions(cfg: &Config, flows: &mut [Flow]) -> Result<(), SimError> {
+    for (i, fc) in cfg.flows.iter().enumerate() {
+        let Some(a) = &fc.after else { continue };
+        let field = format!("flows[{i}] ({}).after.flow", fc.name);
+        let Some(p) = cfg.flows.get(a.flow).filter(|_| a.flow < i) else {
+            return cfg_err(format!(
+                "{field}: must name an earlier flow (got {})",
+                a.flow
+            ));
+        };
+        let tcp = |f: &FlowConfig| f.poisson.is_none() && f.source.is_none();
+        if !tcp(fc) || !tcp(p) || p.size_bytes.is_none() {
+            return cfg_err(format!(
+                "{field}: both flows must be TCP and the earlier one finite (size_bytes)"
+            ));
+        }
+        if flows[a.flow].next.is_some() {
+            return cfg_err(format!(
+                "{field}: flows[{}] already has a successor (a session is a chain)",
+                a.flow
+            ));
+        }
+        flows[a.flow].next = Some((i as u32, a.think_ns));
+        flows[i].start = cfg.duration_ns;
+    }
+    Ok(())
+}

@@ -1,0 +1,315 @@
+//! The event loop: packets through links and hosts, timers, open-loop sources.
+
+use super::{Sim, SimError};
+use crate::event::Event;
+use crate::link::Outcome;
+use crate::packet::{Kind, Packet};
+use crate::results::Results;
+use aqm::{Time, Verdict};
+
+impl Sim {
+    fn path_of(&self, p: &Packet) -> &[u32] {
+        let f = &self.flows[p.flow as usize];
+        match p.kind {
+            Kind::Data => &f.path,
+            Kind::Ack => &f.rev,
+        }
+    }
+
+    /// A packet leaves its current link and reaches the next node at `at`: schedules what comes
+    /// next, or returns the next link when that one is chained.
+    #[inline]
+    fn after_link(&mut self, mut pkt: Packet, at: Time) -> Option<(Packet, u32, Time)> {
+        if at > self.end {
+            self.beyond += 1;
+            if pkt.kind == Kind::Data && pkt.ts >= self.warmup {
+                self.flows[pkt.flow as usize].udp.in_flight += 1;
+            }
+            return None;
+        }
+        let path = self.path_of(&pkt);
+        let next = pkt.hop as usize + 1;
+        if next < path.len() {
+            let l = path[next];
+            pkt.hop = next as u16;
+            if self.links[l as usize].chained {
+                return Some((pkt, l, at));
+            }
+            self.ev.push(at, Event::LinkArrive(l, pkt));
+        } else {
+            self.ev.push(at, Event::HostArrive(pkt));
+        }
+        None
+    }
+
+    /// A packet enters link `l` at `t` (and, through chained links, as far as it goes now).
+    fn enter_link(&mut self, mut pkt: Packet, mut l: u32, mut t: Time) {
+        loop {
+            let f = pkt.flow as usize;
+            let link = &mut self.links[l as usize];
+            if pkt.kind == Kind::Ack {
+                pkt.rwnd = self.flows[f].throttle.on_ack(link.from, pkt.rwnd);
+            }
+            let mut verdict = Verdict::Admit;
+            let outcome = link.arrive(&mut pkt, t, &mut verdict);
+            // ModRED's ACK-window rewrite: only a throttle, or a flow with one pending, needs it.
+            let fl = &mut self.flows[f];
+            if pkt.kind == Kind::Data
+                && !matches!(outcome, Outcome::Dropped)
+                && (verdict == Verdict::Throttle || fl.throttle.is_active())
+            {
+                if let Some(a) = link.aqm.as_ref() {
+                    fl.throttle.on_data(link.from, verdict, a.throttle_hold());
+                }
+            }
+            match outcome {
+                Outcome::Dropped => return,
+                Outcome::Queued => {
+                    self.try_start(l, t);
+                    return;
+                }
+                Outcome::Forward(at) => match self.after_link(pkt, at) {
+                    Some((p, nl, nt)) => {
+                        pkt = p;
+                        l = nl;
+                        t = nt;
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+
+    fn try_start(&mut self, l: u32, t: Time) {
+        if !self.links[l as usize].can_start() {
+            return;
+        }
+        if let Some((pkt, at, end_tx)) = self.links[l as usize].start_next(t) {
+            self.ev.push(end_tx, Event::TxDone(l));
+            if let Some((p, nl, nt)) = self.after_link(pkt, at) {
+                self.enter_link(p, nl, nt);
+            }
+        }
+    }
+
+    fn inject_out(&mut self, f: usize, t: Time) {
+        let mut out = std::mem::take(&mut self.out);
+        for mut p in out.drain(..) {
+            p.flow = f as u32;
+            p.hop = 0;
+            self.injected += 1;
+            let l = self.path_of(&p)[0];
+            self.enter_link(p, l, t);
+        }
+        self.out = out;
+        // One pending timer event per flow; a deadline that moved earlier gets its own event.
+        let s = &mut self.flows[f].sender;
+        if let Some(d) = s.rto_deadline {
+            if s.rto_event.is_none_or(|e| e > d) {
+                s.rto_event = Some(d);
+                self.ev.push(d, Event::Rto(f as u32));
+            }
+        }
+        let fl = &mut self.flows[f];
+        if let Some(cs) = &mut fl.cwnd_series {
+            cs.fill_before(t + 1, &[fl.sender.cwnd]);
+        }
+    }
+
+    fn on_host(&mut self, pkt: Packet, t: Time) {
+        self.delivered += 1;
+        let f = pkt.flow as usize;
+        match pkt.kind {
+            Kind::Data if self.flows[f].source.is_some() => {
+                let fl = &mut self.flows[f];
+                if let Some((b, s)) = &mut fl.delivered {
+                    s.fill_before(t + 1, &[*b]);
+                    *b += pkt.size as f64;
+                }
+                if t >= self.warmup {
+                    fl.bytes_window += pkt.size as u64;
+                }
+                if pkt.ts >= self.warmup {
+                    fl.udp.record(t - pkt.ts);
+                }
+                if fl.source.as_ref().is_some_and(|s| s.echo.is_some()) {
+                    // A latency probe: the destination turns the packet around.
+                    self.out.push(Packet {
+                        kind: Kind::Ack,
+                        ..pkt
+                    });
+                    self.inject_out(f, t);
+                }
+            }
+            Kind::Ack if self.flows[f].source.is_some() => {
+                let w = self.warmup;
+                if let Some(e) = self.flows[f].source.as_mut().and_then(|s| s.echo.as_mut()) {
+                    e.record(pkt.ts, t, w);
+                }
+            }
+            Kind::Data => {
+                let in_window = t >= self.warmup;
+                let fl = &mut self.flows[f];
+                if let Some((b, s)) = &mut fl.delivered {
+                    s.fill_before(t + 1, &[*b]);
+                }
+                let ack = fl.receiver.on_data(&pkt, t, in_window);
+                if let Some((b, _)) = &mut fl.delivered {
+                    *b = fl.receiver.stats.delivered_total as f64 * fl.mss as f64;
+                }
+                if let Some(mut a) = ack {
+                    a.flow = f as u32;
+                    self.out.push(a);
+                    self.inject_out(f, t);
+                }
+                let r = &mut self.flows[f].receiver;
+                if let Some(d) = r.delack_deadline {
+                    if r.delack_event.is_none_or(|e| e > d) {
+                        r.delack_event = Some(d);
+                        self.ev.push(d, Event::DelAck(f as u32));
+                    }
+                }
+            }
+            Kind::Ack => {
+                if pkt.seq > self.flows[f].sender.snd_max {
+                    self.violations.push(format!(
+                        "flow {}: ACK for segment {} beyond the highest sent {}",
+                        self.flows[f].name, pkt.seq, self.flows[f].sender.snd_max
+                    ));
+                }
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f].sender.on_ack(&pkt, t, &mut out);
+                self.out = out;
+                self.inject_out(f, t);
+                if self.flows[f].next.is_some() && self.flows[f].sender.done_at.is_some() {
+                    self.start_next(f);
+                }
+            }
+        }
+    }
+
+    /// Flow `f` has completed: its session's next flow starts a think time later (if that is
+    /// within the run).
+    fn start_next(&mut self, f: usize) {
+        let Some((n, think)) = self.flows[f].next.take() else {
+            return;
+        };
+        let at = self.flows[f].sender.done_at.expect("completed") + think;
+        if at <= self.end {
+            self.flows[n as usize].start = at;
+            self.ev.push(at, Event::FlowStart(n));
+        }
+    }
+
+    /// An open-loop source emits a packet at `t` and schedules the next one.
+    fn emit(&mut self, f: u32, t: Time) {
+        let fl = &mut self.flows[f as usize];
+        if t >= fl.stop {
+            return;
+        }
+        let src = fl.source.as_mut().expect("source");
+        let (size, gap) = src.source.emit(&mut src.rng);
+        let seq = src.sent as u32;
+        src.sent += 1;
+        if t >= self.warmup {
+            src.sent_window += 1;
+        }
+        self.ev.push(t + gap, Event::SourceEmit(f));
+        self.out.push(Packet {
+            flow: f,
+            seq,
+            size,
+            hop: 0,
+            kind: Kind::Data,
+            flags: 0,
+            precedence: aqm::Precedence::Out,
+            ts: t,
+            rwnd: 0,
+            sack: [(0, 0); 3],
+            enq_time: 0,
+        });
+        self.inject_out(f as usize, t);
+    }
+
+    /// Runs until the clock passes `until` (or the end). Returns true when the run is over.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        let stop = until.min(self.end);
+        while let Some(t) = self.ev.peek_time() {
+            if t > stop {
+                break;
+            }
+            let (t, ev) = self.ev.pop().expect("peeked");
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Event::LinkArrive(l, p) => self.enter_link(p, l, t),
+                Event::HostArrive(p) => self.on_host(p, t),
+                Event::TxDone(l) => {
+                    self.links[l as usize].tx_done(t);
+                    self.try_start(l, t);
+                }
+                Event::Rto(f) => {
+                    let s = &mut self.flows[f as usize].sender;
+                    if s.rto_event != Some(t) {
+                        continue; // superseded by an earlier event
+                    }
+                    s.rto_event = None;
+                    match s.rto_deadline {
+                        Some(d) if d <= t => {
+                            let mut out = std::mem::take(&mut self.out);
+                            self.flows[f as usize].sender.on_timeout(t, &mut out);
+                            self.out = out;
+                        }
+                        _ => {}
+                    }
+                    self.inject_out(f as usize, t);
+                }
+                Event::DelAck(f) => {
+                    let r = &mut self.flows[f as usize].receiver;
+                    if r.delack_event != Some(t) {
+                        continue;
+                    }
+                    r.delack_event = None;
+                    if let Some(mut a) = r.on_delack_timer(f, t) {
+                        a.flow = f;
+                        self.out.push(a);
+                        self.inject_out(f as usize, t);
+                    } else if let Some(d) = r.delack_deadline {
+                        r.delack_event = Some(d);
+                        self.ev.push(d, Event::DelAck(f));
+                    }
+                }
+                Event::FlowStart(f) if self.flows[f as usize].source.is_some() => {
+                    let src = self.flows[f as usize].source.as_mut().expect("source");
+                    let gap = src.source.first_gap(&mut src.rng);
+                    self.ev.push(t + gap, Event::SourceEmit(f));
+                }
+                Event::SourceEmit(f) => self.emit(f, t),
+                Event::FlowStart(f) => {
+                    let mut out = std::mem::take(&mut self.out);
+                    self.flows[f as usize].sender.start(t, &mut out);
+                    self.out = out;
+                    self.inject_out(f as usize, t);
+                }
+                Event::FlowStop(f) => self.flows[f as usize].sender.stop_new_data(),
+                Event::AqmUpdate(l) => {
+                    if let Some(n) = self.links[l as usize].aqm_update(t) {
+                        self.ev.push(n.max(t + 1), Event::AqmUpdate(l));
+                    }
+                }
+            }
+        }
+        if self.ev.peek_time().is_none_or(|t| t > self.end) {
+            self.now = self.end;
+            return true;
+        }
+        self.now = stop;
+        false
+    }
+
+    /// Runs to the end and checks the invariants.
+    pub fn run(&mut self) -> Result<Results, SimError> {
+        self.run_until(self.end);
+        self.finish()
+    }
+}
