@@ -120,6 +120,9 @@ class Tcp(BaseModel):
     timestamps: StrictBool = False
     handshake: StrictBool = False
     limited_transmit: StrictBool = False
+    cc: str | None = None  # congestion controller by name (Rust's tcp::cc::REGISTRY checks it)
+    recovery: Literal["reno", "newreno", "sack"] | None = None
+    pacing: StrictBool = False
 
 
 class Profile(BaseModel):
@@ -434,6 +437,9 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         "timestamps": t.timestamps,
         "handshake": t.handshake,
         "limited_transmit": t.limited_transmit,
+        "cc": t.cc,
+        "recovery": t.recovery,
+        "pacing": t.pacing,
     }
     if cfg["min_rto_ns"] > cfg["max_rto_ns"]:
         raise InputError(f"{field}.min_rto: must not exceed max_rto ({t.min_rto} > {t.max_rto})")

@@ -148,12 +148,45 @@ pub enum TcpVariant {
     Cubic,
 }
 
+/// Loss recovery (`[tcp] recovery`), chosen apart from the congestion controller.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryKind {
+    /// RFC 5681 s. 3.2 fast recovery: ends on the first new ACK.
+    Reno,
+    /// RFC 6582: partial ACKs retransmit the next hole; ends when `recover` is acknowledged.
+    NewReno,
+    /// RFC 6675 SACK loss recovery with PRR (RFC 6937).
+    Sack,
+}
+
+impl TcpVariant {
+    /// The preset's congestion controller (a name in `tcp::cc::REGISTRY`) and loss recovery.
+    pub fn preset(self) -> (&'static str, RecoveryKind) {
+        match self {
+            TcpVariant::Reno => ("reno", RecoveryKind::Reno),
+            TcpVariant::NewReno => ("reno", RecoveryKind::NewReno),
+            TcpVariant::Sack => ("reno", RecoveryKind::Sack),
+            TcpVariant::Cubic => ("cubic", RecoveryKind::Sack),
+        }
+    }
+}
+
 /// TCP settings of one flow.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
-    /// Variant.
+    /// Variant: a preset of congestion control and loss recovery ([`TcpVariant::preset`]).
     pub variant: TcpVariant,
+    /// Congestion controller by name (`tcp::cc::REGISTRY`); `None`: the variant's.
+    #[serde(default)]
+    pub cc: Option<String>,
+    /// Loss recovery; `None`: the variant's.
+    #[serde(default)]
+    pub recovery: Option<RecoveryKind>,
+    /// Pacing as Linux's internal TCP pacing (`tcp::pacing`); off by default.
+    #[serde(default)]
+    pub pacing: bool,
     /// Payload bytes per segment.
     pub mss: u32,
     /// Header bytes added to each data segment on the wire.
@@ -213,6 +246,16 @@ pub struct TcpConfig {
 pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
 
 impl TcpConfig {
+    /// The congestion controller's name: `cc`, else the variant's.
+    pub fn cc_name(&self) -> &str {
+        self.cc.as_deref().unwrap_or(self.variant.preset().0)
+    }
+
+    /// The loss recovery: `recovery`, else the variant's.
+    pub fn recovery_kind(&self) -> RecoveryKind {
+        self.recovery.unwrap_or(self.variant.preset().1)
+    }
+
     /// Option bytes added to every segment and ACK on the wire.
     pub fn option_bytes(&self) -> u32 {
         if self.timestamps {

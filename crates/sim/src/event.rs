@@ -27,6 +27,8 @@ pub enum Event {
     SourceEmit(u32),
     /// A flow stops sending new data.
     FlowStop(u32),
+    /// A paced flow's next segment may leave.
+    Pace(u32),
 }
 
 struct Entry {

@@ -59,6 +59,9 @@ pub fn default_tcp() -> TcpConfig {
         timestamps: false,
         handshake: false,
         limited_transmit: false,
+        cc: None,
+        recovery: None,
+        pacing: false,
     }
 }
 

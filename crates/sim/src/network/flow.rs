@@ -100,6 +100,14 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
             "{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"
         ));
     }
+    let cc = crate::tcp::cc::build(t.cc_name())
+        .map_err(|e| SimError::Config(format!("{field}.tcp.cc: {e}")))?;
+    if cc.per_packet_ce_echo() && !t.ecn && fc.poisson.is_none() && fc.source.is_none() {
+        return cfg_err(format!(
+            "{field}.tcp.ecn: cc {:?} reacts to ECN marks only: set ecn = true",
+            cc.name()
+        ));
+    }
     if fc.stop_ns.is_some_and(|s| s <= fc.start_ns) {
         return cfg_err(format!("{field}.stop: must be after start"));
     }
@@ -132,7 +140,9 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
         path: fc.path.iter().map(|&l| l as u32).collect(),
         rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
         sender: Sender::new(t, limit, marker),
-        receiver: Receiver::new(t).finite(limit),
+        receiver: Receiver::new(t)
+            .finite(limit)
+            .per_packet_ce_echo(cc.per_packet_ce_echo()),
         start: fc.start_ns,
         mss: t.mss,
         cwnd_series: t

@@ -110,6 +110,12 @@ impl Sim {
                 self.ev.push(d, Event::Rto(f as u32));
             }
         }
+        if let Some(d) = s.pacer.deadline.take() {
+            if s.pacer.event.is_none_or(|e| e > d) {
+                s.pacer.event = Some(d);
+                self.ev.push(d, Event::Pace(f as u32));
+            }
+        }
         let fl = &mut self.flows[f];
         if let Some(cs) = &mut fl.cwnd_series {
             cs.fill_before(t + 1, &[fl.sender.cwnd]);
@@ -154,12 +160,18 @@ impl Sim {
                     s.fill_before(t + 1, &[*b]);
                 }
                 let ack = fl.receiver.on_data(&pkt, t, in_window);
+                if let Some(mut a) = fl.receiver.take_extra() {
+                    a.flow = f as u32;
+                    self.out.push(a);
+                }
                 if let Some((b, _)) = &mut fl.delivered {
                     *b = fl.receiver.stats.delivered_total as f64 * fl.mss as f64;
                 }
                 if let Some(mut a) = ack {
                     a.flow = f as u32;
                     self.out.push(a);
+                }
+                if !self.out.is_empty() {
                     self.inject_out(f, t);
                 }
                 let r = &mut self.flows[f].receiver;
@@ -288,6 +300,17 @@ impl Sim {
                 Event::FlowStart(f) => {
                     let mut out = std::mem::take(&mut self.out);
                     self.flows[f as usize].sender.start(t, &mut out);
+                    self.out = out;
+                    self.inject_out(f as usize, t);
+                }
+                Event::Pace(f) => {
+                    let s = &mut self.flows[f as usize].sender;
+                    if s.pacer.event != Some(t) {
+                        continue; // superseded by an earlier event
+                    }
+                    s.pacer.event = None;
+                    let mut out = std::mem::take(&mut self.out);
+                    self.flows[f as usize].sender.send_allowed(t, &mut out);
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }

@@ -18,6 +18,7 @@
 
 pub mod cc;
 pub mod handshake;
+pub mod pacing;
 pub mod receiver;
 pub mod recovery;
 pub mod sender;

@@ -1,6 +1,8 @@
 //! The TCP receiver: cumulative ACKs, SACK blocks (RFC 2018 s. 4), delayed ACKs (RFC 5681
 //! s. 4.2), ECN echo (RFC 3168 s. 6.1.3), timestamp echo (RFC 7323 s. 3: `ts` of the segment that
-//! triggered the ACK, or of the earliest unacknowledged one under delayed ACKs).
+//! triggered the ACK, or of the earliest unacknowledged one under delayed ACKs); under DCTCP
+//! (RFC 8257 s. 3.2) CE is echoed packet by packet instead, through a two-state machine that
+//! sends an immediate ACK for the held segments when the CE state changes.
 
 use crate::config::TcpConfig;
 use crate::packet::{Kind, Packet, SackBlock, CE, CWR, ECE, SYN};
@@ -37,6 +39,13 @@ pub struct Receiver {
     /// Time of the pending delayed-ACK event.
     pub delack_event: Option<Time>,
     ece: bool,
+    /// DCTCP's CE echo (RFC 8257 s. 3.2) instead of RFC 3168's latch.
+    ce_per_packet: bool,
+    /// DCTCP's state: the CE bit of the last data segment received.
+    ce_state: bool,
+    /// An ACK sent before the one [`Receiver::on_data`] returns (DCTCP's state change with a
+    /// delayed ACK pending), taken with [`Receiver::take_extra`].
+    extra: Option<Packet>,
     /// Segments of a finite transfer: the last one is acknowledged at once.
     total: Option<u32>,
     /// Counters.
@@ -59,6 +68,9 @@ impl Receiver {
             delack_deadline: None,
             delack_event: None,
             ece: false,
+            ce_per_packet: false,
+            ce_state: false,
+            extra: None,
             total: None,
             stats: ReceiverStats::default(),
         }
@@ -71,6 +83,18 @@ impl Receiver {
     pub fn finite(mut self, segments: Option<u32>) -> Self {
         self.total = segments;
         self
+    }
+
+    /// Echoes CE as DCTCP's receiver (RFC 8257 s. 3.2) when `on`.
+    pub fn per_packet_ce_echo(mut self, on: bool) -> Self {
+        self.ce_per_packet = on;
+        self
+    }
+
+    /// The ACK sent just before the last one [`Receiver::on_data`] returned, if any.
+    #[inline]
+    pub fn take_extra(&mut self) -> Option<Packet> {
+        self.extra.take()
     }
 
     fn insert_ooo(&mut self, s: u32) -> SackBlock {
@@ -139,12 +163,25 @@ impl Receiver {
         if d.flags & SYN != 0 {
             return Some(self.syn_ack(d)); // every SYN, first or repeated (RFC 9293 s. 3.5)
         }
-        // RFC 3168 s. 6.1.3: echo CE until CWR is seen.
-        if d.flags & CWR != 0 {
-            self.ece = false;
-        }
-        if d.flags & CE != 0 {
-            self.ece = true;
+        let ce = d.flags & CE != 0;
+        if self.ce_per_packet {
+            // RFC 8257 s. 3.2: on a change of CE state with an ACK held back, acknowledge the
+            // held segments at once with the old state, then take the new one.
+            if ce != self.ce_state {
+                if self.unacked > 0 {
+                    self.extra = Some(self.ack(d.flow, self.pending_ts));
+                }
+                self.ce_state = ce;
+            }
+            self.ece = ce;
+        } else {
+            // RFC 3168 s. 6.1.3: echo CE until CWR is seen.
+            if d.flags & CWR != 0 {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
         }
         let s = d.seq;
         if s == self.rcv_nxt {
@@ -168,7 +205,9 @@ impl Receiver {
             // RFC 5681 s. 4.2: ACK at once when filling a gap; else every second segment or on
             // the timer.
             let complete = self.total.is_some_and(|n| self.rcv_nxt >= n);
-            if !self.delack || had_gap || complete || d.flags & CE != 0 {
+            // (RFC 3168 receivers also ACK a CE segment at once; DCTCP's state machine instead.)
+            let ce_now = ce && !self.ce_per_packet;
+            if !self.delack || had_gap || complete || ce_now {
                 return Some(self.ack(d.flow, d.ts));
             }
             self.unacked += 1;

@@ -7,17 +7,18 @@
 //! echoed timestamp (RFC 7323 s. 4.1; the echo names the transmission, so retransmissions give
 //! valid samples too).
 
-use super::cc::{Cc, CongestionControl, Cubic, Reno};
+use super::cc::{AckSample, CongestionControl};
 use super::recovery::{Prr, Scoreboard};
 use super::{Marker, SenderStats, RTT_BUCKETS, RTT_BUCKETS_PER_DECADE};
-use crate::config::{TcpConfig, TcpVariant};
+use crate::config::{RecoveryKind, TcpConfig};
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETX, SYN};
 use aqm::{Precedence, Time};
 
 /// A TCP sender.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Sender {
-    pub(crate) variant: TcpVariant,
+    /// Loss recovery.
+    pub(crate) recovery: RecoveryKind,
     /// Bytes of a data segment on the wire.
     pub pkt_size: u32,
     ecn: bool,
@@ -58,9 +59,9 @@ pub struct Sender {
     /// Time the last segment was acknowledged (finite flows).
     pub done_at: Option<Time>,
     marker: Option<Marker>,
-    /// Congestion controller.
-    pub cc: Cc,
-    /// SACK scoreboard (`sack` and `cubic` variants).
+    /// Congestion controller (`[tcp] cc`, from [`super::cc::REGISTRY`]).
+    pub cc: Box<dyn CongestionControl>,
+    /// SACK scoreboard (SACK recovery).
     pub sb: Option<Scoreboard>,
     /// Proportional Rate Reduction state of the current recovery (SACK variants).
     pub prr: Prr,
@@ -82,19 +83,19 @@ pub struct Sender {
     /// Segments sent by limited transmit since the last ACK of new data (left out of the
     /// FlightSize that sets ssthresh: RFC 5681 s. 3.2 step 2).
     pub(crate) lt_sent: u32,
+    /// Pacing clock (`[tcp] pacing`).
+    pub pacer: super::pacing::Pacer,
 }
 
 impl Sender {
     /// A sender for `cfg`; `limit_segments` bounds a finite flow.
     pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
-        let cc = match cfg.variant {
-            TcpVariant::Cubic => Cc::Cubic(Cubic::default()),
-            _ => Cc::Reno(Reno),
-        };
-        let sb =
-            matches!(cfg.variant, TcpVariant::Sack | TcpVariant::Cubic).then(Scoreboard::default);
+        // The network builder checks the name first (a configuration error, not a panic).
+        let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
+        let recovery = cfg.recovery_kind();
+        let sb = (recovery == RecoveryKind::Sack).then(Scoreboard::default);
         Sender {
-            variant: cfg.variant,
+            recovery,
             pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
             ecn: cfg.ecn,
             snd_una: 0,
@@ -134,7 +135,19 @@ impl Sender {
             syn_size: cfg.header_bytes + cfg.option_bytes(),
             limited_transmit: cfg.limited_transmit,
             lt_sent: 0,
+            pacer: super::pacing::Pacer {
+                on: cfg.pacing,
+                ..Default::default()
+            },
         }
+    }
+
+    /// The pacing rate, segments per second: the controller's own, else Linux's default
+    /// ([`super::pacing::linux_rate`]); `None`: unpaced.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        self.cc.pacing_rate().or_else(|| {
+            super::pacing::linux_rate(self.cwnd, self.ssthresh, self.flight(), self.srtt)
+        })
     }
 
     /// Segments in flight (RFC 5681's FlightSize, in segments).
@@ -238,6 +251,12 @@ impl Sender {
                 self.snd_nxt += 1;
                 continue;
             }
+            if !self.pacer.allows(now) {
+                break;
+            }
+            if self.pacer.on {
+                self.pacer.sent(now, self.pacing_rate());
+            }
             let p = self.make_segment(self.snd_nxt, now);
             out.push(p);
             self.snd_nxt += 1;
@@ -262,6 +281,28 @@ impl Sender {
             self.on_ack_sack(ack, now, out);
         } else {
             self.on_ack_newreno(ack, now, out);
+        }
+    }
+
+    /// What an ACK of `acked` segments (cumulative) delivering `delivered` segments tells the
+    /// congestion controller.
+    #[inline]
+    pub(crate) fn ack_sample(
+        &self,
+        ack: &Packet,
+        acked: u32,
+        delivered: u32,
+        now: Time,
+    ) -> AckSample {
+        AckSample {
+            now,
+            acked,
+            delivered,
+            ece: ack.flags & ECE != 0,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            srtt_ns: self.srtt,
+            min_rtt_ns: self.min_rtt,
         }
     }
 
@@ -305,7 +346,7 @@ impl Sender {
     pub(crate) fn on_ecn_echo(&mut self, ack: &Packet, now: Time) {
         if ack.flags & ECE != 0 && self.ecn && !self.in_recovery && self.snd_una > self.ecn_recover
         {
-            self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight(), now);
+            self.ssthresh = self.cc.on_ecn(self.cwnd, self.flight(), now);
             self.cwnd = self.ssthresh.max(1.0);
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;

@@ -14,7 +14,7 @@
 //!   acknowledgements beyond ssthresh are not carried into congestion avoidance). HyStart is not
 //!   modelled (a simplification: Linux leaves slow start earlier on a delay increase).
 
-use super::CongestionControl;
+use super::{AckSample, CongestionControl};
 use aqm::{Time, NS_PER_SEC};
 
 /// Multiplicative decrease factor (RFC 9438 s. 4.6).
@@ -87,7 +87,12 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
-    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, acked: u32, now: Time, min_rtt_ns: f64) -> f64 {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, s: &AckSample) -> f64 {
+        let (acked, now, min_rtt_ns) = (s.acked, s.now, s.min_rtt_ns);
         if cwnd < ssthresh {
             // Linux tcp_slow_start: grow by the segments acknowledged, not past ssthresh.
             return (cwnd + acked as f64).min(ssthresh.max(cwnd + 1.0));
@@ -132,6 +137,17 @@ mod tests {
 
     const MS: Time = 1_000_000;
 
+    /// An ACK of `acked` segments at `now` with minimum RTT `min_rtt_ns`.
+    fn ack(acked: u32, now: Time, min_rtt_ns: f64) -> AckSample {
+        AckSample {
+            now,
+            acked,
+            delivered: acked,
+            min_rtt_ns,
+            ..AckSample::default()
+        }
+    }
+
     #[test]
     fn constants_and_k_by_hand() {
         // alpha = 3 * 0.3 / 1.7 = 0.5294; K for W_max 100 after a reduction to 70: cbrt(75).
@@ -145,9 +161,9 @@ mod tests {
     #[test]
     fn slow_start_grows_by_the_acked_segments_up_to_ssthresh() {
         let mut c = Cubic::default();
-        assert_eq!(c.on_ack(10.0, 100.0, 3, 0, 0.0), 13.0);
+        assert_eq!(c.on_ack(10.0, 100.0, &ack(3, 0, 0.0)), 13.0);
         // A cumulative ACK of 30 segments after a timeout (cwnd 2, ssthresh 7): 7, not 32.
-        assert_eq!(c.on_ack(2.0, 7.0, 30, 0, 0.0), 7.0);
+        assert_eq!(c.on_ack(2.0, 7.0, &ack(30, 0, 0.0)), 7.0);
         assert!(c.epoch_start.is_none(), "no epoch in slow start");
     }
 
@@ -170,7 +186,7 @@ mod tests {
         for _ in 0..rtts {
             let n = cwnd.floor().max(1.0) as u64;
             for i in 0..n {
-                cwnd = c.on_ack(cwnd, 1.0, 1, now + rtt * i / n, rtt as f64);
+                cwnd = c.on_ack(cwnd, 1.0, &ack(1, now + rtt * i / n, rtt as f64));
             }
             now += rtt;
             out.push((now as f64 / 1e9, cwnd));

@@ -1,59 +1,99 @@
 //! Congestion control: how the window grows on ACKs and what it falls to on a congestion event,
-//! one algorithm per file behind [`CongestionControl`] (as Linux's `tcp_congestion_ops` and
-//! quiche's congestion hooks keep it apart from loss recovery). Windows are in segments.
+//! one algorithm per file behind [`CongestionControl`] (as Linux's `tcp_congestion_ops`,
+//! `net/ipv4/tcp_cong.c`, and ns-3's `TcpCongestionOps` keep it apart from loss recovery),
+//! chosen by name from [`REGISTRY`] (`[tcp] cc`). Windows are in segments.
+//!
+//! Adding an algorithm: one file here implementing the trait, and one line in [`REGISTRY`].
 
 pub mod cubic;
+pub mod dctcp;
 pub mod reno;
 
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use reno::Reno;
 
 use aqm::Time;
 
+/// What one ACK tells the congestion controller (in the spirit of Linux's `struct ack_sample`
+/// and the per-ACK part of `struct rate_sample`: segments delivered, ECN feedback, RTT).
+///
+/// Not yet here: the delivery-rate interval and app-limited flag of Linux's `rate_sample`
+/// (they need a per-segment send record; BBR will add it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample {
+    /// Arrival time of the ACK.
+    pub now: Time,
+    /// Segments newly acknowledged cumulatively.
+    pub acked: u32,
+    /// Segments newly delivered: cumulatively acknowledged plus newly SACKed (a duplicate ACK
+    /// without SACK counts one, as Linux's `tcp_add_reno_sack`).
+    pub delivered: u32,
+    /// The ACK carried ECN-Echo (RFC 3168; under DCTCP's receiver, RFC 8257 s. 3.2, the CE
+    /// state of the segments it acknowledges).
+    pub ece: bool,
+    /// Oldest unacknowledged segment after this ACK.
+    pub snd_una: u32,
+    /// Next new segment to send.
+    pub snd_nxt: u32,
+    /// Smoothed RTT, ns (0 before the first sample).
+    pub srtt_ns: f64,
+    /// Smallest RTT sample, ns (0 before the first sample).
+    pub min_rtt_ns: f64,
+}
+
 /// What the sender tells its congestion controller and what it asks of it.
-pub trait CongestionControl {
-    /// `acked` segments newly acknowledged at `now` outside loss recovery; returns the new
-    /// window. `srtt_ns` is the smoothed RTT (0 before the first sample), `min_rtt_ns` the
-    /// smallest RTT sample.
-    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, acked: u32, now: Time, min_rtt_ns: f64) -> f64;
-    /// A congestion event (loss detected, ECN echo or timeout) with window `cwnd` and
-    /// `flight` segments outstanding; returns the new ssthresh.
+pub trait CongestionControl: std::fmt::Debug + Send {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+    /// Every ACK, in or out of recovery, before the window is touched (ECN feedback
+    /// accounting, Linux's `in_ack_event`).
+    fn on_ack_event(&mut self, _s: &AckSample) {}
+    /// An ACK of new data outside loss recovery; returns the new window (Linux's
+    /// `cong_avoid`).
+    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, s: &AckSample) -> f64;
+    /// A loss (fast retransmit or timeout) with window `cwnd` and `flight` segments
+    /// outstanding; returns the new ssthresh (Linux's `ssthresh`).
     fn on_congestion(&mut self, cwnd: f64, flight: u32, now: Time) -> f64;
+    /// An ECN echo (at most once per window, RFC 3168 s. 6.1.2); returns the new ssthresh and
+    /// window. By default the response to a loss.
+    fn on_ecn(&mut self, cwnd: f64, flight: u32, now: Time) -> f64 {
+        self.on_congestion(cwnd, flight, now)
+    }
     /// A retransmission timeout (after [`CongestionControl::on_congestion`]).
     fn on_timeout(&mut self) {}
+    /// The receiver is to echo CE packet by packet as DCTCP's receiver (RFC 8257 s. 3.2)
+    /// instead of RFC 3168's latch until CWR.
+    fn per_packet_ce_echo(&self) -> bool {
+        false
+    }
+    /// The algorithm's own pacing rate, segments per second (`None`: the sender's default,
+    /// Linux's `tcp_update_pacing_rate`, when pacing is on).
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
 }
 
-/// The controllers aqmlab has (an enum rather than a trait object: one call per ACK, no
-/// indirection on the simulator's hot path).
-#[derive(Clone, Debug)]
-pub enum Cc {
-    /// RFC 5681.
-    Reno(Reno),
-    /// RFC 9438.
-    Cubic(Cubic),
+/// A constructor of a congestion controller.
+pub type Builder = fn() -> Box<dyn CongestionControl>;
+
+/// The congestion controllers by name (`[tcp] cc`).
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("reno", || Box::new(Reno)),
+    ("cubic", || Box::new(Cubic::default())),
+    ("dctcp", || Box::new(Dctcp::default())),
+];
+
+/// The controller registered as `name`.
+pub fn build(name: &str) -> Result<Box<dyn CongestionControl>, String> {
+    REGISTRY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b())
+        .ok_or_else(|| format!("must be one of {} (got {name:?})", names().join(", ")))
 }
 
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, acked: u32, now: Time, min_rtt_ns: f64) -> f64 {
-        match self {
-            Cc::Reno(c) => c.on_ack(cwnd, ssthresh, acked, now, min_rtt_ns),
-            Cc::Cubic(c) => c.on_ack(cwnd, ssthresh, acked, now, min_rtt_ns),
-        }
-    }
-
-    #[inline]
-    fn on_congestion(&mut self, cwnd: f64, flight: u32, now: Time) -> f64 {
-        match self {
-            Cc::Reno(c) => c.on_congestion(cwnd, flight, now),
-            Cc::Cubic(c) => c.on_congestion(cwnd, flight, now),
-        }
-    }
-
-    fn on_timeout(&mut self) {
-        match self {
-            Cc::Reno(c) => c.on_timeout(),
-            Cc::Cubic(c) => c.on_timeout(),
-        }
-    }
+/// The registered names.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(n, _)| *n).collect()
 }

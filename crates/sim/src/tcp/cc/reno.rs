@@ -2,7 +2,7 @@
 //! congestion avoidance 1/cwnd per ACK (eq. 3), ssthresh = max(FlightSize / 2, 2) on a
 //! congestion event (eq. 4).
 
-use super::CongestionControl;
+use super::{AckSample, CongestionControl};
 use aqm::Time;
 
 /// RFC 5681's window rules; no state of its own.
@@ -16,8 +16,12 @@ pub fn halve(flight: u32) -> f64 {
 }
 
 impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
     #[inline]
-    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, _acked: u32, _now: Time, _min_rtt: f64) -> f64 {
+    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, _s: &AckSample) -> f64 {
         // One increase per ACK, whatever it covers (as ns-2's Reno and the previous aqmlab
         // sender; RFC 5681 s. 3.1 allows at most SMSS per ACK in slow start).
         if cwnd < ssthresh {

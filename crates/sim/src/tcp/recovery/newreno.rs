@@ -3,9 +3,8 @@
 //! ends when `recover` is acknowledged).
 
 use super::DUP_THRESH;
-use crate::config::TcpVariant;
+use crate::config::RecoveryKind;
 use crate::packet::Packet;
-use crate::tcp::cc::CongestionControl;
 use crate::tcp::Sender;
 use aqm::Time;
 
@@ -17,13 +16,15 @@ impl Sender {
         if a > self.snd_una {
             let newly = a - self.snd_una;
             self.advance_una(a, ack.ts, now);
+            let sample = self.ack_sample(ack, newly, newly, now);
+            self.cc.on_ack_event(&sample);
             // RFC 6298 s. 5.2-5.3, except that in NewReno fast recovery only the first partial
             // ACK restarts the timer (RFC 6582 s. 3.2 step 5 and s. 4, the "Impatient"
             // variant), so a window with many losses ends in a timeout instead of one
             // retransmission per round trip.
             let mut restart = true;
             if self.in_recovery {
-                if self.variant == TcpVariant::Reno || a >= self.recover {
+                if self.recovery == RecoveryKind::Reno || a >= self.recover {
                     // Full ACK (NewReno) or any new ACK (Reno): deflate to ssthresh, leave.
                     self.cwnd = self.ssthresh;
                     self.in_recovery = false;
@@ -38,21 +39,21 @@ impl Sender {
                 }
             } else {
                 self.dupacks = 0;
-                let min_rtt = self.min_rtt_ns();
-                self.cwnd = self
-                    .cc
-                    .on_ack(self.cwnd, self.ssthresh, newly, now, min_rtt);
+                self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, &sample);
             }
             self.after_new_ack(restart, now);
             self.on_ecn_echo(ack, now);
         } else if a == self.snd_una && self.snd_max > self.snd_una {
+            // A duplicate ACK: one segment delivered (as Linux's `tcp_add_reno_sack`).
+            let sample = self.ack_sample(ack, 0, 1, now);
+            self.cc.on_ack_event(&sample);
             self.dupacks += 1;
             if self.in_recovery {
                 self.cwnd += 1.0; // RFC 5681 s. 3.2 step 4: inflate
             } else if self.dupacks == DUP_THRESH {
                 // RFC 6582 s. 3.2 step 1: only when the ACK covers more than `recover`.
                 let allowed =
-                    self.variant == TcpVariant::Reno || !self.recover_valid || a > self.recover;
+                    self.recovery == RecoveryKind::Reno || !self.recover_valid || a > self.recover;
                 if allowed {
                     let flight = self.flight_for_ssthresh();
                     self.ssthresh = self.cc.on_congestion(self.cwnd, flight, now);

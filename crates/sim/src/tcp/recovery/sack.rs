@@ -6,7 +6,6 @@
 
 use super::{Prr, DUP_THRESH};
 use crate::packet::{Packet, SackBlock};
-use crate::tcp::cc::CongestionControl;
 use crate::tcp::Sender;
 use aqm::Time;
 use std::collections::VecDeque;
@@ -151,6 +150,8 @@ impl Sender {
         sb.advance(self.snd_una);
         let sacked = sb.apply(&ack.sack, self.snd_max);
         let head_lost = sb.is_lost(self.snd_una);
+        let sample = self.ack_sample(ack, newly, newly + sacked, now);
+        self.cc.on_ack_event(&sample);
         if self.in_recovery {
             if self.snd_una >= self.recover {
                 // RFC 6675 s. 5: recovery ends when RecoveryPoint is acknowledged; RFC 6937:
@@ -163,10 +164,7 @@ impl Sender {
             }
         } else if newly > 0 {
             self.dupacks = 0;
-            let min_rtt = self.min_rtt_ns();
-            self.cwnd = self
-                .cc
-                .on_ack(self.cwnd, self.ssthresh, newly, now, min_rtt);
+            self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, &sample);
         } else if self.snd_max > self.snd_una {
             self.dupacks += 1;
         }
