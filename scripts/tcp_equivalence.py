@@ -139,12 +139,9 @@ type = "probe"
     repo = pathlib.Path(__file__).resolve().parent.parent
     mod = (repo / "scenarios/testbed/modred-4-cubic.toml").read_text()
     out.append(("modred", mod))
-    for p in sorted((repo / "scenarios").glob("*.toml")) + sorted(
-        (repo / "scenarios/examples").glob("*.toml")
-    ):
-        out.append((p.stem, p.read_text()))
-    for p in sorted((repo / "scenarios/seed001").glob("*.toml")):
-        out.append((p.stem, p.read_text()))
+    for sub in ["", "examples", "seed001"]:
+        for p in sorted((repo / "scenarios" / sub).glob("*.toml")):
+            out.append((p.stem, p.read_text()))
     return out
 
 

@@ -247,3 +247,215 @@ fn rtt_is_sampled_once_per_round_trip_unless_timestamps_are_on() {
         assert_eq!(s.stats.rtt_n, expected, "timestamps = {timestamps}");
     }
 }
+
+/// A sender and a receiver joined by a scripted network (in the spirit of quiche's TestSender):
+/// a test sends what the window allows, says which segments are lost or CE-marked, and each
+/// round the surviving segments reach the receiver in order and its ACKs reach the sender,
+/// one round trip after the segments left. Whatever the sender sends in answer goes in the
+/// next round.
+pub(super) struct Harness {
+    pub s: Sender,
+    pub r: Receiver,
+    pub now: Time,
+    /// Sent, not yet delivered.
+    pub wire: Vec<Packet>,
+    /// (in recovery, cwnd, ssthresh) after each ACK.
+    pub trace: Vec<(bool, f64, f64)>,
+    rtt: Time,
+}
+
+impl Harness {
+    /// A sender of `c` in congestion avoidance with window `cwnd` (ssthresh = cwnd), nothing
+    /// sent yet, and a receiver of `c` (echoing CE as the controller asks).
+    pub fn new(c: &TcpConfig, cwnd: f64, rtt: Time) -> Self {
+        let mut s = Sender::new(c, None, None);
+        s.cwnd = cwnd;
+        s.ssthresh = cwnd;
+        let r = Receiver::new(c).per_packet_ce_echo(s.cc.per_packet_ce_echo());
+        Harness {
+            s,
+            r,
+            now: 1_000,
+            wire: Vec::new(),
+            trace: Vec::new(),
+            rtt,
+        }
+    }
+
+    /// Sends what the window allows now; returns the segments sent.
+    pub fn send(&mut self) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.s.send_allowed(self.now, &mut out);
+        let seqs = out.iter().map(|p| p.seq).collect();
+        self.wire.extend(out);
+        seqs
+    }
+
+    /// One round trip: the segments on the wire arrive in order, except the transmissions of
+    /// `lose` (each number lost once: its retransmission gets through); those of `mark` arrive
+    /// CE-marked. Every ACK reaches the sender at once; what it sends goes on the wire.
+    pub fn round(&mut self, lose: &mut Vec<u32>, mark: &[u32]) {
+        self.now += self.rtt;
+        let wire = std::mem::take(&mut self.wire);
+        for mut p in wire {
+            if let Some(i) = lose.iter().position(|&l| l == p.seq) {
+                lose.remove(i);
+                continue;
+            }
+            if mark.contains(&p.seq) {
+                p.flags |= crate::packet::CE;
+            }
+            let extra = self.r.on_data(&p, self.now, true);
+            let acks: Vec<Packet> = self.r.take_extra().into_iter().chain(extra).collect();
+            for a in acks {
+                let mut out = Vec::new();
+                self.s.on_ack(&a, self.now, &mut out);
+                self.trace
+                    .push((self.s.in_recovery, self.s.cwnd, self.s.ssthresh));
+                self.wire.extend(out);
+            }
+        }
+    }
+}
+
+/// Send 20, lose 3 (segments 5, 6, 7), ACK the rest: with SACK recovery and PRR, one fast
+/// retransmit, the three losses retransmitted within the recovery (NewReno: the fast
+/// retransmit, then one partial ACK per remaining hole, RFC 6582 s. 3.2 step 5), ssthresh = FlightSize / 2
+/// (RFC 5681 eq. 4: 20 outstanding when the third duplicate ACK came) and, when the recovery
+/// ends, cwnd = ssthresh (RFC 6937 s. 3.1; RFC 6582 s. 3.2 step 6 for NewReno).
+#[test]
+fn harness_send_20_lose_3_sack_and_newreno() {
+    for variant in [TcpVariant::Sack, TcpVariant::NewReno] {
+        let mut h = Harness::new(&cfg(variant), 20.0, 100_000_000);
+        assert_eq!(h.send(), (0..20).collect::<Vec<_>>());
+        let mut lose = vec![5, 6, 7];
+        for _ in 0..6 {
+            h.round(&mut lose, &[]);
+        }
+        assert!(lose.is_empty(), "{variant:?}: every loss was retransmitted");
+        let s = &h.s;
+        assert_eq!(s.stats.fast_retransmits, 1, "{variant:?}");
+        assert_eq!(s.stats.retransmits, 3, "{variant:?}");
+        assert_eq!(s.stats.timeouts, 0, "{variant:?}");
+        // ACKs of 0..4 moved the window (20 + 5 x 1/cwnd) and sent 20..24: FlightSize at
+        // the third duplicate ACK is 25 - 5 = 20.
+        let exit = h
+            .trace
+            .windows(2)
+            .find(|w| w[0].0 && !w[1].0)
+            .map(|w| w[1])
+            .expect("recovery ended");
+        assert_eq!(exit.2, 10.0, "{variant:?}: ssthresh = 20 / 2");
+        assert_eq!(
+            exit.1, 10.0,
+            "{variant:?}: cwnd = ssthresh at the end of recovery"
+        );
+    }
+}
+
+/// DCTCP through the harness (RFC 8257 s. 3.3), by hand: alpha starts at 1; the first ACK
+/// ends the first observation window (WindowEnd 0) with F = 0: alpha = 15/16, and the next
+/// window ends when 20 is acknowledged. Segments 10..14 (5 of 20) arrive CE-marked; the
+/// receiver (no delayed ACKs) echoes ECE on exactly their ACKs. The first echo (ACK of 10,
+/// after its own Reno growth) cuts cwnd once: cwnd x (1 - alpha / 2) with alpha 15/16; the other four echoes are in the
+/// same window and do nothing. At the window's end: F = 5 marked of the 19 segments acked
+/// since the first ACK; alpha = 15/16 x 15/16 + 1/16 x 5/19.
+#[test]
+fn harness_dctcp_alpha_and_the_once_per_window_cut() {
+    let mut c = cfg(TcpVariant::NewReno);
+    c.cc = Some("dctcp".into());
+    c.ecn = true;
+    let mut h = Harness::new(&c, 20.0, 100_000_000);
+    h.send();
+    h.round(&mut Vec::new(), &[10, 11, 12, 13, 14]);
+    assert_eq!(h.s.stats.ecn_reductions, 1);
+    // Reno growth on the ACKs of 0..9 (cwnd += 1/cwnd), then the cut on the ACK of 10.
+    let mut w = 20.0f64;
+    for _ in 0..11 {
+        w += 1.0 / w;
+    }
+    let cut = w * (1.0 - (15.0 / 16.0) / 2.0);
+    let (_, cwnd_at_10, ssthresh_at_10) = h.trace[10];
+    assert!((cwnd_at_10 - cut).abs() < 1e-9, "{cwnd_at_10} vs {cut}");
+    assert!((ssthresh_at_10 - cut).abs() < 1e-9);
+    let alpha = 15.0 / 16.0 * 15.0 / 16.0 + 5.0 / 19.0 / 16.0;
+    let got = h.s.cc.ecn_alpha().expect("dctcp has alpha");
+    assert!((got - alpha).abs() < 1e-12, "alpha {got} vs {alpha}");
+    // The next round trip (no marks) ends the next window once: alpha x 15/16.
+    h.round(&mut Vec::new(), &[]);
+    let got = h.s.cc.ecn_alpha().expect("dctcp has alpha");
+    assert!((got - alpha * 15.0 / 16.0).abs() < 1e-12, "alpha {got}");
+    assert_eq!(h.s.stats.ecn_reductions, 1);
+}
+
+/// RFC 8257 s. 3.2's receiver with delayed ACKs: while the CE state holds, every second
+/// segment is acknowledged with ECE = the state; a change of state with a segment held back
+/// sends an immediate ACK for it with the old state first.
+#[test]
+fn dctcp_receiver_echoes_ce_state_changes_at_once() {
+    let mut c = cfg(TcpVariant::NewReno);
+    c.delack = true;
+    let mut r = Receiver::new(&c).per_packet_ce_echo(true);
+    let ce = |seq: u32| Packet {
+        flags: crate::packet::CE,
+        ..data(seq)
+    };
+    // 0 (not CE): held. 1 (CE): the state changes with 0 held: ACK 1 without ECE now, 1 held.
+    assert!(r.on_data(&data(0), 0, true).is_none());
+    assert!(r.on_data(&ce(1), 0, true).is_none());
+    let a = r.take_extra().expect("immediate ACK on the state change");
+    assert_eq!((a.seq, a.flags & ECE), (1, 0));
+    // 2 (CE): second segment held: ACK 3 with ECE.
+    let a = r.on_data(&ce(2), 0, true).unwrap();
+    assert_eq!((a.seq, a.flags & ECE != 0), (3, true));
+    assert!(r.take_extra().is_none());
+    // 3 (not CE): nothing held: no extra ACK; 3 held. 4 (not CE): ACK 5 without ECE.
+    assert!(r.on_data(&data(3), 0, true).is_none());
+    assert!(r.take_extra().is_none());
+    let a = r.on_data(&data(4), 0, true).unwrap();
+    assert_eq!((a.seq, a.flags & ECE), (5, 0));
+    // An RFC 3168 receiver latches ECE until CWR instead: the CE segment is ACKed at once and
+    // the next plain ACK still carries ECE.
+    let mut r = Receiver::new(&c);
+    assert_eq!(r.on_data(&ce(0), 0, true).unwrap().flags & ECE, ECE);
+    assert!(r.on_data(&data(1), 0, true).is_none());
+    assert_eq!(r.on_data(&data(2), 0, true).unwrap().flags & ECE, ECE);
+}
+
+/// Pacing (Linux `tcp_update_pacing_rate`): SRTT 100 ms, cwnd 10. In congestion avoidance
+/// (cwnd >= ssthresh / 2) the rate is 1.2 x 10 / 0.1 s = 120 segments/s: departures 1/120 s =
+/// 8.333 ms apart; in slow start (cwnd < ssthresh / 2) 2 x 10 / 0.1 s = 200/s: 5 ms apart.
+#[test]
+fn paced_departures_follow_the_linux_rate() {
+    for (ssthresh, gap) in [(10.0, 8_333_333), (100.0, 5_000_000)] {
+        let mut c = cfg(TcpVariant::NewReno);
+        c.pacing = true;
+        let mut s = Sender::new(&c, None, None);
+        s.rtt_sample(100e6);
+        s.cwnd = 10.0;
+        s.ssthresh = ssthresh;
+        let mut times = Vec::new();
+        let mut now: Time = 1_000_000_000;
+        for k in 0..10 {
+            let mut out = Vec::new();
+            s.send_allowed(now, &mut out);
+            assert_eq!(out.len(), 1, "one segment per pacing slot");
+            times.push(now);
+            if k < 9 {
+                now = s.pacer.deadline.take().expect("the next slot");
+            } else {
+                // The window (10) is full: the sender waits for an ACK, not for the pacer.
+                assert!(s.pacer.deadline.is_none());
+            }
+        }
+        for w in times.windows(2) {
+            assert_eq!(w[1] - w[0], gap, "ssthresh {ssthresh}");
+        }
+    }
+    // Unpaced: the whole window at once.
+    let mut s = Sender::new(&cfg(TcpVariant::NewReno), None, None);
+    s.rtt_sample(100e6);
+    let mut out = Vec::new();
+    s.send_allowed(0, &mut out);
+    assert_eq!(out.len(), 10);
+}

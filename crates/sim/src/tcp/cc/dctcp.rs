@@ -86,6 +86,10 @@ impl CongestionControl for Dctcp {
     fn per_packet_ce_echo(&self) -> bool {
         true
     }
+
+    fn ecn_alpha(&self) -> Option<f64> {
+        Some(self.alpha)
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,11 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn per_packet_ce_echo(&self) -> bool {
         false
     }
+    /// The controller's estimate of the fraction of segments CE-marked (DCTCP's alpha), for
+    /// tests and traces; `None` when it keeps none.
+    fn ecn_alpha(&self) -> Option<f64> {
+        None
+    }
     /// The algorithm's own pacing rate, segments per second (`None`: the sender's default,
     /// Linux's `tcp_update_pacing_rate`, when pacing is on).
     fn pacing_rate(&self) -> Option<f64> {
