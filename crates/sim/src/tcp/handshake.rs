@@ -30,7 +30,7 @@ impl Sender {
         out.push(Packet {
             flow: 0,
             seq: 0,
-            size: self.syn_size,
+            size: self.params.syn_size,
             hop: 0,
             kind: Kind::Data,
             flags: SYN, // never ECT (RFC 3168 s. 6.1.1)
@@ -47,7 +47,7 @@ impl Sender {
     pub(crate) fn syn_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.syn_retries += 1;
         self.stats.syn_retransmits += 1;
-        self.rto = (self.rto * 2).min(self.max_rto);
+        self.rto = (self.rto * 2).min(self.params.max_rto);
         self.send_syn(now, out);
     }
 
@@ -61,13 +61,13 @@ impl Sender {
         self.connecting = false;
         self.rto_deadline = None;
         self.snd_wnd = ack.rwnd;
-        if self.syn_retries == 0 || self.timestamps {
+        if self.syn_retries == 0 || self.params.timestamps {
             self.rtt_sample(now.saturating_sub(ack.ts) as f64);
         }
         if self.syn_retries > 0 {
             self.cwnd = 1.0;
             if self.rto < RTO_AFTER_SYN_LOSS_NS {
-                self.rto = RTO_AFTER_SYN_LOSS_NS.min(self.max_rto);
+                self.rto = RTO_AFTER_SYN_LOSS_NS.min(self.params.max_rto);
             }
         }
         self.send_allowed(now, out);

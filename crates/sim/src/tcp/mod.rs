@@ -9,6 +9,11 @@
 //!   NextSeg, pipe) with Proportional Rate Reduction (RFC 6937, PRR-SSRB);
 //! - `cubic`: CUBIC (RFC 9438) + SACK recovery + PRR: Linux's default.
 //!
+//! The variants are presets ([`TcpVariant::preset`]) of a congestion controller, chosen by name
+//! from [`cc::REGISTRY`] (`[tcp] cc`: `reno`, `cubic`, `dctcp`), and a loss recovery
+//! (`[tcp] recovery`: `reno`, `newreno`, `sack`); either half can be set apart. Optional pacing
+//! ([`pacing`], Linux's internal pacing).
+//!
 //! Common to all: retransmission timer RFC 6298 (s. 2 estimator, s. 5 timer management,
 //! backoff); ECN RFC 3168 s. 6.1 (one reduction per window, CWR/ECE); delayed ACKs RFC 5681
 //! s. 4.2; RTT samples from every ACK through the echoed timestamp (RFC 7323 s. 4.1; the header

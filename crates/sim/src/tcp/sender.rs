@@ -14,14 +14,34 @@ use crate::config::{RecoveryKind, TcpConfig};
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETX, SYN};
 use aqm::{Precedence, Time};
 
+/// A sender's settings, fixed for the flow's life (from [`TcpConfig`]).
+#[derive(Clone, Debug)]
+pub struct SenderParams {
+    /// Bytes of a data segment on the wire.
+    pub pkt_size: u32,
+    /// ECN-capable transport (RFC 3168).
+    pub ecn: bool,
+    /// RTO lower bound, ns.
+    pub min_rto: Time,
+    /// RTO upper bound, ns.
+    pub max_rto: Time,
+    /// Clock granularity G of RFC 6298 s. 2, ns.
+    pub granularity: Time,
+    /// TCP timestamps on (RFC 7323): every ACK of new data is an RTT sample.
+    pub timestamps: bool,
+    /// Bytes of the SYN on the wire (header and options, no payload).
+    pub syn_size: u32,
+    /// Limited transmit on (RFC 3042).
+    pub limited_transmit: bool,
+}
+
 /// A TCP sender.
 #[derive(Debug)]
 pub struct Sender {
+    /// Settings fixed for the flow's life.
+    pub params: SenderParams,
     /// Loss recovery.
     pub(crate) recovery: RecoveryKind,
-    /// Bytes of a data segment on the wire.
-    pub pkt_size: u32,
-    ecn: bool,
     /// Oldest unacknowledged segment.
     pub snd_una: u32,
     /// Next segment to send.
@@ -48,9 +68,6 @@ pub struct Sender {
     /// Current retransmission timeout, ns.
     pub rto: Time,
     has_rtt: bool,
-    min_rto: Time,
-    pub(crate) max_rto: Time,
-    granularity: Time,
     /// When the retransmission timer expires (`None`: stopped).
     pub rto_deadline: Option<Time>,
     /// Time of the pending timer event, if any (one event per flow at a time).
@@ -67,8 +84,6 @@ pub struct Sender {
     pub prr: Prr,
     /// Counters.
     pub stats: SenderStats,
-    /// TCP timestamps on (RFC 7323): every ACK of new data is an RTT sample.
-    pub(crate) timestamps: bool,
     /// Without timestamps: the next RTT sample is taken from the ACK that covers this segment
     /// (one timed segment per round trip, RFC 6298 s. 3).
     timed_until: u32,
@@ -76,10 +91,6 @@ pub struct Sender {
     pub connecting: bool,
     /// Times the SYN was sent again after its timer expired.
     pub(crate) syn_retries: u32,
-    /// Bytes of the SYN on the wire (header and options, no payload).
-    pub(crate) syn_size: u32,
-    /// Limited transmit on (RFC 3042).
-    pub(crate) limited_transmit: bool,
     /// Segments sent by limited transmit since the last ACK of new data (left out of the
     /// FlightSize that sets ssthresh: RFC 5681 s. 3.2 step 2).
     pub(crate) lt_sent: u32,
@@ -89,15 +100,27 @@ pub struct Sender {
 
 impl Sender {
     /// A sender for `cfg`; `limit_segments` bounds a finite flow.
+    ///
+    /// # Panics
+    /// When `cfg.cc` names no registered controller: the network builder checks it first and
+    /// refuses the configuration with the field's name.
     pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
         // The network builder checks the name first (a configuration error, not a panic).
         let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
         let recovery = cfg.recovery_kind();
         let sb = (recovery == RecoveryKind::Sack).then(Scoreboard::default);
         Sender {
+            params: SenderParams {
+                pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
+                ecn: cfg.ecn,
+                min_rto: cfg.min_rto_ns,
+                max_rto: cfg.max_rto_ns,
+                granularity: cfg.granularity_ns,
+                timestamps: cfg.timestamps,
+                syn_size: cfg.header_bytes + cfg.option_bytes(),
+                limited_transmit: cfg.limited_transmit,
+            },
             recovery,
-            pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
-            ecn: cfg.ecn,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -116,9 +139,6 @@ impl Sender {
             min_rtt: 0.0,
             rto: cfg.init_rto_ns,
             has_rtt: false,
-            min_rto: cfg.min_rto_ns,
-            max_rto: cfg.max_rto_ns,
-            granularity: cfg.granularity_ns,
             rto_deadline: None,
             rto_event: None,
             limit: limit_segments,
@@ -128,12 +148,9 @@ impl Sender {
             sb,
             prr: Prr::default(),
             stats: SenderStats::default(),
-            timestamps: cfg.timestamps,
             timed_until: 0,
             connecting: cfg.handshake,
             syn_retries: 0,
-            syn_size: cfg.header_bytes + cfg.option_bytes(),
-            limited_transmit: cfg.limited_transmit,
             lt_sent: 0,
             pacer: super::pacing::Pacer {
                 on: cfg.pacing,
@@ -184,8 +201,8 @@ impl Sender {
             self.min_rtt = r;
             self.has_rtt = true;
         }
-        let rto = self.srtt + (self.granularity as f64).max(4.0 * self.rttvar);
-        self.rto = (rto.round() as Time).clamp(self.min_rto, self.max_rto);
+        let rto = self.srtt + (self.params.granularity as f64).max(4.0 * self.rttvar);
+        self.rto = (rto.round() as Time).clamp(self.params.min_rto, self.params.max_rto);
         let s = &mut self.stats;
         s.rtt_n += 1;
         s.rtt_sum += r;
@@ -206,7 +223,7 @@ impl Sender {
     }
 
     pub(crate) fn make_segment(&mut self, seg: u32, now: Time) -> Packet {
-        let mut flags = if self.ecn { ECT } else { 0 };
+        let mut flags = if self.params.ecn { ECT } else { 0 };
         if seg < self.snd_max {
             flags |= RETX;
             self.stats.retransmits += 1;
@@ -217,13 +234,13 @@ impl Sender {
         }
         self.stats.segs_sent += 1;
         let precedence = match &mut self.marker {
-            Some(m) => m.colour(self.pkt_size, now),
+            Some(m) => m.colour(self.params.pkt_size, now),
             None => Precedence::Out,
         };
         Packet {
             flow: 0,
             seq: seg,
-            size: self.pkt_size,
+            size: self.params.pkt_size,
             hop: 0,
             kind: Kind::Data,
             flags,
@@ -314,7 +331,7 @@ impl Sender {
         // RFC 6298's gains would shrink RTTVAR within a round trip (RFC 7323 App. G) and make the
         // RTO fire on queueing delay (docs/reproductions.md, seed 004: 306 timeouts instead of
         // ns-2's 54 on the same network).
-        if self.timestamps {
+        if self.params.timestamps {
             self.rtt_sample(now.saturating_sub(ts) as f64);
         } else if a > self.timed_until {
             if !self.in_recovery {
@@ -344,7 +361,10 @@ impl Sender {
 
     /// RFC 3168 s. 6.1.2: on an ECN echo, at most one reduction per window of data.
     pub(crate) fn on_ecn_echo(&mut self, ack: &Packet, now: Time) {
-        if ack.flags & ECE != 0 && self.ecn && !self.in_recovery && self.snd_una > self.ecn_recover
+        if ack.flags & ECE != 0
+            && self.params.ecn
+            && !self.in_recovery
+            && self.snd_una > self.ecn_recover
         {
             self.ssthresh = self.cc.on_ecn(self.cwnd, self.flight(), now);
             self.cwnd = self.ssthresh.max(1.0);
@@ -386,7 +406,7 @@ impl Sender {
         if let Some(b) = self.sb.as_mut() {
             b.high_rxt = None;
         }
-        self.rto = (self.rto * 2).min(self.max_rto);
+        self.rto = (self.rto * 2).min(self.params.max_rto);
         self.send_allowed(now, out);
     }
 }

@@ -40,7 +40,7 @@ impl Sender {
 
     /// RFC 3042 s. 2, on a duplicate ACK outside recovery (Reno / NewReno).
     pub(crate) fn limited_transmit_newreno(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.limited_transmit
+        if self.params.limited_transmit
             && self.dupacks < DUP_THRESH
             && self.new_segment_allowed()
             && (self.flight() + 1) as f64 <= self.cwnd + 2.0
@@ -51,7 +51,7 @@ impl Sender {
 
     /// RFC 6675 s. 5 step (3), on a duplicate ACK outside recovery that did not start it.
     pub(crate) fn limited_transmit_sack(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if !self.limited_transmit || self.dupacks == 0 || self.dupacks >= DUP_THRESH {
+        if !self.params.limited_transmit || self.dupacks == 0 || self.dupacks >= DUP_THRESH {
             return;
         }
         while self.new_segment_allowed() {
@@ -79,7 +79,7 @@ mod tests {
 
     fn lt(variant: TcpVariant, w: u32) -> Sender {
         let mut s = sender_at(variant, w);
-        s.limited_transmit = true;
+        s.params.limited_transmit = true;
         s
     }
 
