@@ -296,12 +296,48 @@ def _one_line(e: ValidationError) -> str:
         allowed = ", ".join(model.model_fields) if model else "see docs/scenarios.md"
         hint = _lives_elsewhere(str(loc[-1]), list(model.model_fields) if model else []) or ""
         return f"{field}: unknown field{hint}; allowed here: {allowed}"
+    if err["type"] == "string_type":
+        hint = _unit_hint(field, str(loc[-1]), err.get("input"))
+        if hint:
+            return hint
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "literal_error":
         return f"{field}: {msg} (got {show(err.get('input'))})"
     return f"{field}: {msg}"
+
+
+_RATE_FIELDS = {"rate", "access_rate", "reverse_rate"}
+_SIZE_FIELDS = {"mss", "header", "ack_size", "rwnd", "packet_size", "object_size", "size", "burst"}
+_TIME_FIELDS = {
+    *("delay", "access_delay", "duration", "warmup", "start", "start_spread", "stop", "rtt"),
+    *("interval", "on_time", "off_time", "think_time", "min_rto", "max_rto", "init_rto"),
+    *("delack_timeout", "sample_interval", "fixed_path_delay", "settling_smoothing"),
+}
+
+
+def _unit_hint(field: str, key: str, value: Any) -> str | None:
+    """A bare number where a quantity with a unit is expected (``rate = 100``): the same message
+    as the string ``"100"`` gets (``write e.g. '100Mbps'``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    parse = (
+        units.rate_bps
+        if key in _RATE_FIELDS
+        else units.size_bytes
+        if key in _SIZE_FIELDS
+        else units.seconds
+        if key in _TIME_FIELDS
+        else None
+    )
+    if parse is None:
+        return None
+    try:
+        parse(field, str(value))
+    except InputError as e:
+        return f"{e} (a quantity with its unit, as a string)"
+    return None
 
 
 # Settings that people write where they do not live here (tc, ns-2 and ns-3 habits): the place
@@ -344,12 +380,55 @@ def _lives_elsewhere(key: str, own: list[str]) -> str | None:
     return f" (did you mean {close[0]!r}?)" if close else None
 
 
+#: Deepest nesting of tables and arrays a scenario may have (the real format needs 4).
+MAX_DEPTH = 32
+
+
+def check_values(data: Any, where: str = "") -> None:
+    """Walks a scenario's raw structure (iteratively: no recursion limit to hit) and refuses, in
+    one line naming the field: nesting deeper than :data:`MAX_DEPTH`, a NaN or infinite number
+    (no setting takes one; the simulator's JSON cannot carry it), a blank key and a key or value
+    that is not TOML data (in a dict built in Python)."""
+    stack: list[tuple[Any, tuple, int]] = [(data, (), 0)]
+    while stack:
+        v, loc, depth = stack.pop()
+        field = (where + ("." if where and loc and isinstance(loc[0], str) else "")) + _fmt_loc(loc)
+        if depth > MAX_DEPTH:
+            raise InputError(
+                f"{field or 'scenario'}: nested deeper than {MAX_DEPTH} tables or arrays; "
+                "see docs/scenarios.md for the format"
+            )
+        if isinstance(v, float) and v != v:
+            raise InputError(f"{field or 'scenario'}: must be a finite number (got nan)")
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            raise InputError(f"{field or 'scenario'}: must be a finite number (got {v})")
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    raise InputError(f"{field or 'scenario'}: keys must be strings (got {show(k)})")
+                if not k.strip():
+                    inside = field or "the top level of the scenario"
+                    raise InputError(
+                        f"{inside}: a blank key ({show(k)}) is not a setting; "
+                        "remove it or name the setting"
+                    )
+                stack.append((x, (*loc, k), depth + 1))
+        elif isinstance(v, list | tuple):
+            for i, x in enumerate(v):
+                stack.append((x, (*loc, i), depth + 1))
+
+
 def from_dict(data: dict[str, Any]) -> Scenario:
     """Validates a scenario given as a dict (the TOML structure)."""
+    if not isinstance(data, dict):
+        raise InputError(f"scenario: must be a table of settings (got {type(data).__name__})")
+    check_values(data)
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
         raise InputError(_one_line(e)) from None
+    except RecursionError:  # cannot happen after check_values; kept as a one-line refusal
+        raise InputError(f"scenario: nested deeper than {MAX_DEPTH} levels") from None
 
 
 def load(path: str | Path) -> Scenario:
@@ -387,6 +466,11 @@ def load(path: str | Path) -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"scenario: {show(p.name)} is not valid TOML: {e}") from None
+    except RecursionError:  # tomllib recurses on nested arrays and inline tables
+        raise InputError(
+            f"scenario: {show(p.name)} nests arrays or tables too deeply to read "
+            f"(a scenario needs at most {MAX_DEPTH} levels)"
+        ) from None
     if not data:
         raise InputError(
             f"scenario: {name} has no settings (it is empty or only comments); write at least one, "
@@ -456,6 +540,10 @@ def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]
         for k, v in (("scale", scale), ("target_mean", target), ("load", load)):
             if v is not None:
                 raise InputError(f"{field}.{k}: goes with {field}.family")
+    for k, v in (("scale", scale), ("target_mean", target), ("load", load)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+            what = "packets" if k == "target_mean" else "a number"
+            raise InputError(f"{field}.{k}: must be a positive number ({what}; got {show(v)})")
         if "table" in aqm:
             table = families.validate_table(aqm["table"], f"{field}.table")
             aqm["table"] = [float(x) for x in table]
@@ -616,6 +704,21 @@ def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
     return topology.PRESETS[sc.topology.type](sc.topology, ctx)
 
 
+def _check_file_names(sc: Scenario, graph: topology.Graph) -> None:
+    """Names that become file names of a run directory (``probe_<flow>.parquet``,
+    ``link_<link>.parquet``) checked before the run, not after it (issue 19)."""
+    from aqmlab import outdir
+
+    for i, g in enumerate(sc.flows):
+        if g.name is not None:
+            outdir.safe_name(g.name, f"flows[{i}].name")
+    for link in graph.links:
+        if link.get("monitor"):
+            outdir.safe_name(
+                link["name"], "topology: the link name (made of its node names) of a monitored link"
+            )
+
+
 def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
     from aqmlab import limits
@@ -627,6 +730,7 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
     mean_pkt = round(sum(sizes) / len(sizes))
     graph = _graph(sc, mean_pkt)
+    _check_file_names(sc, graph)
     flows = traffic.build_flows(sc, graph, [t for t, _ in tcp_cfgs], run)
     if len(flows) > 1_000_000:
         raise InputError(f"flows: at most 1000000 flows (got {len(flows)})")
