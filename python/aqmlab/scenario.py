@@ -226,6 +226,34 @@ class Metrics(BaseModel):
     settling_smoothing: str = "1s"
     settling_final_fraction: float = 0.2
 
+    @field_validator("settling_band")
+    @classmethod
+    def _band(cls, v: float) -> float:
+        if not v > 0:  # checked before the run, not after it (issue 19)
+            raise ValueError(f"must be > 0 (a relative half-width, e.g. 0.1; got {v})")
+        return v
+
+    @field_validator("ie")
+    @classmethod
+    def _ie(cls, v: float) -> float:
+        if not 0 <= v <= 95:
+            raise ValueError(f"must be in [0, 95] (ITU-T G.113 equipment impairment; got {v})")
+        return v
+
+    @field_validator("bpl")
+    @classmethod
+    def _bpl(cls, v: float) -> float:
+        if not v > 0:
+            raise ValueError(f"must be > 0 (ITU-T G.113 packet-loss robustness; got {v})")
+        return v
+
+    @field_validator("settling_final_fraction")
+    @classmethod
+    def _final(cls, v: float) -> float:
+        if not 0 < v <= 1:
+            raise ValueError(f"must be in (0, 1] (a fraction of the run; got {v})")
+        return v
+
 
 class Scenario(BaseModel):
     """A whole scenario."""
@@ -304,7 +332,10 @@ def _one_line(e: ValidationError) -> str:
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "literal_error":
-        return f"{field}: {msg} (got {show(err.get('input'))})"
+        got = err.get("input")
+        expected = [str(x) for x in (err.get("ctx") or {}).get("expected", "").split(" or ")]
+        choices = [x.strip().strip("'").strip(",") for e in expected for x in e.split(", ")]
+        return f"{field}: {msg} (got {show(got)}){_did_you_mean(got, choices)}"
     return f"{field}: {msg}"
 
 
@@ -356,6 +387,16 @@ _ELSEWHERE = {
     "probability": "tc's probability is max_p",
     "avpkt": "tc's avpkt is mean_pkt_size",
 }
+
+
+def _did_you_mean(got: Any, choices: list[str]) -> str:
+    """``"; did you mean 'parking-lot'?"`` for a close misspelling of one of ``choices``."""
+    import difflib
+
+    if not isinstance(got, str) or not choices:
+        return ""
+    close = difflib.get_close_matches(got.lower(), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _lives_elsewhere(key: str, own: list[str]) -> str | None:
@@ -540,14 +581,14 @@ def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]
         for k, v in (("scale", scale), ("target_mean", target), ("load", load)):
             if v is not None:
                 raise InputError(f"{field}.{k}: goes with {field}.family")
-    for k, v in (("scale", scale), ("target_mean", target), ("load", load)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
-            what = "packets" if k == "target_mean" else "a number"
-            raise InputError(f"{field}.{k}: must be a positive number ({what}; got {show(v)})")
         if "table" in aqm:
             table = families.validate_table(aqm["table"], f"{field}.table")
             aqm["table"] = [float(x) for x in table]
         return aqm
+    for k, v in (("scale", scale), ("target_mean", target), ("load", load)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+            what = "packets" if k == "target_mean" else "a number"
+            raise InputError(f"{field}.{k}: must be a positive number ({what}; got {show(v)})")
     if "table" in aqm:
         raise InputError(f"{field}.table: give either a table or a family, not both")
     if not isinstance(fam, str) or fam not in families.FAMILIES:
@@ -596,8 +637,9 @@ def aqm_params(
     name = aqm["name"]
     info = algorithms.get(name)
     if info is None:
+        hint = _did_you_mean(name, algorithms.names())
         raise InputError(
-            f"{field}.name: unknown AQM {show(name)}; known: {', '.join(algorithms.names())}"
+            f"{field}.name: unknown AQM {show(name)}{hint}; known: {', '.join(algorithms.names())}"
         )
     kinds = {p["name"]: p["kind"] for p in info["params"]}
     out: dict[str, Any] = {}
@@ -634,7 +676,42 @@ def aqm_params(
         ):
             raise InputError(f"{f}: must be a list of numbers")
         out[k] = v
+    _check_periods(name, out, field)
     return name, out
+
+
+#: Timer-driven update periods (s) and sampling rates (Hz) of the AQMs: each period costs the
+#: simulator one event, so a 1 ns period hangs a run (issue 19). The bound, 10 us, is 1,500 times
+#: shorter than PIE's 15 ms (RFC 8033 s. 4.2) and shorter than one 1500 B packet at 1 Gb/s.
+MIN_UPDATE_PERIOD_S = 10e-6
+_PERIODS = {"pie": "t_update", "rem": "interval", "ared": "interval", "laq": "interval"}
+_PERIODS_PAQM = {"paqm": "interval"}
+_RATES_HZ = {"pi": "sample_hz", "anaqm": "sample_hz"}
+
+
+def _check_periods(name: str, par: dict[str, Any], field: str) -> None:
+    """An AQM's update period within :data:`MIN_UPDATE_PERIOD_S` (one line naming it)."""
+    key = _PERIODS.get(name) or _PERIODS_PAQM.get(name)
+    if (
+        key in par
+        and isinstance(par[key], int | float)
+        and par[key] < MIN_UPDATE_PERIOD_S * (1 - 1e-9)
+    ):
+        raise InputError(
+            f"{field}.{key}: the update period of {name} must be at least "
+            f"{MIN_UPDATE_PERIOD_S * 1e6:g} us (got {par[key]:g} s)"
+        )
+    key = _RATES_HZ.get(name)
+    if (
+        key in par
+        and isinstance(par[key], int | float)
+        and par[key] > (1 + 1e-9) / MIN_UPDATE_PERIOD_S
+    ):
+        raise InputError(
+            f"{field}.{key}: the sampling rate of {name} must be at most "
+            f"{1 / MIN_UPDATE_PERIOD_S:g} Hz (a period of {MIN_UPDATE_PERIOD_S * 1e6:g} us or "
+            f"more; got {par[key]:g} Hz)"
+        )
 
 
 def _run_fields(sc: Scenario, seed: int) -> dict[str, Any]:
