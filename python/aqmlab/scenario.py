@@ -291,6 +291,12 @@ def _fmt_loc(loc: tuple) -> str:
     return out
 
 
+def _is_type_tag(p: object) -> bool:
+    """Whether a location component is pydantic's name of a union member (``int``,
+    ``list[Host]``), not a field."""
+    return isinstance(p, str) and (p in ("int", "str", "float", "bool", "none") or "[" in p)
+
+
 def _model_at(loc: tuple) -> type[BaseModel] | None:
     """The model class that holds the field at ``loc`` (for listing the allowed fields)."""
     model: Any = Scenario
@@ -318,6 +324,8 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
 def _one_line(e: ValidationError) -> str:
     err = e.errors()[0]
     loc = tuple(err["loc"])
+    if err["type"] != "extra_forbidden":  # pydantic's union member tags are not fields
+        loc = tuple(p for p in loc if not _is_type_tag(p)) or loc
     field = _fmt_loc(loc) or "scenario"
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
@@ -425,7 +433,7 @@ def _lives_elsewhere(key: str, own: list[str]) -> str | None:
 MAX_DEPTH = 32
 
 
-def check_values(data: Any, where: str = "") -> None:
+def check_values(data: Any) -> None:
     """Walks a scenario's raw structure (iteratively: no recursion limit to hit) and refuses, in
     one line naming the field: nesting deeper than :data:`MAX_DEPTH`, a NaN or infinite number
     (no setting takes one; the simulator's JSON cannot carry it), a blank key and a key or value
@@ -433,10 +441,12 @@ def check_values(data: Any, where: str = "") -> None:
     stack: list[tuple[Any, tuple, int]] = [(data, (), 0)]
     while stack:
         v, loc, depth = stack.pop()
-        field = (where + ("." if where and loc and isinstance(loc[0], str) else "")) + _fmt_loc(loc)
+        field = _fmt_loc(loc)
         if depth > MAX_DEPTH:
+            names = [i for i, p in enumerate(loc) if isinstance(p, str)]
+            top = _fmt_loc(loc[: names[1] + 1] if len(names) > 1 else loc[:1])  # not the whole path
             raise InputError(
-                f"{field or 'scenario'}: nested deeper than {MAX_DEPTH} tables or arrays; "
+                f"{top or 'scenario'}: nested deeper than {MAX_DEPTH} tables or arrays; "
                 "see docs/scenarios.md for the format"
             )
         if isinstance(v, float) and v != v:
@@ -717,7 +727,7 @@ def _check_periods(name: str, par: dict[str, Any], field: str) -> None:
 def _run_fields(sc: Scenario, seed: int) -> dict[str, Any]:
     """Seed, duration, warm-up and sampling, checked, in base units."""
     if seed < 0 or seed >= 2**64:
-        raise InputError(f"seed: must be in [0, 2^64) (got {seed})")
+        raise InputError(f"seed: must be in [0, 2^64) (got {show(seed)})")
     duration = _ns("duration", sc.duration, positive=True)
     warmup = _ns("warmup", sc.warmup)
     if duration <= warmup:
