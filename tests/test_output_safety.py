@@ -205,5 +205,5 @@ def test_safe_name_rules():
     for ok in ("red", "red-2", "PIE_15ms", "é", "a.b", "with space"):
         assert outdir.safe_name(ok, "f") == ok
     for bad in ("", ".", "..", "../x", "/x", "a/b", "a\\b", ".x", "-x", "a\x00b", "x" * 300, 5):
-        with pytest.raises(aqmlab.InputError, match="^f: "):
+        with pytest.raises(aqmlab.InputError, match=r"^f: "):
             outdir.safe_name(bad, "f")
