@@ -62,17 +62,22 @@ def prepare(out: Path) -> None:
     (out / RUNS).mkdir(parents=True, exist_ok=True)
     if not (out / outdir.MARKER).exists():
         outdir.mark(out)
-    for stale in [*(out / RUNS).glob(".*.tmp"), *out.glob(".*.tmp")]:
-        stale.unlink(missing_ok=True)
+    prepare_cleanup(out)
 
 
 def prepare_cleanup(out: Path) -> None:
-    """Removes this sweep's temporary files (after a failed write); never raises."""
+    """Removes this sweep's temporary files and the ``series/<key>.partial`` directories of
+    runs whose workers were stopped (after a failed write, or left by a killed process); never
+    raises."""
+    from aqmlab import outdir
+
     for stale in [*(out / RUNS).glob(".*.tmp"), *out.glob(".*.tmp")]:
         try:
             stale.unlink(missing_ok=True)
         except OSError:
             pass
+    for partial in (out / "series").glob("*" + outdir.PARTIAL):
+        outdir.discard(partial)
 
 
 def problem(rec: Any, key: str) -> str | None:
