@@ -207,3 +207,20 @@ def test_safe_name_rules():
     for bad in ("", ".", "..", "../x", "/x", "a/b", "a\\b", ".x", "-x", "a\x00b", "x" * 300, 5):
         with pytest.raises(aqmlab.InputError, match=r"^f: "):
             outdir.safe_name(bad, "f")
+
+
+def test_a_users_directory_with_one_common_name_is_not_taken_for_aqmlab_output(tmp_path):
+    # A config.json or summary.json alone is a user's file; only aqmlab's sets of names count.
+    for name in ("config.json", "summary.json", "compare.csv", "sweep.json"):
+        d = tmp_path / name.replace(".", "_")
+        d.mkdir()
+        (d / name).write_text("{}")
+        (d / "mine.txt").write_text("keep")
+        assert not outdir.is_output_dir(d)
+        with pytest.raises(aqmlab.InputError, match="not an aqmlab output directory"):
+            outdir.check(d)
+    old_run = tmp_path / "old_run"
+    old_run.mkdir()
+    for name in ("summary.json", "scenario.json", "run.json"):
+        (old_run / name).write_text("{}")
+    assert outdir.is_output_dir(old_run)

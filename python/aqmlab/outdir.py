@@ -35,15 +35,13 @@ from aqmlab.errors import InputError, show
 
 #: A file written into every output directory aqmlab creates: what marks it as aqmlab's.
 MARKER = ".aqmlab"
-#: Files whose presence marks a directory written by an aqmlab version from before the marker:
-#: a run (summary.json, config.json), a comparison (compare.csv, compare.json), a sweep
-#: (sweep.json) or a reproduction/evaluation/testbed report.
+#: Sets of names that together mark a directory written by an aqmlab version from before the
+#: marker (a single common name such as ``config.json`` or ``summary.json`` would not do: a user's
+#: project may have one): a run, a comparison, a sweep.
 LEGACY_MARKERS = (
-    "summary.json",
-    "config.json",
-    "compare.csv",
-    "compare.json",
-    "sweep.json",
+    ("summary.json", "scenario.json", "run.json"),
+    ("compare.csv", "compare.json"),
+    ("sweep.json", "runs"),
 )
 #: Suffix of the temporary sibling a directory is written under before it is swapped in.
 PARTIAL = ".partial"
@@ -67,7 +65,7 @@ def _exists(p: Path) -> bool:
 
 def is_output_dir(path: str | Path, markers: tuple[str, ...] = ()) -> bool:
     """Whether ``path`` is a directory aqmlab may replace: empty, or holding the :data:`MARKER`
-    file, one of :data:`LEGACY_MARKERS` or one of the caller's own ``markers``."""
+    file, one of the sets of :data:`LEGACY_MARKERS` or one of the caller's own ``markers``."""
     p = Path(path)
     if p.is_symlink() or not p.is_dir():
         return False
@@ -75,7 +73,9 @@ def is_output_dir(path: str | Path, markers: tuple[str, ...] = ()) -> bool:
         names = set(os.listdir(p))
     except OSError:
         return False
-    return not names or bool(names & {MARKER, *LEGACY_MARKERS, *markers})
+    if not names or MARKER in names or names & set(markers):
+        return True
+    return any(set(group) <= names for group in LEGACY_MARKERS)
 
 
 def safe_name(value: object, field: str) -> str:
