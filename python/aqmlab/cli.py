@@ -250,7 +250,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _stamps(d: Path) -> dict[str, tuple[int, int]]:
     """(inode, mtime) of each file directly in ``d``: what a redraw replaced is what changed."""
-    out = {}
+    out: dict[str, tuple[int, int]] = {}
+    if not d.is_dir():
+        return out  # report_dir says what is wrong with it
     for f in d.iterdir():
         try:
             st = f.stat()

@@ -94,19 +94,20 @@ def _side_hosts(spec: object, n_flows: int) -> int:
 def _parking_lot_hosts(topo: object, n_flows: int) -> int:
     """Hosts of a parking lot (``left`` + ``right`` + 2 ``cross`` per hop), within the limits."""
     hops, cross = topo.hops, topo.cross  # type: ignore[attr-defined]
-    if hops is not None and not 1 <= hops <= MAX_HOPS:
+    # Below 1 is the topology's to refuse ("must be at least 1 bottleneck"); here the upper limits.
+    if hops is not None and hops > MAX_HOPS:
         raise InputError(
             f"topology.hops: must be in [1, {MAX_HOPS}] bottlenecks (got {show(hops)})"
         )
-    if not 1 <= cross <= MAX_HOSTS_PER_SIDE:
+    if cross > MAX_HOSTS_PER_SIDE:
         raise InputError(
             f"topology.cross: must be in [1, {MAX_HOSTS_PER_SIDE}] hosts per hop "
             f"(got {show(cross)})"
         )
-    hosts = 2 * cross * (hops or 1)
+    hosts = 2 * max(cross, 1) * max(hops or 1, 1)
     for side in ("left", "right"):
         n = _side_hosts(getattr(topo, side), n_flows)
-        if not 1 <= n <= MAX_HOSTS_PER_SIDE:
+        if n > MAX_HOSTS_PER_SIDE:
             raise InputError(
                 f"topology.{side}: must be in [1, {MAX_HOSTS_PER_SIDE}] hosts (got {show(n)})"
             )
