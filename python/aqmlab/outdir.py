@@ -237,7 +237,6 @@ def replacing(
     partial = start(p, markers)
     try:
         yield partial
-        commit(partial, p, markers)
     except OutputError:
         discard(partial)
         raise
@@ -247,3 +246,9 @@ def replacing(
     except BaseException:
         discard(partial)
         raise
+    try:
+        commit(partial, p, markers)  # an InputError here keeps the partial: its message names it
+    except OutputError:
+        raise
+    except OSError as e:
+        raise fault(e, p) from None
