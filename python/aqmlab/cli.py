@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from aqmlab.errors import InputError
+from aqmlab.outdir import OutputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -151,7 +152,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     path = default_scenario_path() if args.scenario is None else Path(args.scenario)
     sc = scenario.load(path)
-    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-seed{args.seed or sc.seed}"
+    out = _out_dir(args.out, sc.name, f"-seed{args.seed if args.seed is not None else sc.seed}")
     extra = None
     if args.plots or args.vector or getattr(args, "smooth", None):
         from functools import partial
@@ -167,20 +168,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
         extra_outputs=extra,
     )
     print_summary(res)
-    files = "queue/delay/goodput.png, report.html" if extra else f"plots: aqmlab plot {res.out_dir}"
+    from aqmlab import outdir
+
+    more = "" if extra else f"; plots: aqmlab plot {res.out_dir}"
     print(
-        f"wrote {res.out_dir}/ (summary.json, time series .parquet; {files}) "
-        f"in {res.wall_s:.2f} s wall",
+        f"wrote {res.out_dir}/ ({outdir.listing(res.out_dir)}{more}) in {res.wall_s:.2f} s wall",
         file=sys.stdout,
     )
     return 0
+
+
+def _out_dir(given: str | None, name: str, suffix: str = "") -> Path:
+    """``--out``, or the default ``runs/<name><suffix>``, checked before any work: a directory
+    aqmlab did not write is refused, never emptied; a name that would put the default anywhere
+    but under runs/ (``../../x``, an absolute name) is refused (:mod:`aqmlab.outdir`)."""
+    from aqmlab import outdir
+
+    if given:
+        return outdir.check(given, "--out")
+    outdir.safe_name(name, "name (the default output directory runs/<name> comes from it)")
+    return outdir.check(Path("runs") / f"{name}{suffix}", "--out (default)")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from aqmlab.sweep import engine, spec
 
     sw = spec.load(args.sweep)
-    out = Path(args.out) if args.out else Path("runs") / sw.name
+    out = _out_dir(args.out, sw.name)
     n = len(sw.points) * len(sw.seeds)
     print(f"sweep {sw.name}: {len(sw.points)} points x {len(sw.seeds)} seeds = {n} runs")
     if args.dry_run:
@@ -224,15 +238,29 @@ def _cmd_report(args: argparse.Namespace) -> int:
         page = sweep_report.write(d)
         print(f"wrote {page} (figures as PNG, SVG and PDF in {d / 'plots'}/)")
         return 0
-    from aqmlab import compare, report
+    from aqmlab import report
 
+    before = _stamps(d)
     page = report.report_dir(d, vector=args.vector, smooth_s=_smooth(args))
-    also = " and .svg/.pdf" if args.vector else ""
-    if compare.is_comparison(d):
-        print(f"wrote {page} (and compare_queue, compare_delay, compare_goodput .png{also})")
-    else:
-        print(f"wrote {page} (and queue, delay, goodput .png{also} beside it)")
+    after = _stamps(d)
+    written = sorted(n for n, st in after.items() if before.get(n) != st and n != page.name)
+    print(f"wrote {page} (and {', '.join(written) or 'nothing else'} beside it)")
     return 0
+
+
+def _stamps(d: Path) -> dict[str, tuple[int, int]]:
+    """(inode, mtime) of each file directly in ``d``: what a redraw replaced is what changed."""
+    out: dict[str, tuple[int, int]] = {}
+    if not d.is_dir():
+        return out  # report_dir says what is wrong with it
+    for f in d.iterdir():
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        if f.is_file() and not f.name.startswith("."):
+            out[f.name] = (st.st_ino, st.st_mtime_ns)
+    return out
 
 
 def _smooth(args: argparse.Namespace) -> float | None:
@@ -249,15 +277,24 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     sc = scenario.load(args.scenario)
     names = [n.strip() for n in args.aqm.split(",")]
-    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-compare"
+    out = _out_dir(args.out, sc.name, "-compare")
     cmp = compare.compare(
-        sc, names, args.param, seed=args.seed, out=out, jobs=args.jobs, engine=args.engine
+        sc,
+        names,
+        args.param,
+        seed=args.seed,
+        out=out,
+        jobs=args.jobs,
+        engine=args.engine,
+        progress=sys.stderr.isatty() and not args.quiet,
     )
     print(f"scenario {sc.name}: {len(sc.flows)} flow group(s), {len(names)} AQMs")
     print(cmp.text())
+    from aqmlab import outdir
+
     print(
-        f"wrote {out}/ (compare.csv, compare_queue/delay/goodput.png, report.html, one run "
-        f"directory per AQM; redraw: aqmlab plot {out} [--smooth 0.5s] [--vector])"
+        f"wrote {out}/ ({outdir.listing(out)}: one run directory per AQM; "
+        f"redraw: aqmlab plot {out} [--smooth 0.5s] [--vector])"
     )
     return 0
 
@@ -351,6 +388,7 @@ def _add_compare_parser(sub) -> None:
     c.add_argument("--out", help="results directory (default: runs/<name>-compare)")
     c.add_argument("--seed", type=int, help="override the scenario's seed")
     c.add_argument("--jobs", type=int, default=2, help="runs in parallel (default 2)")
+    c.add_argument("--quiet", action="store_true", help="no progress bar (as for run)")
     c.add_argument(  # engine dispatch (dropfn helper, issue 11)
         "--engine",
         choices=["sim", "testbed"],
@@ -420,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OutputError as e:  # an environment fault (a full disk): one line, partial output gone
+        print(f"error: {e.strerror or e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as e:
         if "sweep" in argv:
             print(
@@ -434,14 +475,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as e:
         from aqmlab import _core
+        from aqmlab.errors import one_line
 
         if isinstance(e, _core.InvariantError):
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {one_line(str(e))}", file=sys.stderr)
             return 3
         if os.environ.get("AQMLAB_DEBUG"):
             raise
         print(
-            f"internal error: {type(e).__name__}: {e} (set AQMLAB_DEBUG=1 for details)",
+            f"internal error: {one_line(f'{type(e).__name__}: {e}')} "
+            "(set AQMLAB_DEBUG=1 for details)",
             file=sys.stderr,
         )
         return 1

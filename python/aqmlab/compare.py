@@ -11,6 +11,7 @@ All variants run with the same seed, so their flows start at the same times.
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -83,6 +84,8 @@ def parse_value(raw: str, field: str) -> Any:
     strings."""
     try:
         return tomllib.loads(f"v = {raw}")["v"]
+    except RecursionError:
+        raise InputError(f"{field}: value nested too deeply") from None
     except tomllib.TOMLDecodeError:
         if raw.replace("_", "").replace("-", "").isalnum() or raw[:1].isdigit():
             return raw
@@ -97,8 +100,11 @@ def variants(
         raise InputError("--aqm: give a comma-separated list of algorithms, e.g. red,pie")
     if len(set(names)) != len(names):
         raise InputError(f"--aqm: a name is repeated in {','.join(names)}")
+    from aqmlab import outdir
+
     out: dict[str, dict[str, Any]] = {}
     for label in names:
+        outdir.safe_name(label, "--aqm")  # a label names its run's directory (issue 19)
         if label in sc.compare:
             table = {"name": label, **sc.compare[label]}
         elif sc.aqm.get("name") == label:
@@ -116,6 +122,7 @@ def variants(
         out[label][param] = parse_value(raw, f"--param {key}")
     for label, table in out.items():
         # Validate every variant before running any (bad input loses nothing).
+        scenario.check_values({"compare": {label: table}})
         probe = sc.model_copy(update={"aqm": table})
         scenario.build_config(probe)
         del label
@@ -166,28 +173,56 @@ def compare(
     out: str | Path | None = None,
     jobs: int = 1,
     engine: str = "sim",
+    progress: bool = False,
 ) -> Comparison:
     """Runs ``sc`` under each AQM of ``aqms``; with ``out``, writes each run to ``out/<label>``
     and the comparison (``compare.csv``, ``compare_queue.png``, ``report.html``) to ``out``.
-    ``engine = "testbed"`` runs each variant on the testbed instead (root; one at a time)."""
+    ``engine = "testbed"`` runs each variant on the testbed instead (root; one at a time).
+    ``progress``: a line on stderr as each variant finishes."""
     jobs = _check_engine(engine, jobs)
     sc = runner._as_scenario(sc)
     table = variants(sc, aqms, params or [])
     out_p = Path(out) if out is not None else None
-    if out_p is not None:
-        from aqmlab.limits import check_output_dir
+    if out_p is None:
+        return _compare_into(sc, table, seed, None, jobs, engine, progress)
+    from aqmlab import outdir
 
-        check_output_dir(out_p, "out")  # a clear refusal instead of an OSError (issue 13)
-        out_p.mkdir(parents=True, exist_ok=True)
-        (out_p / "compare.csv").unlink(missing_ok=True)  # complete only when rewritten
+    # Written into <out>.partial and swapped in when complete: an earlier comparison there is
+    # replaced only then, and a directory aqmlab did not write is refused, never emptied.
+    with outdir.replacing(out_p, "out") as tmp:
+        cmp = _compare_into(sc, table, seed, tmp, jobs, engine, progress)
+    cmp.out_dir = out_p
+    for label, r in cmp.results.items():
+        r.out_dir = out_p / label
+    return cmp
+
+
+def _compare_into(
+    sc: scenario.Scenario,
+    table: dict[str, dict[str, Any]],
+    seed: int | None,
+    out_p: Path | None,
+    jobs: int,
+    engine: str,
+    progress: bool = False,
+) -> Comparison:
     tasks = [
         (sc, label, t, seed, out_p / label if out_p else None, engine) for label, t in table.items()
     ]
+    results: dict[str, runner.Result] = {}
+
+    def done(item: tuple[str, runner.Result]) -> None:
+        results[item[0]] = item[1]
+        if progress:
+            print(f"compare: {item[0]} done ({len(results)}/{len(tasks)})", file=sys.stderr)
+
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
-            results = dict(ex.map(_run_one, tasks))
+            for item in ex.map(_run_one, tasks):
+                done(item)
     else:
-        results = dict(_run_one(t) for t in tasks)
+        for t in tasks:
+            done(_run_one(t))
     cmp = Comparison(sc, {label: results[label] for label in table}, out_p)
     if out_p is not None:
         (out_p / MANIFEST).write_text(
@@ -234,6 +269,10 @@ def load(d: str | Path) -> Comparison:
     if man.is_file():
         m = json.loads(man.read_text())
         labels, sc = m["labels"], scenario.from_dict(m["scenario"])
+        from aqmlab import outdir
+
+        for label in labels:  # each names a directory inside d, never one elsewhere
+            outdir.safe_name(label, f"{MANIFEST} labels")
     else:
         labels = [str(x) for x in pd.read_csv(d / "compare.csv", index_col=0).index]
         first = json.loads((d / labels[0] / "scenario.json").read_text())

@@ -22,6 +22,11 @@ def show(value: object, limit: int = MAX_ECHO) -> str:
     return f"{r[: max(limit - 3, 8)]}... ({n} {what})"
 
 
+def one_line(msg: str) -> str:
+    """``msg`` on one line of at most :data:`MAX_MESSAGE` characters (the middle cut out)."""
+    return _one_line(msg)
+
+
 def _one_line(msg: str) -> str:
     msg = " ".join(msg.split())  # one line: newlines and runs of spaces become one space
     if len(msg) <= MAX_MESSAGE:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 MAX_FLOWS = 1_000_000
 #: Hosts on one side of a dumbbell (``topology.left`` / ``topology.right``).
 MAX_HOSTS_PER_SIDE = 1_000_000
+#: Bottlenecks in a parking-lot chain (``topology.hops``; the seed papers use 3 to 8).
+MAX_HOPS = 1_000
 #: Largest scenario file read, bytes (a scenario is a few kB; a bigger file is not one).
 MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 
@@ -89,6 +91,35 @@ def _side_hosts(spec: object, n_flows: int) -> int:
     return len(spec) if isinstance(spec, list) else int(spec)  # type: ignore[arg-type]
 
 
+def _parking_lot_hosts(topo: object, n_flows: int) -> int:
+    """Hosts of a parking lot (``left`` + ``right`` + 2 ``cross`` per hop), within the limits."""
+    hops, cross = topo.hops, topo.cross  # type: ignore[attr-defined]
+    # Below 1 is the topology's to refuse ("must be at least 1 bottleneck"); here the upper limits.
+    if hops is not None and hops > MAX_HOPS:
+        raise InputError(
+            f"topology.hops: must be in [1, {MAX_HOPS}] bottlenecks (got {show(hops)})"
+        )
+    if cross > MAX_HOSTS_PER_SIDE:
+        raise InputError(
+            f"topology.cross: must be in [1, {MAX_HOSTS_PER_SIDE}] hosts per hop "
+            f"(got {show(cross)})"
+        )
+    hosts = 2 * max(cross, 1) * max(hops or 1, 1)
+    for side in ("left", "right"):
+        n = _side_hosts(getattr(topo, side), n_flows)
+        if n > MAX_HOSTS_PER_SIDE:
+            raise InputError(
+                f"topology.{side}: must be in [1, {MAX_HOSTS_PER_SIDE}] hosts (got {show(n)})"
+            )
+        hosts += n
+    if hosts > 2 * MAX_HOSTS_PER_SIDE:
+        raise InputError(
+            f"topology: a parking lot of {show(hosts)} hosts (left + right + 2 x cross x hops) is "
+            f"more than the {2 * MAX_HOSTS_PER_SIDE} allowed; lower topology.cross or hops"
+        )
+    return hosts
+
+
 def size_of(sc: Scenario) -> Size:
     """The counts of ``sc``, refusing any beyond the limits (one line naming the field)."""
     n_flows = 0
@@ -110,6 +141,8 @@ def size_of(sc: Scenario) -> Size:
                     f"topology.{side}: at most {MAX_HOSTS_PER_SIDE} hosts per side (got {show(n)})"
                 )
             hosts += n
+    elif topo.type == "parking-lot":
+        hosts = _parking_lot_hosts(topo, n_flows)
     else:
         hosts = 2 * n_flows
     from aqmlab import units
@@ -168,44 +201,12 @@ def check(sc: Scenario) -> Size:
     return size
 
 
-def _exists(p: Path) -> bool:
-    try:
-        p.stat()
-    except OSError:  # missing, or a parent is a file, or the name is too long
-        return False
-    return True
-
-
 def check_output_dir(out: str | Path, field: str = "--out") -> Path:
-    """Refuses an output directory that cannot be created or replaced, before a run starts.
+    """Refuses an output directory that cannot be created or replaced, before a run starts
+    (:func:`aqmlab.outdir.check`: kept here for callers of the earlier name)."""
+    from aqmlab import outdir
 
-    Checked: no part of the path is longer than the file system allows (with the ``.partial``
-    suffix the run is written under), the path is not an existing file, and its nearest existing
-    ancestor is a writable directory.
-    """
-    p = Path(out)
-    name_max = 255
-    for part in p.parts:
-        if len(os.fsencode(part)) + len(".partial") > name_max:
-            raise InputError(
-                f"{field}: {show(str(p))} has a name longer than the file system allows "
-                f"({name_max - len('.partial')} bytes at most per name; a long default comes from "
-                "the scenario's name)"
-            )
-    if _exists(p) and not p.is_dir():
-        raise InputError(f"{field}: {show(str(p))} exists and is not a directory")
-    parent = p.absolute().parent
-    while not _exists(parent):
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError(
-            f"{field}: cannot create {show(str(p))}: {show(str(parent))} is not a directory"
-        )
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(
-            f"{field}: cannot create {show(str(p))}: {show(str(parent))} is not writable"
-        )
-    return p
+    return outdir.check(out, field)
 
 
 def rss_bytes() -> int:

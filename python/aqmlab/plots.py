@@ -11,6 +11,7 @@ flatten the rest. Definitions of what is plotted: docs/metrics.md, "Plots".
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +168,11 @@ def queue_plot(
     smooth_s: float | None = None,
 ) -> Path:
     """Bottleneck queue length (and the AQM's average), its queueing delay in ms (with the
-    AQM's target when it has one), and the drop probability when the AQM has one."""
+    AQM's target when it has one), and the drop probability when the AQM has one. A chain of
+    bottlenecks (a parking lot: ``hop1``, ``hop2``, ...) gets every hop, one line each."""
+    hops = hop_links(res)
+    if len(hops) > 1:
+        return _hops_plot(res, hops, path, title, formats, smooth_s)
     q = res.queue
     has_p = "drop_prob" in q
     has_d = f"delay:{res.bottleneck['name']}" in res.series
@@ -179,8 +184,8 @@ def queue_plot(
     ax = axes[0]
     _warmup(ax, warm)
     _trace(ax, t, q["queue_pkts"].to_numpy(), smooth_s, label="queue")
-    if "avg_queue" in q:
-        ax.plot(t, q["avg_queue"], lw=1.0, label="average (AQM)")
+    if "avg_queue" in q:  # smoothed like the queue, so the queue stays visible under it
+        _trace(ax, t, q["avg_queue"].to_numpy(), smooth_s, label="average (AQM)", lw=1.0)
     _ylim_after(ax, t, [q["queue_pkts"]], warm)
     b = res.bottleneck
     ax.set_ylabel("queue (packets)")
@@ -202,6 +207,65 @@ def queue_plot(
         _trace(axes[k], t, q["drop_prob"].to_numpy(), smooth_s, color="tab:red")
         _ylim_after(axes[k], t, [q["drop_prob"]], warm)
         axes[k].set_ylabel("drop probability")
+    axes[-1].set_xlabel("time (s)")
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+def hop_links(res: Result) -> list[str]:
+    """The bottlenecks of a chain (a parking lot's ``hop1``, ``hop2``, ... in order) that have
+    a time series; otherwise just the bottleneck's name."""
+    hops = [
+        x["name"]
+        for x in res.summary["links"]
+        if re.fullmatch(r"hop\d+", x["name"]) and f"link:{x['name']}" in res.series
+    ]
+    hops.sort(key=lambda n: int(n[3:]))
+    return hops or [res.bottleneck["name"]]
+
+
+def _hops_plot(
+    res: Result,
+    hops: list[str],
+    path: Path,
+    title: str,
+    formats: tuple[str, ...],
+    smooth_s: float | None,
+) -> Path:
+    """:func:`queue_plot` for a chain of bottlenecks: queue, queueing delay and drop probability
+    of every hop, one colour per hop."""
+    links = {x["name"]: x for x in res.summary["links"]}
+    series = {h: res.series[f"link:{h}"] for h in hops}
+    has_p = any("drop_prob" in q for q in series.values())
+    has_d = any(f"delay:{h}" in res.series for h in hops)
+    n = 1 + has_d + has_p
+    fig, axes = plt.subplots(n, 1, figsize=(9, 2.2 + 2.0 * n), sharex=True, squeeze=False)
+    axes = axes[:, 0]
+    warm = res.summary["run"]["warmup_s"]
+    for ax in axes:
+        _warmup(ax, warm)
+    k_d, k_p = 1, 1 + has_d
+    for i, h in enumerate(hops):
+        q, color = series[h], f"C{i % 10}"
+        t = q["t_s"].to_numpy()
+        _trace(axes[0], t, q["queue_pkts"].to_numpy(), smooth_s, label=h, color=color)
+        if has_d and f"delay:{h}" in res.series:
+            d = delay_series(res, h)
+            _trace(axes[k_d], d["t_s"], d["delay_mean_s"] * 1e3, smooth_s, label=h, color=color)
+        if has_p and "drop_prob" in q:
+            _trace(axes[k_p], t, q["drop_prob"].to_numpy(), smooth_s, label=h, color=color)
+    axes[0].set_ylabel("queue (packets)")
+    means = ", ".join(f"{h} {links[h]['queue_mean_pkts']:.1f}" for h in hops)
+    axes[0].set_title(
+        f"{title}  [{links[hops[0]]['aqm']}]  {len(hops)} bottlenecks; mean queue (pkts) {means}"
+        + _smooth_note(smooth_s),
+        fontsize=9,
+    )
+    axes[0].legend(loc="upper right", fontsize=8, ncol=min(len(hops), 4))
+    if has_d:
+        axes[k_d].set_ylabel("queueing delay (ms)")
+    if has_p:
+        axes[k_p].set_ylabel("drop probability")
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
     return save(fig, path, formats)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import shutil
 import sys
 import threading
 import time
@@ -255,9 +254,9 @@ def run(
 
     sc = _as_scenario(sc)
     if out is not None:  # refused before simulating, not after (issue 13)
-        from aqmlab.limits import check_output_dir
+        from aqmlab import outdir
 
-        check_output_dir(out, "out")
+        outdir.check(out, "out")
     bar = _Progress(progress)
     _announce_build(sc, bar)
     try:
@@ -378,11 +377,26 @@ def write_json(obj: Any, f: IO[str], level: int = 0) -> None:
 def write(
     res: Result, cfg: dict | str, out: Path, extra_outputs: ExtraOutputs | None = None
 ) -> Path:
-    """Writes a run directory atomically (see the module doc)."""
-    partial = out.with_name(out.name + ".partial")
-    if partial.exists():
-        shutil.rmtree(partial)
-    partial.mkdir(parents=True)
+    """Writes a run directory atomically (see the module doc): under ``<out>.partial``, swapped
+    in when complete (:mod:`aqmlab.outdir`); a write that fails (a full disk) removes the partial
+    directory and raises a one-line :class:`aqmlab.outdir.OutputError`."""
+    from aqmlab import outdir
+
+    partial = outdir.start(out)
+    try:
+        _write_files(res, cfg, partial, extra_outputs)
+    except OSError as e:
+        outdir.discard(partial)
+        raise (e if isinstance(e, outdir.OutputError) else outdir.fault(e, out)) from None
+    except BaseException:
+        outdir.discard(partial)
+        raise
+    return outdir.commit(partial, out)
+
+
+def _write_files(
+    res: Result, cfg: dict | str, partial: Path, extra_outputs: ExtraOutputs | None
+) -> None:
     (partial / "config.json").write_text(cfg if isinstance(cfg, str) else _config_text(cfg))
     (partial / "scenario.json").write_text(
         json.dumps(res.scenario, indent=2, sort_keys=True) + "\n"
@@ -402,16 +416,6 @@ def write(
     with (partial / SUMMARY).open("w") as f:  # streamed: no whole-file string (a GB at 1M flows)
         write_json(_clean(res.summary), f)  # = summary_json's text
         f.write("\n")
-    if out.exists():
-        old = out.with_name(out.name + ".old")
-        if old.exists():
-            shutil.rmtree(old)
-        out.rename(old)
-        partial.rename(out)
-        shutil.rmtree(old)
-    else:
-        partial.rename(out)
-    return out
 
 
 def summary_json(summary: dict[str, Any]) -> str:

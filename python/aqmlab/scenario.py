@@ -229,6 +229,34 @@ class Metrics(BaseModel):
     settling_smoothing: str = "1s"
     settling_final_fraction: float = 0.2
 
+    @field_validator("settling_band")
+    @classmethod
+    def _band(cls, v: float) -> float:
+        if not v > 0:  # checked before the run, not after it (issue 19)
+            raise ValueError(f"must be > 0 (a relative half-width, e.g. 0.1; got {v})")
+        return v
+
+    @field_validator("ie")
+    @classmethod
+    def _ie(cls, v: float) -> float:
+        if not 0 <= v <= 95:
+            raise ValueError(f"must be in [0, 95] (ITU-T G.113 equipment impairment; got {v})")
+        return v
+
+    @field_validator("bpl")
+    @classmethod
+    def _bpl(cls, v: float) -> float:
+        if not v > 0:
+            raise ValueError(f"must be > 0 (ITU-T G.113 packet-loss robustness; got {v})")
+        return v
+
+    @field_validator("settling_final_fraction")
+    @classmethod
+    def _final(cls, v: float) -> float:
+        if not 0 < v <= 1:
+            raise ValueError(f"must be in (0, 1] (a fraction of the run; got {v})")
+        return v
+
 
 class Scenario(BaseModel):
     """A whole scenario."""
@@ -266,6 +294,12 @@ def _fmt_loc(loc: tuple) -> str:
     return out
 
 
+def _is_type_tag(p: object) -> bool:
+    """Whether a location component is pydantic's name of a union member (``int``,
+    ``list[Host]``), not a field."""
+    return isinstance(p, str) and (p in ("int", "str", "float", "bool", "none") or "[" in p)
+
+
 def _model_at(loc: tuple) -> type[BaseModel] | None:
     """The model class that holds the field at ``loc`` (for listing the allowed fields)."""
     model: Any = Scenario
@@ -293,18 +327,59 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
 def _one_line(e: ValidationError) -> str:
     err = e.errors()[0]
     loc = tuple(err["loc"])
+    if err["type"] != "extra_forbidden":  # pydantic's union member tags are not fields
+        loc = tuple(p for p in loc if not _is_type_tag(p)) or loc
     field = _fmt_loc(loc) or "scenario"
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
         allowed = ", ".join(model.model_fields) if model else "see docs/scenarios.md"
         hint = _lives_elsewhere(str(loc[-1]), list(model.model_fields) if model else []) or ""
         return f"{field}: unknown field{hint}; allowed here: {allowed}"
+    if err["type"] == "string_type":
+        hint = _unit_hint(field, str(loc[-1]), err.get("input"))
+        if hint:
+            return hint
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "literal_error":
-        return f"{field}: {msg} (got {show(err.get('input'))})"
+        got = err.get("input")
+        expected = [str(x) for x in (err.get("ctx") or {}).get("expected", "").split(" or ")]
+        choices = [x.strip().strip("'").strip(",") for e in expected for x in e.split(", ")]
+        return f"{field}: {msg} (got {show(got)}){_did_you_mean(got, choices)}"
     return f"{field}: {msg}"
+
+
+_RATE_FIELDS = {"rate", "access_rate", "reverse_rate"}
+_SIZE_FIELDS = {"mss", "header", "ack_size", "rwnd", "packet_size", "object_size", "size", "burst"}
+_TIME_FIELDS = {
+    *("delay", "access_delay", "duration", "warmup", "start", "start_spread", "stop", "rtt"),
+    *("interval", "on_time", "off_time", "think_time", "min_rto", "max_rto", "init_rto"),
+    *("delack_timeout", "sample_interval", "fixed_path_delay", "settling_smoothing"),
+}
+
+
+def _unit_hint(field: str, key: str, value: Any) -> str | None:
+    """A bare number where a quantity with a unit is expected (``rate = 100``): the same message
+    as the string ``"100"`` gets (``write e.g. '100Mbps'``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    parse = (
+        units.rate_bps
+        if key in _RATE_FIELDS
+        else units.size_bytes
+        if key in _SIZE_FIELDS
+        else units.seconds
+        if key in _TIME_FIELDS
+        else None
+    )
+    if parse is None:
+        return None
+    try:
+        parse(field, str(value))
+    except InputError as e:
+        return f"{e} (a quantity with its unit, as a string)"
+    return None
 
 
 # Settings that people write where they do not live here (tc, ns-2 and ns-3 habits): the place
@@ -323,6 +398,16 @@ _ELSEWHERE = {
     "probability": "tc's probability is max_p",
     "avpkt": "tc's avpkt is mean_pkt_size",
 }
+
+
+def _did_you_mean(got: Any, choices: list[str]) -> str:
+    """``"; did you mean 'parking-lot'?"`` for a close misspelling of one of ``choices``."""
+    import difflib
+
+    if not isinstance(got, str) or not choices:
+        return ""
+    close = difflib.get_close_matches(got.lower(), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _lives_elsewhere(key: str, own: list[str]) -> str | None:
@@ -347,12 +432,57 @@ def _lives_elsewhere(key: str, own: list[str]) -> str | None:
     return f" (did you mean {close[0]!r}?)" if close else None
 
 
+#: Deepest nesting of tables and arrays a scenario may have (the real format needs 4).
+MAX_DEPTH = 32
+
+
+def check_values(data: Any) -> None:
+    """Walks a scenario's raw structure (iteratively: no recursion limit to hit) and refuses, in
+    one line naming the field: nesting deeper than :data:`MAX_DEPTH`, a NaN or infinite number
+    (no setting takes one; the simulator's JSON cannot carry it), a blank key and a key or value
+    that is not TOML data (in a dict built in Python)."""
+    stack: list[tuple[Any, tuple, int]] = [(data, (), 0)]
+    while stack:
+        v, loc, depth = stack.pop()
+        field = _fmt_loc(loc)
+        if depth > MAX_DEPTH:
+            names = [i for i, p in enumerate(loc) if isinstance(p, str)]
+            top = _fmt_loc(loc[: names[1] + 1] if len(names) > 1 else loc[:1])  # not the whole path
+            raise InputError(
+                f"{top or 'scenario'}: nested deeper than {MAX_DEPTH} tables or arrays; "
+                "see docs/scenarios.md for the format"
+            )
+        if isinstance(v, float) and v != v:
+            raise InputError(f"{field or 'scenario'}: must be a finite number (got nan)")
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            raise InputError(f"{field or 'scenario'}: must be a finite number (got {v})")
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    raise InputError(f"{field or 'scenario'}: keys must be strings (got {show(k)})")
+                if not k.strip():
+                    inside = field or "the top level of the scenario"
+                    raise InputError(
+                        f"{inside}: a blank key ({show(k)}) is not a setting; "
+                        "remove it or name the setting"
+                    )
+                stack.append((x, (*loc, k), depth + 1))
+        elif isinstance(v, list | tuple):
+            for i, x in enumerate(v):
+                stack.append((x, (*loc, i), depth + 1))
+
+
 def from_dict(data: dict[str, Any]) -> Scenario:
     """Validates a scenario given as a dict (the TOML structure)."""
+    if not isinstance(data, dict):
+        raise InputError(f"scenario: must be a table of settings (got {type(data).__name__})")
+    check_values(data)
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
         raise InputError(_one_line(e)) from None
+    except RecursionError:  # cannot happen after check_values; kept as a one-line refusal
+        raise InputError(f"scenario: nested deeper than {MAX_DEPTH} levels") from None
 
 
 def load(path: str | Path) -> Scenario:
@@ -390,6 +520,11 @@ def load(path: str | Path) -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"scenario: {show(p.name)} is not valid TOML: {e}") from None
+    except RecursionError:  # tomllib recurses on nested arrays and inline tables
+        raise InputError(
+            f"scenario: {show(p.name)} nests arrays or tables too deeply to read "
+            f"(a scenario needs at most {MAX_DEPTH} levels)"
+        ) from None
     if not data:
         raise InputError(
             f"scenario: {name} has no settings (it is empty or only comments); write at least one, "
@@ -466,6 +601,10 @@ def _dropfn_table(aqm: dict[str, Any], field: str, n_max: int) -> dict[str, Any]
             table = families.validate_table(aqm["table"], f"{field}.table")
             aqm["table"] = [float(x) for x in table]
         return aqm
+    for k, v in (("scale", scale), ("target_mean", target), ("load", load)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+            what = "packets" if k == "target_mean" else "a number"
+            raise InputError(f"{field}.{k}: must be a positive number ({what}; got {show(v)})")
     if "table" in aqm:
         raise InputError(f"{field}.table: give either a table or a family, not both")
     if not isinstance(fam, str) or fam not in families.FAMILIES:
@@ -514,8 +653,9 @@ def aqm_params(
     name = aqm["name"]
     info = algorithms.get(name)
     if info is None:
+        hint = _did_you_mean(name, algorithms.names())
         raise InputError(
-            f"{field}.name: unknown AQM {show(name)}; known: {', '.join(algorithms.names())}"
+            f"{field}.name: unknown AQM {show(name)}{hint}; known: {', '.join(algorithms.names())}"
         )
     kinds = {p["name"]: p["kind"] for p in info["params"]}
     out: dict[str, Any] = {}
@@ -552,13 +692,48 @@ def aqm_params(
         ):
             raise InputError(f"{f}: must be a list of numbers")
         out[k] = v
+    _check_periods(name, out, field)
     return name, out
+
+
+#: Timer-driven update periods (s) and sampling rates (Hz) of the AQMs: each period costs the
+#: simulator one event, so a 1 ns period hangs a run (issue 19). The bound, 10 us, is 1,500 times
+#: shorter than PIE's 15 ms (RFC 8033 s. 4.2) and shorter than one 1500 B packet at 1 Gb/s.
+MIN_UPDATE_PERIOD_S = 10e-6
+_PERIODS = {"pie": "t_update", "rem": "interval", "ared": "interval", "laq": "interval"}
+_PERIODS_PAQM = {"paqm": "interval"}
+_RATES_HZ = {"pi": "sample_hz", "anaqm": "sample_hz"}
+
+
+def _check_periods(name: str, par: dict[str, Any], field: str) -> None:
+    """An AQM's update period within :data:`MIN_UPDATE_PERIOD_S` (one line naming it)."""
+    key = _PERIODS.get(name) or _PERIODS_PAQM.get(name)
+    if (
+        key in par
+        and isinstance(par[key], int | float)
+        and par[key] < MIN_UPDATE_PERIOD_S * (1 - 1e-9)
+    ):
+        raise InputError(
+            f"{field}.{key}: the update period of {name} must be at least "
+            f"{MIN_UPDATE_PERIOD_S * 1e6:g} us (got {par[key]:g} s)"
+        )
+    key = _RATES_HZ.get(name)
+    if (
+        key in par
+        and isinstance(par[key], int | float)
+        and par[key] > (1 + 1e-9) / MIN_UPDATE_PERIOD_S
+    ):
+        raise InputError(
+            f"{field}.{key}: the sampling rate of {name} must be at most "
+            f"{1 / MIN_UPDATE_PERIOD_S:g} Hz (a period of {MIN_UPDATE_PERIOD_S * 1e6:g} us or "
+            f"more; got {par[key]:g} Hz)"
+        )
 
 
 def _run_fields(sc: Scenario, seed: int) -> dict[str, Any]:
     """Seed, duration, warm-up and sampling, checked, in base units."""
     if seed < 0 or seed >= 2**64:
-        raise InputError(f"seed: must be in [0, 2^64) (got {seed})")
+        raise InputError(f"seed: must be in [0, 2^64) (got {show(seed)})")
     duration = _ns("duration", sc.duration, positive=True)
     warmup = _ns("warmup", sc.warmup)
     if duration <= warmup:
@@ -622,6 +797,21 @@ def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
     return topology.PRESETS[sc.topology.type](sc.topology, ctx)
 
 
+def _check_file_names(sc: Scenario, graph: topology.Graph) -> None:
+    """Names that become file names of a run directory (``probe_<flow>.parquet``,
+    ``link_<link>.parquet``) checked before the run, not after it (issue 19)."""
+    from aqmlab import outdir
+
+    for i, g in enumerate(sc.flows):
+        if g.name is not None:
+            outdir.safe_name(g.name, f"flows[{i}].name")
+    for link in graph.links:
+        if link.get("monitor"):
+            outdir.safe_name(
+                link["name"], "topology: the link name (made of its node names) of a monitored link"
+            )
+
+
 def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
     from aqmlab import limits
@@ -633,6 +823,7 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     sizes = [sz for (_, sz), g in zip(tcp_cfgs, sc.flows, strict=True) for _ in range(g.count)]
     mean_pkt = round(sum(sizes) / len(sizes))
     graph = _graph(sc, mean_pkt)
+    _check_file_names(sc, graph)
     flows = traffic.build_flows(sc, graph, [t for t, _ in tcp_cfgs], run)
     if len(flows) > 1_000_000:
         raise InputError(f"flows: at most 1000000 flows (got {len(flows)})")

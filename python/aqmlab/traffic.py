@@ -218,6 +218,13 @@ def _web_objects(g: Any, i: int, seed: int, t0: int, t1: int) -> list[tuple]:
     if g.arrival_rate is None or not (g.arrival_rate > 0 and math.isfinite(g.arrival_rate)):
         raise InputError(f"{f}.arrival_rate: a web group needs sessions per second > 0")
     k_mean, think_ns = _session_shape(g, i)
+    expected = g.arrival_rate * (t1 - t0) / 1e9 * k_mean  # sessions x objects per session
+    if expected > 1_000_000:  # refused before drawing them (issue 19: it took 9 s)
+        which = "objects" if k_mean > 1 else "arrival_rate"
+        raise InputError(
+            f"{f}.{which}: {show(g.objects)} objects per session x {g.arrival_rate:g} sessions/s "
+            f"x {(t1 - t0) / 1e9:g} s is about {expected:.3g} objects; at most 1000000 in a run"
+        )
     rng = random.Random(f"{seed}/web/{i}")
     if g.size_table is not None:
         if g.shape is not None:
@@ -252,6 +259,11 @@ def _web_objects(g: Any, i: int, seed: int, t0: int, t1: int) -> list[tuple]:
         if t >= t1:
             return out
         k = count()
+        if len(out) + k > 1_000_000:
+            raise InputError(
+                f"{f}.objects: more than 1000000 objects in the run (objects x arrival_rate x "
+                "the group's active time)"
+            )
         out.append((round(t), max(1, math.ceil(draw())), None))
         for _ in range(k - 1):
             gap = think()

@@ -21,6 +21,7 @@ from aqmlab.errors import InputError
 from aqmlab.sweep import spec, store
 from aqmlab.sweep.local import LocalPool
 from aqmlab.sweep.spec import Sweep, Task
+from aqmlab.sweep.worker import FAULT
 
 
 @dataclass
@@ -83,9 +84,9 @@ def run(
     ``dask``: a scheduler address, or ``"local"`` for a LocalCluster of ``jobs`` workers;
     otherwise ``jobs`` local worker processes (default: the machine's cores).
     """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out: {out} exists and is not a directory")
+    from aqmlab import outdir
+
+    out = outdir.check(out, "out")  # a directory aqmlab did not write is refused (issue 19)
     jobs = jobs or os.cpu_count() or 1
     if jobs < 1:
         raise InputError(f"--jobs: must be at least 1 (got {jobs})")
@@ -102,9 +103,39 @@ def run(
 
 
 def _run(sw: Sweep, out: Path, jobs: int, cluster: Any, retry_failed: bool, quiet: bool) -> Outcome:
+    from aqmlab import outdir
+
+    try:
+        return _run_in(sw, out, jobs, cluster, retry_failed, quiet)
+    except outdir.OutputError:
+        raise
+    except OSError as e:  # a full disk while planning, recording or consolidating: one line
+        store.prepare_cleanup(out)
+        raise outdir.fault(e, out) from None
+
+
+def _report_damaged(damaged: dict[str, str], todo_keys: set[str]) -> None:
+    """One line on stderr naming the damaged records (they are run again)."""
+    if not damaged:
+        return
+    again = [k for k in damaged if k in todo_keys]
+    first = next(iter(damaged.items()))
+    print(
+        f"sweep: {len(damaged)} damaged record(s) in runs/ (e.g. {first[0]}.json: {first[1]}); "
+        f"{len(again)} of them belong to this sweep and are run again",
+        file=sys.stderr,
+    )
+
+
+def _run_in(
+    sw: Sweep, out: Path, jobs: int, cluster: Any, retry_failed: bool, quiet: bool
+) -> Outcome:
+    from aqmlab import outdir
+
     store.prepare(out)
     tasks = _plan(sw, out)
-    done = store.finished(out)
+    done, damaged = store.scan(out)
+    _report_damaged(damaged, {t.key for t in tasks})
     keep = {"ok", "failed"} if not retry_failed else {"ok"}
     todo = [t for t in tasks if done.get(t.key) not in keep]
     outcome = Outcome(out, len(tasks), len(tasks) - len(todo), 0, 0)
@@ -119,17 +150,26 @@ def _run(sw: Sweep, out: Path, jobs: int, cluster: Any, retry_failed: bool, quie
                 runs = LocalPool(out, jobs, sw.series).run(todo)
             with contextlib.closing(runs):  # workers stop however the loop ends
                 for _key, status, error in runs:
+                    if status == FAULT:  # the worker could not write (a full disk): stop here
+                        raise outdir.OutputError(0, error or "cannot write the sweep's records")
                     outcome.ran += 1
                     if status != "ok":
                         outcome.failed += 1
                         outcome.first_error = outcome.first_error or error
                     bar.set_postfix(failed=outcome.failed, refresh=False)
                     bar.update(1)
-    finally:
+    except BaseException:
         bar.close()
         if in_main:
             signal.signal(signal.SIGTERM, old_term)
-        store.consolidate(out)
+        with contextlib.suppress(OSError):  # the tables are rebuilt by the next invocation
+            store.consolidate(out)
+        store.prepare_cleanup(out)
+        raise
+    bar.close()
+    if in_main:
+        signal.signal(signal.SIGTERM, old_term)
+    store.consolidate(out)
     return outcome
 
 

@@ -77,7 +77,9 @@ def _points_table(agg: pd.DataFrame, axes: list[str]) -> str:
             mean, ci = r.get(m), r.get(f"{m}_ci95")
             m_txt = run_report._fmt(None if mean is None else mean * scale, spec)
             ci_txt = run_report._fmt(None if ci is None else ci * scale, spec)
-            cells.append(f"{m_txt} &plusmn; {ci_txt}")
+            k = r.get(f"{m}_n")  # fewer finite values than runs: say how many are behind it
+            few = f" (n={int(k)})" if k is not None and k == k and k < r["n"] else ""
+            cells.append(f"{m_txt} &plusmn; {ci_txt}{few}")
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 

@@ -277,6 +277,7 @@ def _listify(t: Any) -> Any:
 
 def parse(doc: dict[str, Any], origin: Path | None = None, name: str | None = None) -> Sweep:
     """Validates a sweep document and resolves every point's scenario (nothing runs)."""
+    scenario.check_values(doc)
     unknown = [k for k in doc if k not in _TOP]
     if unknown:
         raise InputError(f"{unknown[0]}: unknown key in a sweep file; allowed: {', '.join(_TOP)}")
@@ -303,8 +304,9 @@ def parse(doc: dict[str, Any], origin: Path | None = None, name: str | None = No
                 seen.add(ident)
                 points.append((lab, point, sc))
     name = doc.get("name", name or "sweep")
-    if not isinstance(name, str) or not name or "/" in name:
-        raise InputError(f"name: must be a non-empty string without '/' (got {name!r})")
+    from aqmlab import outdir
+
+    outdir.safe_name(name, "name (the default output directory runs/<name> comes from it)")
     return Sweep(name, points, seeds, series)
 
 
@@ -333,4 +335,6 @@ def load(path: str | Path) -> Sweep:
         raise InputError(f"sweep: cannot read {p}: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"sweep: {p.name} is not valid TOML: {e}") from None
+    except RecursionError:
+        raise InputError(f"sweep: {p.name} nests arrays or tables too deeply to read") from None
     return parse(doc, origin=p, name=p.stem)

@@ -43,38 +43,108 @@ def write_record(out: Path, record: dict[str, Any]) -> None:
 
     text = json.dumps({k: v for k, v in record.items() if k != "summary"}, sort_keys=True)
     body = summary_json(record["summary"]) if record.get("summary") is not None else "null"
-    with open(tmp, "w") as f:
-        f.write(text[:-1] + ', "summary": ' + body + "}\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
+    try:
+        with open(tmp, "w") as f:
+            f.write(text[:-1] + ', "summary": ' + body + "}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except BaseException:  # a full disk: no stale temporary file is left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def prepare(out: Path) -> None:
-    """Creates the directory and removes temporary files left by a killed process."""
+    """Creates the directory (marked as aqmlab's, :mod:`aqmlab.outdir`) and removes temporary
+    files left by a killed process."""
+    from aqmlab import outdir
+
     (out / RUNS).mkdir(parents=True, exist_ok=True)
-    for stale in (out / RUNS).glob(".*.tmp"):
-        stale.unlink(missing_ok=True)
+    if not (out / outdir.MARKER).exists():
+        outdir.mark(out)
+    prepare_cleanup(out)
+
+
+def prepare_cleanup(out: Path) -> None:
+    """Removes this sweep's temporary files and the ``series/<key>.partial`` directories of
+    runs whose workers were stopped (after a failed write, or left by a killed process); never
+    raises."""
+    from aqmlab import outdir
+
+    for stale in [*(out / RUNS).glob(".*.tmp"), *out.glob(".*.tmp")]:
+        try:
+            stale.unlink(missing_ok=True)
+        except OSError:
+            pass
+    for partial in (out / "series").glob("*" + outdir.PARTIAL):
+        outdir.discard(partial)
+
+
+def problem(rec: Any, key: str) -> str | None:
+    """What is wrong with a record read from ``runs/<key>.json`` (None: it is a valid record).
+
+    A valid record is a JSON object with this ``key``, ``status`` "ok" or "failed", a ``point``
+    object and an integer ``seed``; an "ok" record has a ``summary`` object with a ``links``
+    list and a ``flows`` list, a failed one an ``error`` string. Anything else (``null``, ``[]``,
+    ``{}``, a truncated summary) is damaged: the run is done again, never taken as done."""
+    if not isinstance(rec, dict):
+        return f"not a JSON object (a {type(rec).__name__})" if rec is not None else "null"
+    if rec.get("key") != key:
+        return f"its key is {rec.get('key')!r}, not the file's name"
+    status = rec.get("status")
+    if status not in ("ok", "failed"):
+        return f"status is {status!r} (expected 'ok' or 'failed')"
+    if not isinstance(rec.get("point"), dict) or not isinstance(rec.get("seed"), int):
+        return "no point or seed"
+    if status == "failed":
+        return None if isinstance(rec.get("error"), str) else "a failed run without its error"
+    summ = rec.get("summary")
+    if not isinstance(summ, dict):
+        return "an ok run without its summary"
+    links, flows = summ.get("links"), summ.get("flows")
+    if not isinstance(links, list) or not links or not all(isinstance(x, dict) for x in links):
+        return "its summary has no links"
+    if not isinstance(flows, list) or not all(isinstance(x, dict) for x in flows):
+        return "its summary has no flows"
+    if not all(isinstance(x.get("name"), str) for x in links):
+        return "a link of its summary has no name"
+    return None
+
+
+def read(p: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The record at ``p`` and None, or None and what is wrong with it."""
+    try:
+        rec = json.loads(p.read_text())
+    except OSError as e:
+        return None, f"unreadable ({e.strerror or type(e).__name__})"
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None, "not valid JSON"
+    why = problem(rec, p.stem)
+    return (rec, None) if why is None else (None, why)
 
 
 def finished_one(out: Path, key: str) -> str | None:
-    """The status of run ``key`` if it is recorded, else None."""
-    try:
-        return json.loads(record_path(out, key).read_text()).get("status", "failed")
-    except (OSError, json.JSONDecodeError):
-        return None
+    """The status of run ``key`` if it is validly recorded, else None."""
+    rec, _ = read(record_path(out, key))
+    return None if rec is None else rec["status"]
+
+
+def scan(out: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Key -> status ("ok" or "failed") of every validly recorded run, and key -> what is wrong
+    of every damaged record (run again by the engine, and reported)."""
+    done, damaged = {}, {}
+    for p in (out / RUNS).glob("*.json"):
+        rec, why = read(p)
+        if rec is None:
+            damaged[p.stem] = why or "damaged"
+        else:
+            done[p.stem] = rec["status"]
+    return done, damaged
 
 
 def finished(out: Path) -> dict[str, str]:
-    """Key -> status ("ok" or "failed") of every recorded run."""
-    done = {}
-    for p in (out / RUNS).glob("*.json"):
-        try:
-            rec = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue  # cannot happen with atomic writes; a damaged file counts as missing
-        done[p.stem] = rec.get("status", "failed")
-    return done
+    """Key -> status ("ok" or "failed") of every validly recorded run."""
+    return scan(out)[0]
 
 
 def scalars(summary: dict[str, Any]) -> dict[str, Any]:
@@ -119,10 +189,9 @@ def table(out: Path) -> pd.DataFrame:
 
     rows = []  # one record in memory at a time: a summary can hold thousands of flows
     for p in sorted((out / RUNS).glob("*.json")):
-        try:
-            rows.append(_row(json.loads(p.read_text())))
-        except (OSError, json.JSONDecodeError):
-            continue
+        rec, _ = read(p)
+        if rec is not None:  # a damaged record is not a run (the engine runs it again)
+            rows.append(_row(rec))
     df = pd.DataFrame(rows)
     if df.empty:
         return df
@@ -134,9 +203,14 @@ def table(out: Path) -> pd.DataFrame:
 
 
 def aggregate(df: pd.DataFrame, axes: list[str] | None = None) -> pd.DataFrame:
-    """One row per point (label + axis values) over its successful runs: ``n`` and, for every
-    numeric metric ``m``, ``m`` (the mean) and ``m_ci95`` (the half-width of the 95% confidence
-    interval of the mean, Student t with n-1 degrees of freedom: t * s / sqrt(n); NaN when n < 2).
+    """One row per point (label + axis values) over its successful runs: ``n`` (the successful
+    runs) and, for every numeric metric ``m``, ``m`` (the mean over the runs where ``m`` is
+    finite) and ``m_ci95`` (the half-width of the 95% confidence interval of that mean, Student t
+    with k-1 degrees of freedom: t(0.975, k-1) * s / sqrt(k), k the number of finite values; NaN
+    when k < 2). A run where a metric is NaN (the burst ratio of a link that dropped nothing) is
+    left out of that metric only, and the quantile and the standard error use the same k; when
+    k < n for some point the metric also gets ``m_n`` = k, the sample behind its mean
+    (docs/sweeps.md, "Confidence intervals").
     """
     import numpy as np
     import pandas as pd
@@ -152,20 +226,27 @@ def aggregate(df: pd.DataFrame, axes: list[str] | None = None) -> pd.DataFrame:
         if c not in META and c not in keys and pd.api.types.is_numeric_dtype(ok[c])
     ]
     rows = []
+    t975: dict[int, float] = {}  # t(0.975, k-1) by k
+    short: set[str] = set()  # metrics with fewer finite values than runs at some point
     for point, g in ok.groupby(keys, dropna=False, sort=False):
         row = dict(zip(keys, point, strict=True))
         n = len(g)
         row["n"] = n
-        t = stats.t.ppf(0.975, n - 1) if n > 1 else math.nan
         for m in metrics:
             x = g[m].to_numpy(dtype=float)
             x = x[np.isfinite(x)]
-            row[m] = float(x.mean()) if x.size else math.nan
-            row[f"{m}_ci95"] = (
-                float(t * x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 and n > 1 else math.nan
-            )
+            k = int(x.size)
+            row[m] = float(x.mean()) if k else math.nan
+            if k > 1 and k not in t975:
+                t975[k] = float(stats.t.ppf(0.975, k - 1))
+            row[f"{m}_ci95"] = float(t975[k] * x.std(ddof=1) / math.sqrt(k)) if k > 1 else math.nan
+            row[f"{m}_n"] = k
+            if k < n:
+                short.add(m)
         rows.append(row)
-    return pd.DataFrame(rows)
+    agg = pd.DataFrame(rows)
+    drop = [f"{m}_n" for m in metrics if m not in short]
+    return agg.drop(columns=drop) if not agg.empty else agg
 
 
 # First components of a scenario's dotted paths (axis columns), as opposed to metric columns.
@@ -192,8 +273,12 @@ def consolidate(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     agg = aggregate(df, axes) if not df.empty else df
     for name, frame in (("runs.parquet", df), ("points.parquet", agg)):
         tmp = out / f".{name}.tmp"
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, out / name)
+        try:
+            frame.to_parquet(tmp, index=False)
+            os.replace(tmp, out / name)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     return df, agg
 
 

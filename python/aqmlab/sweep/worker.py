@@ -16,6 +16,9 @@ from typing import Any
 
 from aqmlab.sweep.spec import Task
 
+#: The status a worker reports when it cannot write (a full disk): the sweep stops with one line.
+FAULT = "fault"
+
 
 def record_head(task: Task) -> dict[str, Any]:
     """The fields of a record that describe the task (what ran, not how it went)."""
@@ -46,7 +49,7 @@ def execute(task: Task, series_dir: str | None = None) -> dict[str, Any]:
     """Runs ``task``; the record has its key, label, point, seed, status ("ok" or "failed"),
     error (one line), wall_s and summary (the run's summary.json as a dict, or None).
     With ``series_dir``, the run's directory (time series included) is written there."""
-    from aqmlab import runner
+    from aqmlab import outdir, runner
     from aqmlab.errors import InputError
 
     rec = record_head(task)
@@ -57,10 +60,14 @@ def execute(task: Task, series_dir: str | None = None) -> dict[str, Any]:
         rec.update(status="ok", error=None, summary=res.summary)
     except InputError as e:
         rec.update(status="failed", error=f"input: {e}", summary=None)
+    except outdir.OutputError:
+        raise  # the environment's fault, not the run's: the sweep stops (no record)
     except Exception as e:  # any failure of one run is recorded; the sweep goes on
         where = traceback.extract_tb(e.__traceback__)[-1:] if e.__traceback__ else []
         at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
-        rec.update(status="failed", error=f"{type(e).__name__}: {e}{at}", summary=None)
+        from aqmlab.errors import one_line
+
+        rec.update(status="failed", error=one_line(f"{type(e).__name__}: {e}{at}"), summary=None)
     rec["wall_s"] = time.perf_counter() - t0
     return rec
 
@@ -83,9 +90,16 @@ def worker_main(conn: Any, out: str, series: bool) -> None:
             return
         if task is None:
             return
-        rec = execute(task, series_dir)
-        store.write_record(Path(out), rec)
         try:
-            conn.send((task.key, rec["status"], rec.get("error")))
+            rec = execute(task, series_dir)
+            store.write_record(Path(out), rec)
+            msg = (task.key, rec["status"], rec.get("error"))
+        except OSError as e:  # cannot write (a full disk): one line to the parent, no traceback
+            from aqmlab import outdir
+
+            fault = e if isinstance(e, outdir.OutputError) else outdir.fault(e, Path(out))
+            msg = (task.key, FAULT, fault.strerror or str(fault))
+        try:
+            conn.send(msg)
         except (BrokenPipeError, OSError):
             return
