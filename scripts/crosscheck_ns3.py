@@ -118,7 +118,7 @@ def build(venv: Path, workdir: Path) -> Path:
 
 def case_inputs(toml: Path) -> dict:
     """The network as aqmlab builds it: per-flow access delays and start times, buffer, AQM."""
-    from aqmlab import scenario
+    from aqmlab.scenario import schema as scenario
 
     sc = scenario.load(toml)
     cfg = scenario.build_config(sc)

@@ -115,7 +115,7 @@ def build(venv: Path, workdir: Path) -> Path:
 def case_inputs(toml: Path, seed: int | None = None) -> dict:
     """The network as aqmlab builds it (for `seed`, default the scenario's): per-flow access
     delays and start times, buffer, AQM parameters in base units."""
-    from aqmlab import scenario
+    from aqmlab.scenario import schema as scenario
 
     sc = scenario.load(toml)
     cfg = scenario.build_config(sc, seed)

@@ -322,7 +322,7 @@ def run_ns3(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
 
 def run_case(exe: Path, sc: dict, seed: int, args: argparse.Namespace) -> dict:
     """Both sides of one case and seed (cached in the work directory)."""
-    from aqmlab import scenario
+    from aqmlab.scenario import schema as scenario
 
     key = f"{sc['name']}.{args.duration:g}s.seed{seed}" + (f".{args.tag}" if args.tag else "")
     cache = args.workdir / "runs" / f"{key}.json"

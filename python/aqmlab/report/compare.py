@@ -19,8 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab import runner, scenario
 from aqmlab.errors import InputError
+from aqmlab.running import runner
+from aqmlab.scenario import schema as scenario
 
 COLUMNS = [
     ("utilisation", "util", ".4f"),
@@ -175,7 +176,7 @@ def compare(
     table = variants(sc, aqms, params or [])
     out_p = Path(out) if out is not None else None
     if out_p is not None:
-        from aqmlab.limits import check_output_dir
+        from aqmlab.scenario.limits import check_output_dir
 
         check_output_dir(out_p, "out")  # a clear refusal instead of an OSError (issue 13)
         out_p.mkdir(parents=True, exist_ok=True)
@@ -206,7 +207,8 @@ def draw(
 ) -> None:
     """The figures, ``report.html`` and ``compare.csv`` of a comparison, into ``directory``
     (``compare.csv`` last: its presence marks the comparison complete)."""
-    from aqmlab import plots, report
+    from aqmlab.report import html as report
+    from aqmlab.report import plots
 
     formats = plots.VECTOR if vector else ()
     d = Path(directory)
