@@ -11,7 +11,7 @@ For every scenario in ``scenarios/crosscheck/*.toml`` this runs
 with the same access delays and flow start times (taken from aqmlab's own network description of the
 scenario), and writes the comparison to ``target/crosscheck-ns3/report.md`` (``--doc``). The tables
 it produced on 2026-11-22 are kept, superseded, in ``docs/crosscheck-ns3.md``; the current
-cross-check is ``scripts/crosscheck_ns3_tcp.py``.
+cross-check is ``scripts/crosscheck_ns3.py tcp``.
 
 ns-3 runs twice per case by default: with SACK off (the configuration asked for: NewReno without SACK,
 as aqmlab models it) and with SACK on (everything else equal), because ns-3's loss recovery without
@@ -19,9 +19,9 @@ SACK behaves very differently (see the doc).
 
 Usage (from the repository root, with the project's venv):
 
-    .venv/bin/python scripts/crosscheck_ns3.py                 # all cases, both ns-3 variants
-    .venv/bin/python scripts/crosscheck_ns3.py --cases dt-eq-n10 red-het-n50 --variants sack-off
-    .venv/bin/python scripts/crosscheck_ns3.py --report-only   # rewrite the doc from the saved JSON
+    .venv/bin/python scripts/crosscheck_ns3.py dumbbell                 # all cases, both ns-3 variants
+    .venv/bin/python scripts/crosscheck_ns3.py dumbbell --cases dt-eq-n10 red-het-n50 --variants sack-off
+    .venv/bin/python scripts/crosscheck_ns3.py dumbbell --report-only   # rewrite the doc from the saved JSON
 
 Results are cached per run in ``--workdir`` (default ``target/crosscheck-ns3``), so an interrupted run
 resumes; ``--fresh`` reruns everything.
@@ -31,85 +31,35 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import glob
 import json
 import os
 import platform
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from ns3check.common import (
+    MSS,
+    PKT,
+    ROOT,
+    VARIANTS,
+    build,
+    f3,
+    git_state,
+    kpps,
+    log,
+    ns3_version,
+    pct,
+    table,
+    timed,
+)
+
 SCEN_DIR = ROOT / "scenarios" / "crosscheck"
-SRC = ROOT / "scripts" / "ns3_dumbbell.cc"
 DOC = ROOT / "target" / "crosscheck-ns3" / "report.md"  # docs/crosscheck-ns3.md: superseded
-NS3_LIBS = ["core", "network", "internet", "traffic-control", "applications", "point-to-point"]
-VARIANTS = {"sack-off": ["--sack=0"], "sack-on": ["--sack=1"]}
-MSS, PKT = 1460, 1500
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------------
 # ns-3 build
-
-
-def ns3_prefix(venv: Path) -> Path:
-    hits = sorted(glob.glob(str(venv / "lib" / "python3*" / "site-packages" / "ns3")))
-    if not hits:
-        sys.exit(
-            f"no ns3 package under {venv}; install it: python3 -m venv {venv} && "
-            f"{venv}/bin/pip install ns3==3.44.post0"
-        )
-    return Path(hits[0])
-
-
-def ns3_version(venv: Path) -> str:
-    out = subprocess.run(
-        [
-            str(venv / "bin" / "python"),
-            "-c",
-            "import importlib.metadata as m; print(m.version('ns3'))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.strip()
-
-
-def build(venv: Path, workdir: Path) -> Path:
-    """Compiles ns3_dumbbell.cc against the wheel's headers and libraries (if out of date)."""
-    prefix = ns3_prefix(venv)
-    exe = workdir / "ns3_dumbbell"
-    if exe.exists() and exe.stat().st_mtime > SRC.stat().st_mtime:
-        return exe
-    libdir = prefix / "lib64"
-    # The wheel's libraries are a release build with NS3_LOG_ENABLE and NS3_ASSERT_ENABLE (from its
-    # cmake targets); compile with the same definitions.
-    cmd = [
-        "g++",
-        "-O2",
-        "-std=c++20",
-        "-DNS3_BUILD_PROFILE_RELEASE",
-        "-DNS3_LOG_ENABLE",
-        "-DNS3_ASSERT_ENABLE",
-        f"-I{prefix / 'include'}",
-        str(SRC),
-        "-o",
-        str(exe),
-        "-Wl,--no-as-needed",
-        f"-L{libdir}",
-        *[f"-lns3.44-{lib}" for lib in NS3_LIBS],
-        f"-Wl,-rpath,{libdir}",
-    ]
-    log("compiling " + SRC.name)
-    subprocess.run(cmd, check=True)
-    return exe
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,36 +97,6 @@ def case_inputs(toml: Path) -> dict:
         "delays_ms": delays,
         "starts_s": starts,
     }
-
-
-def timed(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, float]:
-    """Runs cmd; returns the result, its wall-clock seconds and the CPU seconds it used."""
-    # Output goes to files, not pipes: nothing reads a pipe before the process ends, so an
-    # output above the pipe's capacity (~64 kB: a run with thousands of flows) would block it.
-    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, **kw)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.monotonic() - t0
-        fo.seek(0)
-        fe.seek(0)
-        out, err = fo.read(), fe.read()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    res = subprocess.CompletedProcess(cmd, p.returncode, out, err)
-    return res, wall, ru.ru_utime + ru.ru_stime
-
-
-def git_state() -> str:
-    """The commit aqmlab runs from, and any uncommitted changes to the Rust crates."""
-    git = subprocess.run(
-        ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    changed = subprocess.run(
-        ["git", "status", "--short", "--", "crates"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.split()[1::2]
-    if changed:
-        git += " with uncommitted changes to " + ", ".join(f"`{c}`" for c in changed)
-    return git
 
 
 def run_ours(toml: Path, workdir: Path) -> dict:
@@ -270,24 +190,6 @@ def run_ns3(exe: Path, inp: dict, variant: str, workdir: Path, name: str) -> dic
 def case_order(name: str) -> tuple:
     aqm, delays, n = name.split("-")
     return (aqm != "dt", delays != "eq", int(n[1:]))
-
-
-def f3(x: float) -> str:
-    return f"{x:.3f}"
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.2f}%"
-
-
-def kpps(x: float) -> str:
-    return f"{x / 1e3:,.0f}k"
-
-
-def table(rows: list[list[str]], head: list[str]) -> str:
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def report(results: dict, meta: dict) -> str:
@@ -420,10 +322,10 @@ def report(results: dict, meta: dict) -> str:
 HEADER = """# Cross-check: aqmlab's simulator against ns-3
 
 An independent check of aqmlab's packet simulator against ns-3 ({ns3}) on the same dumbbell networks.
-Generated by `scripts/crosscheck_ns3.py` on {date} ({host}; aqmlab at git {git}). Rerun:
+Generated by `scripts/crosscheck_ns3.py dumbbell` on {date} ({host}; aqmlab at git {git}). Rerun:
 
     python3 -m venv /work/ns3venv && /work/ns3venv/bin/pip install ns3==3.44.post0
-    .venv/bin/python scripts/crosscheck_ns3.py            # ~{minutes} min of runs, one at a time, on this machine
+    .venv/bin/python scripts/crosscheck_ns3.py dumbbell            # ~{minutes} min of runs, one at a time, on this machine
 
 ## The networks (identical on both sides)
 
@@ -515,7 +417,7 @@ DISCUSSION = f"""
 # ---------------------------------------------------------------------------------------------
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="*", help="case names (file stems); default: all")
     ap.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
@@ -528,13 +430,12 @@ def main() -> None:
         "--report-only", action="store_true", help="rewrite the doc from cached results"
     )
     ap.add_argument("--doc", type=Path, default=DOC)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
-    sys.path.insert(0, str(ROOT / "python"))
     args.workdir.mkdir(parents=True, exist_ok=True)
     cache = args.workdir / "results.json"
     results: dict = json.loads(cache.read_text()) if cache.exists() and not args.fresh else {}
-    # This script's cases are DropTail and RED; CoDel/PIE cases belong to crosscheck_ns3_codel.py.
+    # This script's cases are DropTail and RED; CoDel/PIE cases belong to `crosscheck_ns3.py codel`.
     tomls = sorted(
         (p for p in SCEN_DIR.glob("*.toml") if p.stem.startswith(("dt-", "red-"))),
         key=lambda p: case_order(p.stem),
@@ -606,7 +507,3 @@ def main() -> None:
         text = text.replace(DISCUSSION, f"\n{MARKER}{kept.rstrip()}\n")
     args.doc.write_text(text)
     log(f"wrote {args.doc} ({time.monotonic() - t_start:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()
