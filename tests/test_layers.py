@@ -55,6 +55,19 @@ def test_start_up_does_not_load_the_theory_or_scipy(args):
     assert loaded == [], f"{args} imported {loaded}"
 
 
+@pytest.mark.parametrize("args", [["--help"], ["list"]])
+def test_start_up_loads_no_subcommand_package(args):
+    # What once made --help and list slow (docs/benchmarks.md, "CLI start-up"): parsing imported
+    # the testbed package (subprocess, tempfile, hashlib...), and the package face pathlib/typing.
+    mods = _modules_after(
+        "from aqmlab.cli import main as cli\n"
+        f"try:\n    cli.main({args!r})\nexcept SystemExit:\n    pass"
+    )
+    heavy = ("aqmlab.testbed", "aqmlab.reproduce", "aqmlab.running", "subprocess", "pathlib")
+    loaded = [m for m in heavy if m in mods]
+    assert loaded == [], f"{args} imported {loaded}"
+
+
 def test_theory_is_still_listed_and_runs_when_named():
     top = aqmlab_cli("--help")
     assert top.returncode == 0 and "theory" in top.stdout

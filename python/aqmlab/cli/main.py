@@ -12,10 +12,13 @@ import argparse
 import os
 import signal
 import sys
-from pathlib import Path
 
 from aqmlab.cli.summary import print_summary
 from aqmlab.errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,11 +31,14 @@ class _Parser(argparse.ArgumentParser):
 def default_scenario_path() -> Path:
     """The scenario embedded in the package (run by ``aqmlab demo``)."""
     from importlib import resources  # ~10 ms at start-up: only for `aqmlab demo`
+    from pathlib import Path
 
     return Path(str(resources.files("aqmlab") / "data" / "default.toml"))
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aqmlab.running import runner
     from aqmlab.scenario import schema as scenario
 
@@ -64,6 +70,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aqmlab.sweep import engine, spec
 
     sw = spec.load(args.sweep)
@@ -104,6 +112,8 @@ def _cmd_completion(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     d = Path(args.dir)
     if (d / "sweep.json").is_file() and (d / "runs").is_dir():
         from aqmlab.sweep import report as sweep_report
@@ -132,6 +142,8 @@ def _smooth(args: argparse.Namespace) -> float | None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aqmlab.report import compare
     from aqmlab.scenario import schema as scenario
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from aqmlab.errors import InputError
 
 
 def _cmd(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aqmlab import testbed
     from aqmlab.cli.summary import print_summary
     from aqmlab.scenario import schema as scenario
