@@ -62,7 +62,7 @@ bench: build
 	$(BIN)/python benches/sim_speed.py
 
 docs: build
-	$(BIN)/python scripts/gen_algorithms_doc.py
+	$(BIN)/python scripts/algorithms_doc.py
 
 # A wheel for pip (abi3: one wheel for CPython >= 3.11), installable without Rust: dist/*.whl.
 dist: $(STAMP)

@@ -1,5 +1,5 @@
 """Scenario fuzzing at scale (issue 19 item 5): ``--cases`` generated bad scenarios
-(:mod:`aqmlab.fuzz`: wrong types, huge, negative, NaN/inf, unit typos, unknown keys, deep
+(:mod:`aqmlab.running.fuzz`: wrong types, huge, negative, NaN/inf, unit typos, unknown keys, deep
 nesting, long strings, unicode, binary bytes, duplicate keys, enormous counts, blank keys,
 1 ns update periods, missing sections) through ``aqmlab.run`` in a worker process, each with a
 ``--timeout``, and every ``--cli-every``-th through ``aqmlab run FILE`` as a subprocess.
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from aqmlab import fuzz
+from aqmlab.running import fuzz
 
 
 def _cli(case: fuzz.Case, d: Path, timeout_s: float) -> tuple[str, str]:
@@ -35,7 +35,7 @@ def _cli(case: fuzz.Case, d: Path, timeout_s: float) -> tuple[str, str]:
     p.write_text(text, encoding="utf-8", errors="surrogatepass")
     try:
         r = subprocess.run(
-            [sys.executable, "-m", "aqmlab.cli", "run", str(p), "--out", str(d / "o"), "--quiet"],
+            [sys.executable, "-m", "aqmlab", "run", str(p), "--out", str(d / "o"), "--quiet"],
             capture_output=True,
             text=True,
             timeout=timeout_s + 10,

@@ -20,7 +20,8 @@ import tomllib
 from pathlib import Path
 
 import aqmlab
-from aqmlab import scenario, testbed
+from aqmlab import testbed
+from aqmlab.scenario import schema as scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,8 @@
 Runs the dumbbell with N flows (one host per flow on each side, the default) as a user would,
 ``aqmlab run SCENARIO --quiet``, each in its own process, and reports the process's peak resident
 memory (``ru_maxrss`` of that child), the memory per flow above a one-flow run, the wall time, and
-the estimate :mod:`aqmlab.limits` refuses runs by. The simulated time is short (0.3 s, flows
+the estimate :mod:`aqmlab.scenario.limits` refuses runs by. The simulated time is short (0.3 s,
+flows
 starting over the first 100 ms): memory is the network's, not the run length's (series are
 bounded by ``output.max_samples``).
 
@@ -43,7 +44,7 @@ def run(flows: int, hosts: str = "") -> tuple[float, float, str]:
         sc.write_text(SCENARIO.format(flows=flows, hosts=hosts))
         t0 = time.perf_counter()
         p = subprocess.Popen(
-            [sys.executable, "-m", "aqmlab.cli", "run", str(sc), "--out", f"{d}/out", "--quiet"],
+            [sys.executable, "-m", "aqmlab", "run", str(sc), "--out", f"{d}/out", "--quiet"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -57,7 +58,8 @@ def run(flows: int, hosts: str = "") -> tuple[float, float, str]:
 
 
 def main(argv: list[str]) -> None:
-    from aqmlab import limits, scenario
+    from aqmlab.scenario import limits
+    from aqmlab.scenario import schema as scenario
 
     counts = [int(a) for a in argv] or [1, 10_000, 100_000]
     base, _, _ = run(1)

@@ -107,7 +107,7 @@ def main() -> int:
         "",
         'Every seed paper ran ns-2. `[aqm] defaults = "ns2"` starts an algorithm from ns-2.35\'s own',
         "defaults (`tcl/lib/ns-default.tcl`, as the installed `ns` prints them) instead of aqmlab's;",
-        "parameters written in the table override them. Defined in `python/aqmlab/ns2_defaults.py`:",
+        "parameters written in the table override them. Defined in `python/aqmlab/scenario/ns2_defaults.py`:",
         "",
         "- `red`: ns-2.35 configures RED from the link (queue/red.cc `initialize_params`): with",
         "  ptc = rate / (8 x 500 B), min_th = max(5, 0.005 s x ptc / 2), max_th = 3 min_th,",

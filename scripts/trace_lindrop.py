@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from aqmlab import units
 from aqmlab.reproduce import core, lindrop
+from aqmlab.scenario import units
 
 HOOK = Path(__file__).with_name("ns2_lindrop_trace.tcl")
 

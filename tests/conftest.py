@@ -50,7 +50,7 @@ start_spread = "500ms"
 def aqmlab_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Runs the installed ``aqmlab`` command as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "aqmlab.cli", *args],
+        [sys.executable, "-m", "aqmlab", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from aqmlab import algorithms
+from aqmlab.scenario import algorithms
 from conftest import SMALL, aqmlab_cli
 
 AQM_BLOCK = '[aqm]\nname = "red"\nmin_th = 20\nmax_th = 60\n'
@@ -66,7 +66,8 @@ def test_bad_algorithm_parameter_is_one_line(tmp_path, body, expect):
 def test_every_algorithm_runs_by_name_with_its_defaults(name):
     import tomllib
 
-    from aqmlab import runner, scenario
+    from aqmlab.running import runner
+    from aqmlab.scenario import schema as scenario
 
     data = tomllib.loads(SMALL)
     data["aqm"] = {"name": name}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aqmlab import buildinfo
 from aqmlab.reproduce import core
+from aqmlab.running import buildinfo
 from aqmlab.sweep.spec import run_key
 
 

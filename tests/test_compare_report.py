@@ -110,7 +110,7 @@ def chromium_render(page: Path, tmp_path: Path, window: str) -> str:
 
 
 def test_progress_bar_draws_only_when_enabled(capsys):
-    from aqmlab.runner import _Progress
+    from aqmlab.running.runner import _Progress
 
     _Progress(False)(5.0, 10.0, 1000)
     assert capsys.readouterr().err == ""

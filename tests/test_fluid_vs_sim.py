@@ -1,7 +1,7 @@
 """The fluid model against the packet simulator (issue 6, point 4) on a smaller version of seed
 001's single bottleneck, in the regime the fluid model is made for: 25 Reno flows instead of 250
 (20 Mb/s, 1000-byte packets, base RTT 80 ms, 600-packet buffer), so that W0 = 16 packets and
-p0 = 0.0078 rather than W0 = 1.6 and p0 = 0.78 (scripts/fluid_vs_sim.py and docs/theory.md
+p0 = 0.0078 rather than W0 = 1.6 and p0 = 0.78 (aqmlab.theory.fluid_vs_sim and docs/theory.md
 section 8 compare the full setting). Law: PI with seed 001's gains, q_ref = 200.
 
 PI integrates the queue error, so both models must hold the queue at q_ref on average: the fluid
@@ -12,8 +12,6 @@ that mapping."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ import pytest
 
 import aqmlab
 from aqmlab.theory import fluid as fl
+from aqmlab.theory import fluid_vs_sim as mod
 
 ROOT = Path(__file__).resolve().parents[1]
 N_SMALL = 25
@@ -35,19 +34,9 @@ SEEDS = (1, 2, 3)
 TOLERANCE_PKTS = 10.0
 
 
-def _script():
-    path = ROOT / "scripts" / "fluid_vs_sim.py"
-    spec = importlib.util.spec_from_file_location("fluid_vs_sim", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def small():
     """The seed-001 PI scenario shrunk to 25 flows and 60 s, and its fluid counterpart."""
-    mod = _script()
     base = aqmlab.load_scenario(mod.SCEN / "single-bottleneck-pi.toml")
     sc = mod.shrink(base, N_SMALL, DURATION_S, WARMUP_S)
     net, _ = mod.fluid_network(sc)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import aqmlab
-from aqmlab import fuzz
+from aqmlab.running import fuzz
 from aqmlab.errors import MAX_MESSAGE
 
 OK = {
@@ -144,7 +144,8 @@ def test_a_blank_key_is_named_sensibly(where):
 
 
 def test_internal_error_lines_are_cut(monkeypatch, capsys):
-    from aqmlab import cli, runner
+    from aqmlab.cli import main as cli
+    from aqmlab.running import runner
 
     def boom(*a, **k):
         raise RuntimeError("x" * 5000)
@@ -187,7 +188,7 @@ def test_a_sample_through_the_cli(tmp_path):
         p.write_text(text, encoding="utf-8", errors="surrogatepass")
         out = tmp_path / f"out{case.index}"
         r = subprocess.run(
-            [sys.executable, "-m", "aqmlab.cli", "run", str(p), "--out", str(out), "--quiet"],
+            [sys.executable, "-m", "aqmlab", "run", str(p), "--out", str(out), "--quiet"],
             capture_output=True,
             text=True,
             timeout=60,

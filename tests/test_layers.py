@@ -17,7 +17,14 @@ import pytest
 
 from conftest import ROOT, aqmlab_cli
 
-HEAVY = ("pandas", "matplotlib", "scipy", "aqmlab.plots", "aqmlab.report", "aqmlab.theory")
+HEAVY = (
+    "pandas",
+    "matplotlib",
+    "scipy",
+    "aqmlab.report.plots",
+    "aqmlab.report.html",
+    "aqmlab.theory",
+)
 
 
 def _modules_after(code: str) -> set[str]:
@@ -30,7 +37,7 @@ def _modules_after(code: str) -> set[str]:
 
 def test_a_cli_run_loads_no_presentation_and_no_pandas(small_scenario, tmp_path):
     mods = _modules_after(
-        "from aqmlab import cli\n"
+        "from aqmlab.cli import main as cli\n"
         f"assert cli.main(['run', {str(small_scenario)!r}, '--out', {str(tmp_path / 'r')!r}]) == 0"
     )
     assert (tmp_path / "r" / "summary.json").is_file()
@@ -41,9 +48,23 @@ def test_a_cli_run_loads_no_presentation_and_no_pandas(small_scenario, tmp_path)
 @pytest.mark.parametrize("args", [["--help"], ["list"], ["run", "--help"]])
 def test_start_up_does_not_load_the_theory_or_scipy(args):
     mods = _modules_after(
-        f"from aqmlab import cli\ntry:\n    cli.main({args!r})\nexcept SystemExit:\n    pass"
+        "from aqmlab.cli import main as cli\n"
+        f"try:\n    cli.main({args!r})\nexcept SystemExit:\n    pass"
     )
     loaded = [m for m in (*HEAVY, "numpy", "pydantic") if m in mods]
+    assert loaded == [], f"{args} imported {loaded}"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["list"]])
+def test_start_up_loads_no_subcommand_package(args):
+    # What once made --help and list slow (docs/benchmarks.md, "CLI start-up"): parsing imported
+    # the testbed package (subprocess, tempfile, hashlib...), and the package face pathlib/typing.
+    mods = _modules_after(
+        "from aqmlab.cli import main as cli\n"
+        f"try:\n    cli.main({args!r})\nexcept SystemExit:\n    pass"
+    )
+    heavy = ("aqmlab.testbed", "aqmlab.reproduce", "aqmlab.running", "subprocess", "pathlib")
+    loaded = [m for m in heavy if m in mods]
     assert loaded == [], f"{args} imported {loaded}"
 
 
@@ -96,6 +117,15 @@ def _old_runner(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("the pre-split runner is not available (no git history)")
+    # Its imports, moved to where those modules live now (python/aqmlab grouped by layer, issue 20).
+    moved = {
+        "from aqmlab import metrics, scenario, units\n": "from aqmlab.running import metrics\n"
+        "from aqmlab.scenario import schema as scenario, units\n",
+        "from aqmlab import plots, report\n": "from aqmlab.report import html as report, plots\n",
+    }
+    for before, now in moved.items():
+        assert before in src
+        src = src.replace(before, now)
     mod = types.ModuleType("aqmlab_old_runner")
     monkeypatch.setitem(sys.modules, mod.__name__, mod)  # dataclasses look their module up
     exec(compile(src, "old_runner.py", "exec"), mod.__dict__)
@@ -121,7 +151,7 @@ def _diff(old, new, path: str = "") -> set[str]:
 def test_summary_keeps_every_value_of_the_pre_split_code_path(
     small_scenario, tmp_path, monkeypatch
 ):
-    from aqmlab import scenario
+    from aqmlab.scenario import schema as scenario
 
     old = _old_runner(monkeypatch)
     sc = scenario.load(small_scenario)
@@ -175,7 +205,8 @@ def test_a_result_built_from_dataframes_writes_and_reads_back(tmp_path):
     import numpy as np
     import pandas as pd
 
-    from aqmlab import runner, scenario
+    from aqmlab.running import runner
+    from aqmlab.scenario import schema as scenario
 
     sc = scenario.from_dict(__import__("tomllib").loads(SMALL_SHORT))
     sim = runner.run(sc)

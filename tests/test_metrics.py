@@ -1,4 +1,5 @@
-"""Tests of aqmlab.metrics against independent truth: hand arithmetic, closed forms, statistics."""
+"""Tests of aqmlab.running.metrics against independent truth: hand arithmetic, closed forms,
+statistics."""
 
 import itertools
 import math
@@ -6,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from aqmlab import metrics as m
 from aqmlab.errors import InputError
+from aqmlab.running import metrics as m
 
 # --------------------------------------------------------------------------------------------------
 # Loss ratio

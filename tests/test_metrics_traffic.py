@@ -8,7 +8,7 @@ import math
 import pytest
 
 import aqmlab
-from aqmlab import metrics
+from aqmlab.running import metrics
 
 
 def _f(name, size=None, fct=None, goodput=1.0, udp=None):

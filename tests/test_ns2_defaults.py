@@ -8,8 +8,9 @@ import subprocess
 
 import pytest
 
-from aqmlab import ns2_defaults, scenario
 from aqmlab.errors import InputError
+from aqmlab.scenario import ns2_defaults
+from aqmlab.scenario import schema as scenario
 
 _RED_AUTO_TCL = """
 set ns [new Simulator]

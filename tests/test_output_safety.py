@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 import aqmlab
-from aqmlab import compare, outdir, runner
+from aqmlab import outdir
+from aqmlab.report import compare
+from aqmlab.running import runner
 from conftest import aqmlab_cli
 
 TINY = """

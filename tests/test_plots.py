@@ -12,7 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from aqmlab import compare, plots, runner
+from aqmlab.report import compare, plots
+from aqmlab.running import runner
 from conftest import aqmlab_cli
 
 MIX = """

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from aqmlab import plots, runner
+from aqmlab.report import plots
+from aqmlab.running import runner
 
 MM1 = {
     "name": "mm1",

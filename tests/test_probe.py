@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from aqmlab import runner
 from aqmlab.errors import InputError
+from aqmlab.running import runner
 
 IDLE = {
     "name": "probe-idle",
@@ -115,7 +115,7 @@ def test_bad_probe_input_names_the_field(group, field):
 
 def test_a_scenario_with_a_probe_survives_its_own_dump():
     # Sweeps and comparisons rebuild scenarios from model_dump(): defaults must round-trip.
-    from aqmlab import scenario
+    from aqmlab.scenario import schema as scenario
 
     sc = scenario.from_dict(_bulk(True))
     again = scenario.from_dict(sc.model_dump())

@@ -65,7 +65,7 @@ def test_confidence_interval_is_students_t_over_seeds():
 
 def _cli(*args, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "aqmlab.cli", *args],
+        [sys.executable, "-m", "aqmlab", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -222,8 +222,8 @@ def test_lindrop_connection_split_follows_section_4_2():
 
 
 def test_lindrop_scenarios_carry_table2_and_section_4_2(monkeypatch):
-    from aqmlab import scenario
     from aqmlab.reproduce import lindrop
+    from aqmlab.scenario import schema as scenario
 
     exp = core.load_experiment("lindrop")
     base = core.load_scenario_dict("lindrop", exp["scenario"])

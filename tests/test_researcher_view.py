@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import aqmlab
-from aqmlab import plots
+from aqmlab.report import plots
 from conftest import aqmlab_cli
 
 BASE = {

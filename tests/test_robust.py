@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from aqmlab import limits, scenario
 from aqmlab.errors import InputError, show
+from aqmlab.scenario import limits
+from aqmlab.scenario import schema as scenario
 from conftest import SMALL
 
 # A run this long takes minutes: a test that gets its answer in seconds shows it was refused
@@ -22,7 +23,7 @@ LONG_RUN = SMALL.replace('duration = "6s"', 'duration = "100000s"')
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 180):
     """``aqmlab`` as a user runs it, with extra environment variables."""
     return subprocess.run(
-        [sys.executable, "-m", "aqmlab.cli", *args],
+        [sys.executable, "-m", "aqmlab", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -193,7 +194,7 @@ def test_an_empty_host_list_is_refused(side):
 def test_building_a_large_network_says_what_it_builds(capsys):
     # item 15: a large network takes a while before the first simulated second; the run says
     # what it builds and its memory estimate (then, every 2 s, time and memory reached)
-    from aqmlab import runner
+    from aqmlab.running import runner
 
     sc = scenario.from_dict(
         {"duration": "20ms", "warmup": "0s", "flows": [{"count": 7000, "start_spread": "10ms"}]}
@@ -205,7 +206,7 @@ def test_building_a_large_network_says_what_it_builds(capsys):
 
 
 def test_a_small_network_builds_quietly(capsys):
-    from aqmlab import runner
+    from aqmlab.running import runner
 
     runner.run(scenario.from_dict({"duration": "20ms", "warmup": "0s"}), progress=True)
     assert "building the network" not in capsys.readouterr().err

@@ -51,7 +51,7 @@ def test_sigint_stops_a_run_within_a_second_with_exit_130(tmp_path, case, after_
     sc.write_text(SLOW.format(**CASES[case]))
     out = tmp_path / "out"
     p = subprocess.Popen(
-        [sys.executable, "-m", "aqmlab.cli", "run", str(sc), "--out", str(out), "--quiet"],
+        [sys.executable, "-m", "aqmlab", "run", str(sc), "--out", str(out), "--quiet"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from aqmlab import scenario, units
 from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
+from aqmlab.scenario import units
 from conftest import SMALL
 
 # tc(8), "UNITS": bit or a bare number = bit/s; kbit/mbit/gbit/tbit decimal; kibit.. binary.

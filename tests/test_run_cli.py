@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 import aqmlab
-from aqmlab import scenario
+from aqmlab.scenario import schema as scenario
 from conftest import ROOT, SMALL, aqmlab_cli
 
 
@@ -98,7 +98,7 @@ def test_summary_and_config_text_read_back_to_the_same_values():
     import io
     import json
 
-    from aqmlab.runner import summary_json, write_json
+    from aqmlab.running.runner import summary_json, write_json
 
     obj = {
         "z": [{"b": 1, "a": [1.5, None, "é"]}, {"c": {}}],

@@ -5,7 +5,8 @@ panic, a hang or an unbounded allocation.
 Documents are built by mutating a small valid scenario (short runs, so each valid one takes
 well under a second): fields set to good values, to values of the wrong type or range, to
 strings with wrong or missing units, to counts beyond the limits; keys removed or misspelled;
-tables replaced by junk. TOML text (and bytes) is fuzzed through :func:`aqmlab.scenario.load`.
+tables replaced by junk. TOML text (and bytes) is fuzzed through
+:func:`aqmlab.scenario.schema.load`.
 
 Examples per property: 200 (CI); ``HYPOTHESIS_PROFILE=nightly`` runs 10,000.
 """
@@ -23,8 +24,11 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from aqmlab import _core, limits, runner, scenario
+from aqmlab import _core
 from aqmlab.errors import MAX_MESSAGE, InputError
+from aqmlab.running import runner
+from aqmlab.scenario import limits
+from aqmlab.scenario import schema as scenario
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 EXAMPLES = {"ci": 200, "nightly": 10_000}.get(PROFILE, 200)

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import aqmlab
-from aqmlab import runner
 from aqmlab.errors import InputError
+from aqmlab.running import runner
 from aqmlab.sweep import engine, spec, store
 from conftest import ROOT, SMALL, aqmlab_cli, sigint_as_from_a_terminal
 

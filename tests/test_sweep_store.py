@@ -154,7 +154,7 @@ def test_a_full_disk_during_a_sweep_is_one_line_exit_1_and_leaves_no_tmp(tmp_pat
         out = fs / "out"
         args = ["sweep", str(sweep_file), "--out", str(out), "--quiet", "--jobs", "2"]
         r = subprocess.run(
-            [sys.executable, "-m", "aqmlab.cli", *args],
+            [sys.executable, "-m", "aqmlab", *args],
             capture_output=True,
             text=True,
             timeout=300,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import aqmlab
-from aqmlab import scenario
 from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
 
 # One finite flow of 10 full segments on an idle dumbbell: 1 Gb/s access links with 1 ms delay,
 # a 100 Mb/s bottleneck with 5 ms: base RTT = 2 (1 + 5 + 1) ms = 14 ms.

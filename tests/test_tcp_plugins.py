@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import aqmlab
-from aqmlab import scenario
+from aqmlab.scenario import schema as scenario
 
 DOC = {
     "duration": "4s",

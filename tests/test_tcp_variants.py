@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from aqmlab import scenario
 from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
 from conftest import aqmlab_cli
 
 BASE = {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from aqmlab import cli
+from aqmlab.cli import main as cli
 from aqmlab.testbed import net
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,8 +243,8 @@ def test_root_without_the_network_capabilities_is_one_line_exit_2(monkeypatch, c
 def test_unsupported_scenario_features_refused_naming_the_field(tmp_path, monkeypatch, edit, field):
     import tomllib
 
-    from aqmlab import scenario
     from aqmlab.errors import InputError
+    from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
 
     monkeypatch.setattr(os, "geteuid", lambda: 0)

@@ -17,14 +17,14 @@ from test_testbed import SCENARIO, needs_net
 
 def _cli(*args):
     return subprocess.run(
-        [sys.executable, "-m", "aqmlab.cli", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "aqmlab", *args], capture_output=True, text=True, check=False
     )
 
 
 @needs_net
 def test_compare_on_the_testbed_writes_runs_load_can_read(tmp_path):
     import aqmlab
-    from aqmlab import compare
+    from aqmlab.report import compare
 
     with open(SCENARIO, "rb") as fh:
         sc = tomllib.load(fh)
@@ -56,8 +56,8 @@ def test_compare_engine_refusals_are_one_line_exit_2(tmp_path):
 
 
 def test_compare_engine_name_checked_in_python():
-    from aqmlab import compare
     from aqmlab.errors import InputError
+    from aqmlab.report import compare
 
     with pytest.raises(InputError, match="--engine: must be one of sim, testbed"):
         compare.compare(SCENARIO, ["red"], engine="ns3")

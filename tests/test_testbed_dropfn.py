@@ -64,7 +64,8 @@ def test_mixed_web_tcp_and_udp_through_a_dropping_function(mixed_run):
 
 
 def test_open_loop_sources_other_than_cbr_refused_naming_the_field():
-    from aqmlab import runner, scenario
+    from aqmlab.running import runner
+    from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
 
     sc = _scenario()

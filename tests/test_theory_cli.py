@@ -4,8 +4,8 @@ import argparse
 
 import pytest
 
+from aqmlab.cli.theory import register
 from aqmlab.errors import InputError
-from aqmlab.theory.cli import register
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import aqmlab
-from aqmlab import scenario
 from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
 from conftest import aqmlab_cli
 
 

@@ -8,8 +8,8 @@ import statistics
 import pytest
 
 import aqmlab
-from aqmlab import scenario
 from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
 from conftest import aqmlab_cli
 
 BASE = {"duration": "20s", "warmup": "0s", "topology": {"rate": "100Mbps", "delay": "5ms"}}

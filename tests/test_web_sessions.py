@@ -8,8 +8,8 @@ import statistics
 import pytest
 
 import aqmlab
-from aqmlab import scenario
 from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
 from conftest import aqmlab_cli
 
 # Idle dumbbell: 1 Gb/s access links of 1 ms, a 100 Mb/s bottleneck of 5 ms (base RTT 14 ms).

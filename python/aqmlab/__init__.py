@@ -15,17 +15,20 @@ loaded on first use.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
+from aqmlab._version import __version__ as __version__
 from aqmlab.errors import InputError
 
+# Neither typing nor pathlib at import: both only name types here, and `aqmlab --help` pays for
+# every module the package's face loads (docs/benchmarks.md, "Start-up").
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aqmlab.runner import Result
-    from aqmlab.scenario import Scenario
+    from pathlib import Path
+    from typing import Any
+
+    from aqmlab.running.runner import Result
+    from aqmlab.scenario.schema import Scenario
 
 __all__ = ["InputError", "Scenario", "load", "load_scenario", "load_sweep", "run", "sweep"]
-__version__ = "0.1.0"
 
 
 def run(
@@ -41,28 +44,33 @@ def run(
     With ``out``, writes the run directory there; with ``plot`` as well, its ``queue.png``,
     ``goodput.png`` and ``report.html`` (they can also be drawn later: ``aqmlab report DIR``).
     """
-    from aqmlab import runner
+    from aqmlab.running import runner
 
     extra = None
     if plot:
-        from aqmlab import report
+        from aqmlab.report import html as report
 
         extra = report.run_outputs
     return runner.run(sc, seed=seed, out=out, progress=progress, extra_outputs=extra)
 
 
+def __dir__() -> list[str]:
+    """The public API (``dir(aqmlab)``), whichever submodules happen to be loaded."""
+    return sorted([*__all__, "__version__"])
+
+
 def __getattr__(name: str) -> Any:
     # Lazy, so that `import aqmlab.theory` needs neither the Rust extension nor pandas.
     if name == "load":
-        from aqmlab import runner
+        from aqmlab.running import runner
 
         return runner.load
     if name == "Scenario":
-        from aqmlab.scenario import Scenario
+        from aqmlab.scenario.schema import Scenario
 
         return Scenario
     if name == "load_scenario":
-        from aqmlab.scenario import load
+        from aqmlab.scenario.schema import load
 
         return load
     if name in ("sweep", "load_sweep"):

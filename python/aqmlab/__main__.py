@@ -2,6 +2,6 @@
 
 import sys
 
-from aqmlab.cli import main
+from aqmlab.cli.main import main
 
 sys.exit(main())

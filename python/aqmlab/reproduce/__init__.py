@@ -15,14 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-#: Paper name -> module. Papers not yet plugged in are refused with the list of those that are.
-PAPERS = {
-    "apace": "aqmlab.reproduce.apace",
-    "dropfn": "aqmlab.reproduce.dropfn",
-    "laq": "aqmlab.reproduce.laq",
-    "lindrop": "aqmlab.reproduce.lindrop",
-    "modred": "aqmlab.reproduce.modred",
-}
+from aqmlab.reproduce.papers import PAPERS
+
+__all__ = ["PAPERS", "reproduce"]
 
 
 def reproduce(

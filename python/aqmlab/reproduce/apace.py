@@ -27,27 +27,19 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab.reproduce import core, output
+from aqmlab.reproduce import apace_s8, core, output
+from aqmlab.reproduce.apace_claims import (
+    DELAY_TOL,
+    UTIL_TOL,
+    against_sources,
+    extract_link,
+    winner_claims,
+)
+from aqmlab.reproduce.apace_claims import claim as _claim
 
 NAME = "apace"
 KEYS = ["experiment", "aqm", "sources", "max_th", "max_p", "knob"]
 METRICS = ["utilisation", "loss", "delay", "queue_mean", "queue_cv"]
-DELAY_TOL = 1.05
-UTIL_TOL = 0.002
-
-
-def extract_link(link: str, summary: dict[str, Any]) -> dict[str, float]:
-    """The metrics of one run at one link: utilisation (fraction), loss ratio, mean queueing
-    delay (s), mean queue and its coefficient of variation."""
-    b = next(x for x in summary["links"] if x["name"] == link)
-    mean = float(b["queue_mean_pkts"])
-    return {
-        "utilisation": float(b["utilisation"]),
-        "loss": float(b["loss_ratio"]),
-        "delay": float(b["delay_mean_s"]),
-        "queue_mean": mean,
-        "queue_cv": float(b["queue_std_pkts"]) / mean if mean > 0 else float("nan"),
-    }
 
 
 extract = partial(extract_link, "bottleneck")
@@ -101,13 +93,7 @@ def specs(quick: bool) -> list[core.RunSpec]:
             }
             sc = _scenario(base, r, t["sources"], t["buffer"], f"apace-s72-red-{th}-{mp}")
             out += [core.RunSpec(key, sc, s, extract) for s in seeds]
-    from aqmlab.reproduce import apace_s8
-
     return out + apace_s8.specs(exp, NAME, quick)
-
-
-def _claim(fig: str, text: str, holds: bool, evidence: str) -> dict[str, Any]:
-    return {"table": fig, "claim": text, "holds": bool(holds), "evidence": evidence}
 
 
 def _fig9(p: pd.DataFrame) -> list[dict[str, Any]]:
@@ -142,24 +128,6 @@ def _fig9(p: pd.DataFrame) -> list[dict[str, Any]]:
             f"SRED mean queue {q['sred']:.1f} of 20 packets",
         ),
     ]
-
-
-def winner_claims(s: pd.DataFrame, claims: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """For each (metric, figure, text): does APACE have the best ``metric`` (the highest
-    utilisation, the lowest anything else) at every number of sources in ``s``?"""
-    rows = []
-    for metric, fig, text in claims:
-        w = s.pivot_table(index="sources", columns="aqm", values=metric)
-        others = w.drop(columns="apace")
-        hi = metric == "utilisation"
-        ok = w["apace"] >= others.max(axis=1) if hi else w["apace"] <= others.min(axis=1)
-        best = others.idxmax(axis=1) if hi else others.idxmin(axis=1)
-        ev = "; ".join(
-            f"N={n}: APACE {w.loc[n, 'apace']:.4f}, best other {best[n]} {w.loc[n, best[n]]:.4f}"
-            for n in w.index
-        )
-        rows.append(_claim(fig, f"{text} ({int(ok.sum())}/{len(ok)} source counts)", ok.all(), ev))
-    return rows
 
 
 def _figs11_12(p: pd.DataFrame) -> list[dict[str, Any]]:
@@ -209,8 +177,6 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     for k in ("max_th", "max_p", "knob"):
         r[k] = r[k].fillna(-1) if k in r else -1.0  # group NaN coordinates
     points = core.aggregate(r, keys, METRICS)
-    from aqmlab.reproduce import apace_s8
-
     s8 = apace_s8.claims(points, core.load_experiment(NAME)["multi"]["fig18_sources"])
     claims = pd.DataFrame(_fig9(points) + _figs11_12(points) + _figs13_16(points) + s8)
     cells = points.assign(table=points["experiment"], metric="all")
@@ -222,24 +188,9 @@ def verdicts(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return core.claim_verdicts(t["claims"])
 
 
-def against_sources(ax: Any, s: pd.DataFrame, xlabel: str, figs: str) -> None:
-    """Utilisation and loss (95% CI) of every scheme against the number of sources, on
-    ``ax[0]`` and ``ax[1]``."""
-    for a, g in s.groupby("aqm"):
-        g = g.sort_values("sources")
-        ax[0].errorbar(
-            g["sources"], g["utilisation"], yerr=g["utilisation_ci"], marker="o", label=a
-        )
-        ax[1].errorbar(g["sources"], 100 * g["loss"], yerr=100 * g["loss_ci"], marker="o", label=a)
-    ax[0].set(xlabel=xlabel, ylabel="utilisation", title=f"{figs}: utilisation")
-    ax[1].set(xlabel=xlabel, ylabel="loss, %", title=f"{figs}: loss")
-
-
 def figures(cells: pd.DataFrame) -> dict:
     """Figs 11-12 (utilisation and loss against sources) and 13 (delay against utilisation); s. 8's
     Figs 19-22 in ``multi``."""
-    from aqmlab.reproduce import apace_s8
-
     plt = output.pyplot()
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.6))
     against_sources(ax, cells[cells["experiment"] == "fig11-12"], "TCP sources", "Figs. 11, 12")

@@ -26,10 +26,15 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab.reproduce import apace, core
-
-DELAY_TOL = apace.DELAY_TOL
-UTIL_TOL = apace.UTIL_TOL
+from aqmlab.reproduce import core
+from aqmlab.reproduce.apace_claims import (
+    DELAY_TOL,
+    UTIL_TOL,
+    against_sources,
+    extract_link,
+    winner_claims,
+)
+from aqmlab.reproduce.apace_claims import claim as _claim
 
 
 def _scenario(base: dict, aqm: dict, sources: int, name: str) -> dict:
@@ -74,7 +79,7 @@ def specs(exp: dict, paper: str, quick: bool) -> list[core.RunSpec]:
     base = core.load_scenario_dict(paper, m["scenario"])
     grid = m["quick" if quick else "full"]
     seeds = range(1, grid["seeds"] + 1)
-    ext = partial(apace.extract_link, m["link"])
+    ext = partial(extract_link, m["link"])
     aqms = {v: a | m.get("override", {}).get(v, {}) for v, a in exp["aqm"].items()}
     out = []
     for n in grid["sources"]:
@@ -86,9 +91,6 @@ def specs(exp: dict, paper: str, quick: bool) -> list[core.RunSpec]:
         sc = _scenario(base, aqm, n, f"apace-s8-tradeoff-{v}-{i}")
         out += [core.RunSpec(_key("fig21-24", v, n, **coords), sc, s, ext) for s in seeds]
     return out
-
-
-_claim = apace._claim
 
 
 def _fig18(p: pd.DataFrame, n: int) -> list[dict[str, Any]]:
@@ -118,7 +120,7 @@ def _figs19_20(p: pd.DataFrame) -> list[dict[str, Any]]:
     s = p[p["experiment"] == "fig18-20"]
     if s.empty:
         return []
-    return apace.winner_claims(
+    return winner_claims(
         s,
         [
             ("utilisation", "Fig. 19", "APACE gives the highest utilisation at router 2"),
@@ -225,7 +227,7 @@ def figure(cells: pd.DataFrame, plt: Any) -> Any:
     """Figs 19-20 (utilisation, loss at router 2 against sources) and 21-22 (trade-off)."""
     fig, ax = plt.subplots(1, 4, figsize=(17, 3.6))
     s = cells[cells["experiment"] == "fig18-20"]
-    apace.against_sources(ax, s, "long TCP sources", "Figs. 19, 20 (router 2)")
+    against_sources(ax, s, "long TCP sources", "Figs. 19, 20 (router 2)")
     t = cells[cells["experiment"] == "fig21-24"]
     curves = {
         "APACE alpha 0": t[(t["aqm"] == "apace") & (t["knob"] == 0)].sort_values("max_p"),

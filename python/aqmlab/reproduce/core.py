@@ -63,7 +63,7 @@ class RunSpec:
     def digest(self) -> str:
         """A hash of everything that decides the run's result: engine, scenario, seed and the
         code (aqmlab's build identity; for ns-2, the script's content rather than its path)."""
-        from aqmlab.buildinfo import build_id, file_id
+        from aqmlab.running.buildinfo import build_id, file_id
 
         sc = self.scenario
         if self.engine == "ns2":

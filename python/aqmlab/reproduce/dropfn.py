@@ -93,7 +93,7 @@ def point_scenario(
 ) -> dict[str, Any]:
     """The scenario of one point: web TCP at ``(offered - udp)`` of the link rate, UDP at ``udp``
     spread over the UDP sources, the scheme's AQM."""
-    from aqmlab import units
+    from aqmlab.scenario import units
 
     sc = copy.deepcopy(base)
     rate = units.rate_bps("topology.rate", sc["topology"]["rate"])
@@ -405,7 +405,7 @@ def run_testbed(specs_: list[core.RunSpec], cache: Path, progress: bool = True) 
     """Runs each spec on the testbed, one after the other (real time; needs root), keeping each
     run's summary in ``cache`` so that an interrupted reproduction resumes; rows as
     :func:`core.run_specs` gives them."""
-    from aqmlab import runner
+    from aqmlab.running import runner
     from aqmlab.testbed import testbed
 
     cache.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab.reproduce import PAPERS, core
+from aqmlab.reproduce import core
+from aqmlab.reproduce.papers import PAPERS
 
 RANK_OK = 0.8
 REL_OK = 0.25

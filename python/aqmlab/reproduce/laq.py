@@ -19,8 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab import units
 from aqmlab.reproduce import core, output
+from aqmlab.scenario import units
 
 NAME = "laq"
 KEYS = ["aqm"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab import units
 from aqmlab.reproduce import core, output
+from aqmlab.scenario import units
 
 NAME = "modred"
 KEYS = ["nodes", "load", "buffer", "aqm"]

@@ -39,7 +39,7 @@ def _label(metric: str) -> tuple[str, float]:
 
 def save(fig, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
     """Writes ``fig`` as ``stem.<fmt>`` for each format and closes it."""
-    from aqmlab.plots import save as save_one
+    from aqmlab.report.plots import save as save_one
 
     save_one(fig, Path(f"{stem}.{formats[0]}"), tuple(formats[1:]))
     return [Path(f"{stem}.{fmt}") for fmt in formats]

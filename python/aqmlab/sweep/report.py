@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aqmlab import report as run_report
+from aqmlab.report import html as run_report
 from aqmlab.sweep import plots, store
 
 if TYPE_CHECKING:

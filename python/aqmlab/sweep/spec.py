@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aqmlab import scenario
 from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
 
 _TOP = ("name", "base", "seeds", "series", "grid", "zip", "variant")
 _VARIANT = ("label", "set", "grid", "zip")
@@ -89,8 +89,8 @@ class Sweep:
 
 def run_key(sc: dict[str, Any], seed: int) -> str:
     """Hash of the resolved scenario, the seed and the code's identity (aqmlab's version and a hash
-    of its modules, :func:`aqmlab.buildinfo.build_id`): a run's identity."""
-    from aqmlab.buildinfo import build_id
+    of its modules, :func:`aqmlab.running.buildinfo.build_id`): a run's identity."""
+    from aqmlab.running.buildinfo import build_id
 
     text = json.dumps({"scenario": sc, "seed": seed, "version": build_id()}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]

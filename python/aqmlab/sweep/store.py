@@ -39,7 +39,7 @@ def write_record(out: Path, record: dict[str, Any]) -> None:
     """Writes a run's record atomically (temporary file, fsync, rename)."""
     final = record_path(out, record["key"])
     tmp = final.with_name(f".{record['key']}.{os.getpid()}.tmp")
-    from aqmlab.runner import summary_json
+    from aqmlab.running.runner import summary_json
 
     text = json.dumps({k: v for k, v in record.items() if k != "summary"}, sort_keys=True)
     body = summary_json(record["summary"]) if record.get("summary") is not None else "null"

@@ -1,7 +1,8 @@
 """Running one task of a sweep, and the long-lived local worker process that runs many.
 
 :func:`execute` is what every backend calls (the local pool and Dask): it runs the task's scenario
-in-process with :func:`aqmlab.runner.run` and returns the run's record; an error of the run becomes
+in-process with :func:`aqmlab.running.runner.run` and returns the run's record; an error of the run
+becomes
 a failed record, never an exception.
 """
 
@@ -22,7 +23,7 @@ FAULT = "fault"
 
 def record_head(task: Task) -> dict[str, Any]:
     """The fields of a record that describe the task (what ran, not how it went)."""
-    from aqmlab import __version__
+    from aqmlab._version import __version__
 
     return {
         "key": task.key,
@@ -49,8 +50,9 @@ def execute(task: Task, series_dir: str | None = None) -> dict[str, Any]:
     """Runs ``task``; the record has its key, label, point, seed, status ("ok" or "failed"),
     error (one line), wall_s and summary (the run's summary.json as a dict, or None).
     With ``series_dir``, the run's directory (time series included) is written there."""
-    from aqmlab import outdir, runner
+    from aqmlab import outdir
     from aqmlab.errors import InputError
+    from aqmlab.running import runner
 
     rec = record_head(task)
     t0 = time.perf_counter()

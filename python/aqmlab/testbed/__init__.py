@@ -255,7 +255,8 @@ def testbed(
     """Runs a scenario (object, dict or TOML path) on the testbed; returns a runner ``Result``
     (written as a run directory when ``out`` is given). ``cc`` (newreno, sack, cubic, bbr) replaces
     every flow group's TCP variant, for kernel congestion controls the scenario schema lacks."""
-    from aqmlab import runner, scenario
+    from aqmlab.running import runner
+    from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
 
     _require_root()
@@ -278,7 +279,7 @@ def testbed(
     if out is not None:
         extra = None
         if plot:
-            from aqmlab import report
+            from aqmlab.report import html as report
 
             extra = report.run_outputs
         res.out_dir = runner.write(res, cfg, Path(out), extra)

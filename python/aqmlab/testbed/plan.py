@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from aqmlab import units
 from aqmlab.errors import InputError
+from aqmlab.scenario import units
 from aqmlab.testbed import net
 
 # scenario TCP variant -> (Linux congestion control, SACK on).
@@ -326,7 +326,7 @@ def _series(raw: dict, lead_s: float) -> dict[str, dict[str, np.ndarray]]:
 
 def result(sc, cfg, p: Plan, stats: dict, traffic: dict, env: dict, lead_s: float, wall: float):
     """The run ``Result`` of a testbed run, in the simulator's schema plus a ``testbed`` section."""
-    from aqmlab import runner
+    from aqmlab.running import runner
 
     series = _series(stats["series"], lead_s)
     cons = stats["conservation"]

@@ -6,7 +6,7 @@
 - :mod:`aqmlab.theory.fluid`: the TCP/AQM fluid model (Misra, Gong & Towsley; seed 001):
   integration, equilibrium, linearisation, characteristic polynomial, margins, PI design.
 - :mod:`aqmlab.theory.routh`: the Routh-Hurwitz table.
-- :mod:`aqmlab.theory.cli`: the ``aqmlab theory`` command.
+- :mod:`aqmlab.cli.theory`: the ``aqmlab theory`` command.
 """
 
 from aqmlab.theory.dropfn import (

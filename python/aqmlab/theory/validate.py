@@ -76,7 +76,7 @@ def sim_vs_theory(
     """Simulates ``family`` (its scale calibrated so the theoretical mean is ``target_mean`` at
     ``calibration_load``, as seed 002 did) at ``load`` and returns the theoretical and simulated
     mean number in the system, loss ratio and utilisation with the simulation's standard errors."""
-    from aqmlab import runner
+    from aqmlab.running import runner
 
     scale = theory.calibrate(family, target_mean, calibration_load)
     th = theory.analyze(family, load, None, scale=scale)

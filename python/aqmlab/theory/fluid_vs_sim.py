@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The fluid model's queue against the packet simulator's, on seed 001's single bottleneck.
 
 For each AQM law (PI, RED, LaQ) this reads ``scenarios/seed001/single-bottleneck-<law>.toml``,
@@ -13,10 +12,11 @@ packets/s, Tp = the flows' base RTT, B = the buffer, and the AQM parameters), an
 * prints the comparison table and (unless ``--no-doc``) writes section 8 of ``docs/theory.md``
   ("Fluid model against the simulator"), replacing it when it is already there.
 
-Usage (from the repository root):
+A tool of a source checkout (it reads ``scenarios/`` and writes ``docs/``); usage, from the
+repository root:
 
-    .venv/bin/python scripts/fluid_vs_sim.py                  # pi, red, laq; seeds 1-5
-    .venv/bin/python scripts/fluid_vs_sim.py --laws pi --seeds 1 --no-doc
+    .venv/bin/python -m aqmlab.theory.fluid_vs_sim                  # pi, red, laq; seeds 1-5
+    .venv/bin/python -m aqmlab.theory.fluid_vs_sim --laws pi --seeds 1 --no-doc
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ import numpy as np
 from scipy.optimize import brentq
 
 import aqmlab
-from aqmlab import units
+from aqmlab.scenario import units
 from aqmlab.theory import fluid as fl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]  # the checkout: python/aqmlab/theory/ -> .
 SCEN = ROOT / "scenarios" / "seed001"
 IMG = ROOT / "docs" / "img"
 DOC = ROOT / "docs" / "theory.md"
@@ -712,11 +712,11 @@ def section(rows: list[Row], seeds: list[int], small: Small) -> str:
         {st.pkt_bytes:g}-byte packets (C = {net.capacity:g} packets/s), base RTT Tp = {net.rtt * 1e3:g} ms,
         buffer {net.buffer:g} packets, target 200 packets. One scenario file per law,
         `scenarios/seed001/single-bottleneck-{{pi,red,laq}}.toml`, feeds both sides:
-        `scripts/fluid_vs_sim.py` reads N, C (rate / packet size on the wire), Tp (the flows' `rtt`),
+        `aqmlab.theory.fluid_vs_sim` reads N, C (rate / packet size on the wire), Tp (the flows' `rtt`),
         B and the AQM parameters from it, integrates the fluid model from W = 1, q = 0 over the
         scenario's {st.duration:g} s and runs the simulator on it with seeds {seeds_txt}
         (statistics from the warm-up, {st.warmup:g} s, to the end). Run it with
-        `.venv/bin/python scripts/fluid_vs_sim.py`; it draws the figures and rewrites this section."""),
+        `.venv/bin/python -m aqmlab.theory.fluid_vs_sim`; it draws the figures and rewrites this section."""),
         "",
         _wrap("""Laws: **PI** with seed 001's a = 1.822e-5, b = 1.816e-5, 170 Hz (Hollot et al.'s design for
         60 flows at 3750 packets/s and 246 ms); **RED** with the thresholds seed 001 gives its ARED

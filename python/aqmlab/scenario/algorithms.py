@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
 
 from aqmlab.errors import InputError
+
+# typing only names types here, and `aqmlab list` pays for every module it loads (docs/code-map.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @cache

@@ -14,9 +14,9 @@ import functools
 import hashlib
 from pathlib import Path
 
-from aqmlab import __version__
+from aqmlab._version import __version__
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parents[1]  # the package: python/aqmlab/
 
 
 @functools.lru_cache(maxsize=1)

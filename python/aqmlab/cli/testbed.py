@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from aqmlab.errors import InputError
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from aqmlab import cli, scenario, testbed
+    from pathlib import Path
+
+    from aqmlab import testbed
+    from aqmlab.cli.summary import print_summary
+    from aqmlab.scenario import schema as scenario
 
     if args.cleanup:
         gone = testbed.cleanup()
@@ -30,7 +33,7 @@ def _cmd(args: argparse.Namespace) -> int:
     view = dict(
         res.summary, flows=[dict(f, timeouts=f["timeouts"] or 0) for f in res.summary["flows"]]
     )
-    cli.print_summary(type(res)(summary=view, links=res.links, flows=res.flows))
+    print_summary(type(res)(summary=view, links=res.links, flows=res.flows))
     tb = res.summary["testbed"]
     c = tb["conservation"]
     ce = sum(f["delivered_ce"] for f in res.summary["flows"])

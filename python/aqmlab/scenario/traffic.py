@@ -9,9 +9,9 @@ import math
 import random
 from typing import Any
 
-from aqmlab import units
 from aqmlab.errors import InputError, show
-from aqmlab.topology import Graph, ns
+from aqmlab.scenario import probe, units
+from aqmlab.scenario.topology import Graph, ns
 
 
 def _endpoints(spec: str, graph: Graph, field: str) -> list[str]:
@@ -121,9 +121,7 @@ def _check_shape(shape: float | None, field: str, default: float) -> float:
 def _open_loop(g: Any, i: int, ref_bps: float) -> dict[str, Any]:
     """The simulator's source table of a poisson, cbr or onoff flow."""
     f = f"flows[{i}]"
-    if g.type == "probe":  # a latency probe, echoed back (aqmlab.probe)
-        from aqmlab import probe
-
+    if g.type == "probe":  # a latency probe, echoed back (aqmlab.scenario.probe)
         return probe.source(g, i)
     if g.type == "poisson":
         if g.packet_sizes is not None:

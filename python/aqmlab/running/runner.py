@@ -5,7 +5,7 @@ bytes), ``config.json`` (the network the simulator ran), ``scenario.json``, one 
 time series and ``run.json`` (wall-clock time and speed; not deterministic, so kept apart). It is
 written under ``<dir>.partial`` and renamed when complete, so an interrupted run never leaves a
 directory that looks complete. Plots and the HTML report are the presentation layer's
-(:mod:`aqmlab.report`); a caller may add them to the directory before it is completed through
+(:mod:`aqmlab.report.html`); a caller may add them to the directory before it is completed through
 ``extra_outputs``.
 
 This module imports neither pandas nor matplotlib nor scipy: a run costs the simulation, numpy,
@@ -27,8 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from aqmlab import probe, scenario, units
 from aqmlab.errors import InputError
+from aqmlab.scenario import probe, units
+from aqmlab.scenario import schema as scenario
 
 if TYPE_CHECKING:
     import numpy as np
@@ -126,7 +127,7 @@ def _enrich(
     summary: dict[str, Any], sc: scenario.Scenario, series: dict[str, Columns]
 ) -> dict[str, Any]:
     """Adds the metrics computed from the simulator's counters and series (docs/metrics.md)."""
-    from aqmlab import metrics
+    from aqmlab.running import metrics
 
     m = sc.metrics
     fixed = units.seconds("metrics.fixed_path_delay", m.fixed_path_delay)
@@ -298,7 +299,7 @@ def _preload(writing: bool) -> None:
     try:
         import numpy  # noqa: F401
 
-        from aqmlab import metrics  # noqa: F401
+        from aqmlab.running import metrics  # noqa: F401
 
         if writing:
             import pyarrow.parquet  # noqa: F401
@@ -330,7 +331,7 @@ _LARGE = 20_000
 
 
 def _announce_build(sc: scenario.Scenario, bar: _Progress):
-    from aqmlab import limits
+    from aqmlab.scenario import limits
 
     size = limits.check(sc)
     if size.flows + size.hosts >= _LARGE:

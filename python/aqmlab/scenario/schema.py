@@ -22,19 +22,11 @@ from pydantic import (
     model_validator,
 )
 
-from aqmlab import topology, traffic, units
 from aqmlab.errors import InputError, show
+from aqmlab.scenario import algorithms, limits, ns2_defaults, topology, traffic, units
+from aqmlab.scenario.topology import Host
 
 _STRICT = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Host(BaseModel):
-    """A host at one side of a dumbbell, with its access link (both directions)."""
-
-    model_config = _STRICT
-    name: str
-    rate: str | None = None
-    delay: str | None = None
 
 
 class Node(BaseModel):
@@ -182,13 +174,14 @@ class FlowGroup(BaseModel):
     name: str | None = None
     profile: Profile | None = None
     tcp: dict[str, Any] = Field(default_factory=dict)
-    # type = "probe" (aqmlab.probe): one packet_size packet (default 64B) every interval, echoed.
+    # type = "probe" (aqmlab.scenario.probe): one packet_size packet (default 64B) every
+    # interval, echoed.
     interval: str = "10ms"
 
     @model_validator(mode="before")
     @classmethod
     def _probe_size(cls, data: Any) -> Any:
-        """A latency probe's packets are 64 B unless given (Flent's ping; aqmlab.probe)."""
+        """A latency probe's packets are 64 B unless given (Flent's ping; aqmlab.scenario.probe)."""
         if isinstance(data, dict) and data.get("type") == "probe" and "packet_size" not in data:
             return {**data, "packet_size": "64B"}
         return data
@@ -489,12 +482,11 @@ def load(path: str | Path) -> Scenario:
     """Reads and validates a TOML scenario file.
 
     Refused in one line: a missing or unreadable file, one larger than
-    :data:`aqmlab.limits.MAX_SCENARIO_BYTES`, one that is not UTF-8 text (binary garbage), invalid
+    :data:`aqmlab.scenario.limits.MAX_SCENARIO_BYTES`, one that is not UTF-8 text (binary garbage),
+    invalid
     TOML, and a file with no settings at all (empty or only comments: running every default
     silently would hide a wrong file; ``aqmlab demo`` runs the default scenario).
     """
-    from aqmlab import limits
-
     p = Path(path)
     name = show(str(p))
     try:
@@ -632,11 +624,10 @@ def aqm_params(
 
     Unit strings are converted by each parameter's kind (``duration``: seconds, ``rate``: bit/s,
     ``size``: bytes) as ``aqmlab list`` shows it. ``n_max`` bounds a tabulated dropping function.
-    ``defaults = "ns2"`` starts from ns-2.35's parameter set (:mod:`aqmlab.ns2_defaults`), sized
+    ``defaults = "ns2"`` starts from ns-2.35's parameter set
+    (:mod:`aqmlab.scenario.ns2_defaults`), sized
     for ``link`` = (rate in bit/s, one-way delay in s); explicit parameters override it.
     """
-    from aqmlab import algorithms, ns2_defaults
-
     preset = aqm.get("defaults", "aqmlab")
     if preset not in ns2_defaults.PRESETS:
         allowed = ", ".join(repr(p) for p in ns2_defaults.PRESETS)
@@ -758,8 +749,6 @@ def _link_aqm(
 ) -> dict[str, Any]:
     """An AQM table checked against its link, as the simulator takes it (``defaults = "ns2"``
     sized for this link's rate and one-way delay, as ns-2's RED configures itself)."""
-    from aqmlab import algorithms
-
     n_max = (buf[0] + 1) if buf[0] else 10_000
     name, par = aqm_params(table, field=field, n_max=n_max, link=(rate, delay_ns / 1e9))
     algorithms.check(name, par, rate, buf, mean_pkt, field=field)
@@ -767,7 +756,7 @@ def _link_aqm(
 
 
 def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
-    """The scenario's topology as one graph (see :mod:`aqmlab.topology`)."""
+    """The scenario's topology as one graph (see :mod:`aqmlab.scenario.topology`)."""
     n_flows = sum(g.count for g in sc.flows)
     if n_flows > 1_000_000:
         raise InputError(f"flows: at most 1000000 flows (got {n_flows})")
@@ -814,8 +803,6 @@ def _check_file_names(sc: Scenario, graph: topology.Graph) -> None:
 
 def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
-    from aqmlab import limits
-
     limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
     seed = sc.seed if seed is None else seed
     run = _run_fields(sc, seed)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from aqmlab import units
 from aqmlab.errors import InputError
+from aqmlab.scenario import units
 
 #: Shortest interval: at most 10,000 probes per simulated second (a probe measures, it does not
 #: load the path; and a run's time stays bounded by its length).

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aqmlab.errors import InputError, show
+from aqmlab.scenario import units
 
 if TYPE_CHECKING:
-    from aqmlab.scenario import Scenario
+    from aqmlab.scenario.schema import Scenario
 
 #: Flows in one run (all groups together).
 MAX_FLOWS = 1_000_000
@@ -145,8 +146,6 @@ def size_of(sc: Scenario) -> Size:
         hosts = _parking_lot_hosts(topo, n_flows)
     else:
         hosts = 2 * n_flows
-    from aqmlab import units
-
     duration = units.seconds("duration", sc.duration, positive=True)
     interval = units.seconds("output.sample_interval", sc.output.sample_interval, positive=True)
     samples = min(max(sc.output.max_samples, 16), math.ceil(duration / interval) + 1)
@@ -162,8 +161,6 @@ def available_bytes() -> tuple[int, str]:
     """Memory a run may use, bytes, and where that figure comes from."""
     raw = os.environ.get(BUDGET_ENV)
     if raw:
-        from aqmlab import units
-
         return int(units.size_bytes(BUDGET_ENV, raw.strip())), BUDGET_ENV
     best: tuple[int, str] | None = None
     try:

@@ -362,7 +362,8 @@ def classify(case: Case) -> tuple[str, str]:
     import tempfile
     from pathlib import Path
 
-    from aqmlab import runner, scenario
+    from aqmlab.running import runner
+    from aqmlab.scenario import schema as scenario
     from aqmlab.errors import MAX_MESSAGE, InputError
 
     try:
@@ -391,7 +392,7 @@ def _worker(conn: Any) -> None:
     import os
 
     os.environ.setdefault("AQMLAB_MEMORY_BUDGET", "2GB")
-    import aqmlab.runner  # noqa: F401  (imported before the first case's clock starts)
+    import aqmlab.running.runner  # noqa: F401  (imported before the first case's clock starts)
 
     conn.send("ready")
     while True:

@@ -20,8 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab import runner, scenario
 from aqmlab.errors import InputError
+from aqmlab.running import runner
+from aqmlab.scenario import schema as scenario
 
 COLUMNS = [
     ("utilisation", "util", ".4f"),
@@ -241,7 +242,8 @@ def draw(
 ) -> None:
     """The figures, ``report.html`` and ``compare.csv`` of a comparison, into ``directory``
     (``compare.csv`` last: its presence marks the comparison complete)."""
-    from aqmlab import plots, report
+    from aqmlab.report import html as report
+    from aqmlab.report import plots
 
     formats = plots.VECTOR if vector else ()
     d = Path(directory)

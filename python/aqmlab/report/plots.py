@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 matplotlib.rcParams["svg.hashsalt"] = "aqmlab"  # fixed element ids: the same plot, the same SVG
 
 if TYPE_CHECKING:
-    from aqmlab.runner import Result
+    from aqmlab.running.runner import Result
 
 
 #: The vector formats written beside a PNG on request (papers want SVG or PDF).
@@ -89,8 +89,8 @@ def delay_cdf(res: Result, link: str | None = None) -> tuple[np.ndarray, np.ndar
 def delay_target_s(res: Result) -> float | None:
     """The target queueing delay of the run's AQM (CoDel, PIE, FQ-CoDel, ARED...), s, or
     ``None`` when it has none (the scenario's value, else the algorithm's default)."""
-    from aqmlab import algorithms, units
     from aqmlab.errors import InputError
+    from aqmlab.scenario import algorithms, units
 
     sc = res.scenario or {}
     table = sc.get("aqm") or {}

@@ -12,11 +12,14 @@ import argparse
 import os
 import signal
 import sys
-from importlib import resources
-from pathlib import Path
 
+from aqmlab.cli.summary import print_summary
 from aqmlab.errors import InputError
 from aqmlab.outdir import OutputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,127 +31,17 @@ class _Parser(argparse.ArgumentParser):
 
 def default_scenario_path() -> Path:
     """The scenario embedded in the package (run by ``aqmlab demo``)."""
+    from importlib import resources  # ~10 ms at start-up: only for `aqmlab demo`
+    from pathlib import Path
+
     return Path(str(resources.files("aqmlab") / "data" / "default.toml"))
 
 
-def _fmt(x: object, spec: str) -> str:
-    if x is None:
-        return "-"
-    try:
-        return format(x, spec)
-    except (TypeError, ValueError):
-        return str(x)
-
-
-def _ms(x: object, spec: str = ".2f") -> str:
-    return "-" if x is None else _fmt(x * 1e3, spec)  # type: ignore[operator]
-
-
-def _print_rows(rows: list[tuple], out) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)), file=out)
-
-
-def print_summary(res, out=sys.stdout) -> None:
-    """The summary tables of a run: links (with queueing-delay percentiles), flow groups (Jain's
-    index of bulk groups, completion times of finite ones) and latency probes."""
-    s = res.summary
-    print(
-        f"scenario {s['scenario']['name']}: {len(s['flows'])} flows, "
-        f"{s['run']['duration_s']:g} s simulated (metrics after {s['run']['warmup_s']:g} s), "
-        f"seed {s['run']['seed']}",
-        file=out,
-    )
-    rows = [
-        (
-            "link",
-            "aqm",
-            "util",
-            "thr Mb/s",
-            "q mean",
-            "q std",
-            "q seen",
-            "delay ms",
-            "p50 ms",
-            "p99 ms",
-            "loss",
-            "aqm drops",
-            "ovfl drops",
-            "marks",
-        ),
-    ]
-    for link in s["links"]:
-        rows.append(
-            (
-                link["name"],
-                link["aqm"],
-                _fmt(link["utilisation"], ".4f"),
-                _fmt(link["throughput_bps"] / 1e6, ".2f"),
-                _fmt(link["queue_mean_pkts"], ".1f"),
-                _fmt(link["queue_std_pkts"], ".1f"),
-                _fmt(link["queue_seen_mean_pkts"], ".1f"),
-                _ms(link["delay_mean_s"]),
-                _ms(link.get("delay_p50_s")),
-                _ms(link.get("delay_p99_s")),
-                _fmt(link["loss_ratio"], ".5f"),
-                str(link["dropped_aqm"]),
-                str(link["dropped_overflow"]),
-                str(link["marked"]),
-            )
-        )
-    _print_rows(rows, out)
-    _print_flows(s, out)
-
-
-def _print_flows(s: dict, out) -> None:
-    from aqmlab import metrics
-
-    g = [f["goodput_bps"] for f in s["flows"]]
-    tcp = [f for f in s["flows"] if metrics.flow_kind(f) in ("bulk", "finite")]
-    rtts = [f["rtt_mean_s"] for f in tcp if f["rtt_mean_s"] is not None]
-    print(
-        f"flows: goodput total {sum(g) / 1e6:.2f} Mb/s, mean {sum(g) / len(g) / 1e6:.3f} Mb/s, "
-        f"Jain (bulk flows) {_fmt(s['fairness']['jain_goodput'], '.4f')}, "
-        f"retransmits {sum(f['retransmits'] for f in s['flows'])}, "
-        f"timeouts {sum(f['timeouts'] for f in s['flows'])}, "
-        f"mean TCP RTT {(sum(rtts) / len(rtts) * 1e3) if rtts else float('nan'):.1f} ms",
-        file=out,
-    )
-    groups = metrics.group_table(s)
-    if len(groups) > 1 or any(r["kind"] != "bulk" for r in groups):
-        head = ("group", "kind", "flows", "Mb/s", "Jain", "done", "FCT mean", "median", "p99")
-        rows = [(*head, "slowdown med", "p99")]
-        for r in groups:
-            fin = r["kind"] == "finite"
-            rows.append(
-                (
-                    r["group"],
-                    r["kind"],
-                    str(r["flows"]),
-                    _fmt(r["goodput_bps"] / 1e6, ".2f"),
-                    _fmt(r["jain"], ".4f"),
-                    f"{r['finished']}/{r['flows']}" if fin else "-",
-                    _ms(r.get("mean_s"), ".1f") + (" ms" if r.get("mean_s") is not None else ""),
-                    _ms(r.get("median_s"), ".1f"),
-                    _ms(r.get("p99_s"), ".1f"),
-                    _fmt(r.get("slowdown_median"), ".2f"),
-                    _fmt(r.get("slowdown_p99"), ".2f"),
-                )
-            )
-        print("flow groups (Jain: bulk groups only; FCT of finished finite transfers):", file=out)
-        _print_rows(rows, out)
-    for p in s.get("probe", []):
-        print(
-            f"probe {p['flow']} ({p['src']} -> {p['dst']} and back): {p['echoes']} echoes of "
-            f"{p['sent']} sent, RTT min {_ms(p['rtt_min_s'])} mean {_ms(p['rtt_mean_s'])} "
-            f"p50 {_ms(p['rtt_p50_s'])} p90 {_ms(p['rtt_p90_s'])} p99 {_ms(p['rtt_p99_s'])} ms",
-            file=out,
-        )
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from aqmlab import runner, scenario
+    from pathlib import Path
+
+    from aqmlab.running import runner
+    from aqmlab.scenario import schema as scenario
 
     path = default_scenario_path() if args.scenario is None else Path(args.scenario)
     sc = scenario.load(path)
@@ -157,7 +50,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.plots or args.vector or getattr(args, "smooth", None):
         from functools import partial
 
-        from aqmlab import report
+        from aqmlab.report import html as report
 
         extra = partial(report.run_outputs, vector=args.vector, smooth_s=_smooth(args))
     res = runner.run(
@@ -182,6 +75,8 @@ def _out_dir(given: str | None, name: str, suffix: str = "") -> Path:
     """``--out``, or the default ``runs/<name><suffix>``, checked before any work: a directory
     aqmlab did not write is refused, never emptied; a name that would put the default anywhere
     but under runs/ (``../../x``, an absolute name) is refused (:mod:`aqmlab.outdir`)."""
+    from pathlib import Path
+
     from aqmlab import outdir
 
     if given:
@@ -191,6 +86,8 @@ def _out_dir(given: str | None, name: str, suffix: str = "") -> Path:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aqmlab.sweep import engine, spec
 
     sw = spec.load(args.sweep)
@@ -231,6 +128,8 @@ def _cmd_completion(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     d = Path(args.dir)
     if (d / "sweep.json").is_file() and (d / "runs").is_dir():
         from aqmlab.sweep import report as sweep_report
@@ -238,10 +137,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         page = sweep_report.write(d)
         print(f"wrote {page} (figures as PNG, SVG and PDF in {d / 'plots'}/)")
         return 0
-    from aqmlab import report
+    from aqmlab.report import redraw
 
     before = _stamps(d)
-    page = report.report_dir(d, vector=args.vector, smooth_s=_smooth(args))
+    page = redraw.report_dir(d, vector=args.vector, smooth_s=_smooth(args))
     after = _stamps(d)
     written = sorted(n for n, st in after.items() if before.get(n) != st and n != page.name)
     print(f"wrote {page} (and {', '.join(written) or 'nothing else'} beside it)")
@@ -267,13 +166,16 @@ def _smooth(args: argparse.Namespace) -> float | None:
     """``--smooth``: the moving-average window of the plotted time series, s (None: raw)."""
     if getattr(args, "smooth", None) is None:
         return None
-    from aqmlab import units
+    from aqmlab.scenario import units
 
     return units.seconds("--smooth", args.smooth, positive=True)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from aqmlab import compare, scenario
+    from pathlib import Path
+
+    from aqmlab.report import compare
+    from aqmlab.scenario import schema as scenario
 
     sc = scenario.load(args.scenario)
     names = [n.strip() for n in args.aqm.split(",")]
@@ -300,14 +202,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from aqmlab import algorithms
+    from aqmlab.scenario import algorithms
 
     sys.stdout.write(algorithms.table(markdown=args.markdown))
     return 0
 
 
 def _version() -> str:
-    from aqmlab import __version__
+    from aqmlab._version import __version__
 
     return f"aqmlab {__version__}"
 
@@ -426,17 +328,17 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     _add_report_parser(sub)
     _add_compare_parser(sub)
     _add_misc_parsers(sub)
-    from aqmlab.reproduce import cli as reproduce_cli
+    from aqmlab.cli import reproduce as reproduce_cli
 
     reproduce_cli.register(sub)
-    from aqmlab.testbed import cli as testbed_cli  # real packets (docs/testbed.md)
+    from aqmlab.cli import testbed as testbed_cli  # real packets (docs/testbed.md)
 
     testbed_cli.register(sub)
     if not theory:
         sub.add_parser("theory", help=_THEORY_HELP)
         return p
     try:
-        from aqmlab.theory import cli as theory_cli
+        from aqmlab.cli import theory as theory_cli
     except ImportError:  # the theory module is optional at import time
         theory_cli = None
     if theory_cli is not None:

@@ -1,7 +1,7 @@
 """Self-contained HTML reports (images embedded) for a run and for a comparison.
 
-The presentation layer: it reads a :class:`~aqmlab.runner.Result` (or a run directory through
-:func:`aqmlab.runner.load`) and never runs anything.
+The presentation layer: it reads a :class:`~aqmlab.running.runner.Result` (or a run directory
+through :func:`aqmlab.running.runner.load`) and never runs anything.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from aqmlab.compare import Comparison
-    from aqmlab.runner import Result
+    from aqmlab.report.compare import Comparison
+    from aqmlab.running.runner import Result
 
 
 # Short definitions shown in every report; the full text is docs/metrics.md.
@@ -111,7 +111,7 @@ dt{font-weight:bold;margin-top:.4em} .note{color:#666;font-size:13px}
 
 def _page(title: str, body: list[str]) -> str:
     """A whole page; portable: the definitions are embedded and nothing links to a local path."""
-    from aqmlab import __version__
+    from aqmlab._version import __version__
 
     defs = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in DEFINITIONS)
     return (
@@ -184,7 +184,7 @@ def delay_table(rows: list[tuple[str, dict]]) -> str:
 
 def groups_table(summary: dict) -> str:
     """Per flow group: kind, goodput, Jain (bulk groups) and completion times (finite groups)."""
-    from aqmlab import metrics
+    from aqmlab.running import metrics
 
     rows = []
     for r in metrics.group_table(summary):
@@ -236,7 +236,7 @@ def write_run(
 ) -> Path:
     """The report of one run (``goodput.png``, ``delay.png`` and, with probes, ``probe.png`` are
     drawn beside it, and in ``formats`` too)."""
-    from aqmlab import plots
+    from aqmlab.report import plots
 
     d = Path(path).parent
     gp = plots.goodput_plot(res, d / "goodput.png", formats)
@@ -285,36 +285,13 @@ def run_outputs(
     """Draws ``queue.png``, ``delay.png``, ``goodput.png`` (``probe.png`` with probes) and
     ``report.html`` of a run into ``directory`` (usable as the runner's ``extra_outputs``); with
     ``vector``, the plots as SVG and PDF too; ``smooth_s``: moving average of the time series."""
-    from aqmlab import plots
+    from aqmlab.report import plots
 
     directory = Path(directory)
     formats = plots.VECTOR if vector else ()
     name = res.summary["scenario"]["name"]
     plots.queue_plot(res, directory / "queue.png", title=name, formats=formats, smooth_s=smooth_s)
     write_run(res, directory / "report.html", directory / "queue.png", formats, smooth_s)
-
-
-def report_dir(run_dir: str | Path, vector: bool = False, smooth_s: float | None = None) -> Path:
-    """``aqmlab report DIR`` / ``aqmlab plot DIR``: the plots and report of a finished run or
-    comparison directory, redrawn from its results without simulating, written beside them
-    (each file through a temporary name, so none is ever half-written)."""
-    from aqmlab import compare, runner
-
-    d = Path(run_dir)
-    if compare.is_comparison(d):
-        cmp = compare.load(d)
-        tmp = d / ".report.partial"
-        fresh_dir(tmp)
-        compare.draw(cmp, tmp, vector=vector, smooth_s=smooth_s)
-        (tmp / "compare.csv").unlink(missing_ok=True)
-        publish(tmp, d)
-        return d / "report.html"
-    res = runner.load(run_dir)
-    tmp = d / ".report.partial"
-    fresh_dir(tmp)
-    run_outputs(res, tmp, vector, smooth_s)
-    publish(tmp, d)
-    return d / "report.html"
 
 
 def fresh_dir(path: Path) -> None:
@@ -338,7 +315,7 @@ def publish(tmp: Path, dest: Path, figures_dir: str | None = None) -> None:
 
 
 def write_comparison(cmp: Comparison, path: Path, formats: tuple[str, ...] = ()) -> Path:
-    """The report of a comparison (its figures, drawn by :func:`aqmlab.compare.draw`, beside
+    """The report of a comparison (its figures, drawn by :func:`aqmlab.report.compare.draw`, beside
     it: ``compare_queue.png``, ``compare_goodput.png``, ``compare_delay.png`` and, with
     probes, ``compare_probe.png``)."""
     path = Path(path)

@@ -15,10 +15,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aqmlab import units
+from pydantic import BaseModel, ConfigDict
+
 from aqmlab.errors import InputError, show
+from aqmlab.scenario import units
 
 Buffer = tuple[int | None, int | None]
+
+
+class Host(BaseModel):
+    """A host at one side of a dumbbell, with its access link (both directions). Written in a
+    scenario's ``[topology] left/right`` lists, or made here from a count."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    name: str
+    rate: str | None = None
+    delay: str | None = None
 
 
 def ns(field_name: str, v: str, positive: bool = False) -> int:
@@ -160,8 +172,6 @@ class Graph:
 
 def _hosts(spec: Any, n_default: int, prefix: str, field_name: str) -> list[Any]:
     """A side's hosts: a count or a list of ``Host`` models (count defaults to the flow count)."""
-    from aqmlab.scenario import Host
-
     if spec is None:
         spec = n_default
     if isinstance(spec, int):

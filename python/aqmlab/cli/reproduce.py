@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _cmd(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aqmlab import reproduce as rp
     from aqmlab.reproduce import core
 
