@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import aqmlab
-from aqmlab.running import fuzz
 from aqmlab.errors import MAX_MESSAGE
+from aqmlab.running import fuzz
 
 OK = {
     "duration": "1s",

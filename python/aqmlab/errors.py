@@ -44,3 +44,9 @@ class InputError(ValueError):
 
     def __init__(self, message: object = "") -> None:
         super().__init__(_one_line(str(message)))
+
+
+class OutputError(OSError):
+    """Results could not be written (a full disk, a file system turned read-only): an environment
+    fault, not bad input. The CLI prints ``error: <message>`` on one line and exits with code 1.
+    Raised by :mod:`aqmlab.outdir`."""

@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from aqmlab.errors import InputError, show
+from aqmlab.errors import InputError, OutputError, show
 
 #: A file written into every output directory aqmlab creates: what marks it as aqmlab's.
 MARKER = ".aqmlab"
@@ -48,11 +48,6 @@ PARTIAL = ".partial"
 #: Longest name of one path component, bytes (the common file-system limit, with room for the
 #: ``.partial`` suffix).
 NAME_MAX = 255 - len(PARTIAL)
-
-
-class OutputError(OSError):
-    """Results could not be written (a full disk, a file system turned read-only): an environment
-    fault, not bad input. The CLI prints ``error: <message>`` on one line and exits with code 1."""
 
 
 def _exists(p: Path) -> bool:

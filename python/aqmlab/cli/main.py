@@ -14,8 +14,7 @@ import signal
 import sys
 
 from aqmlab.cli.summary import print_summary
-from aqmlab.errors import InputError
-from aqmlab.outdir import OutputError
+from aqmlab.errors import InputError, OutputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,7 +85,6 @@ def _out_dir(given: str | None, name: str, suffix: str = "") -> Path:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from aqmlab.sweep import engine, spec
 
@@ -172,7 +170,6 @@ def _smooth(args: argparse.Namespace) -> float | None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from aqmlab.report import compare
     from aqmlab.scenario import schema as scenario

@@ -362,9 +362,9 @@ def classify(case: Case) -> tuple[str, str]:
     import tempfile
     from pathlib import Path
 
+    from aqmlab.errors import MAX_MESSAGE, InputError
     from aqmlab.running import runner
     from aqmlab.scenario import schema as scenario
-    from aqmlab.errors import MAX_MESSAGE, InputError
 
     try:
         if case.toml is not None:
