@@ -190,8 +190,6 @@ def specs(exp: dict[str, Any], base: dict[str, Any], quick: bool) -> list[core.R
     for name in grid["experiments"]:
         links = tuple(dyn[name].get("links", ["bottleneck"]))
         for case, v, sc in _cases(exp, name, base):
-            if name == "exp4":
-                sc["output"] = {"monitor_all_links": True}
             q_ref = float(sc["aqm"].get("q_ref", exp["aqm"]["laq"]["q_ref"]))
 
             def ex(s, links=links, q_ref=q_ref):
@@ -390,7 +388,7 @@ def claims(points: pd.DataFrame, exp: dict[str, Any]) -> list[dict[str, Any]]:
                 "Figs. 9-12",
                 "R4 stabilises LaQ's queue better than R2",
                 r4 < r2,
-                f"LaQ's RMS distance from Q_ref: R2 {r2:.0f}, R4 {r4:.0f} packets",
+                f"LaQ's RMS distance from Q_ref: R2 {r2:.2f}, R4 {r4:.2f} packets",
             )
         )
     if len(at("exp5")):
@@ -471,11 +469,11 @@ def figure(tr: pd.DataFrame, exp: dict[str, Any], plt: Any):
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
     for k, e in enumerate(names):
         ax = axes[k // cols][k % cols]
-        for (case, aqm, link), g in tr[tr["experiment"] == e].groupby(
-            ["case", "aqm", "link"], sort=False
-        ):
+        groups = list(tr[tr["experiment"] == e].groupby(["case", "aqm", "link"], sort=False))
+        groups.sort(key=lambda kg: kg[0][1] == "laq")  # LaQ drawn last, on top
+        for (case, aqm, link), g in groups:
             lab = aqm if e in ("exp2", "exp3") else case if e != "exp4" else f"{aqm} {link}"
-            ax.plot(g["t_s"], g["queue"], lw=0.8, label=lab)
+            ax.plot(g["t_s"], g["queue"], lw=1.4 if aqm == "laq" else 0.8, label=lab)
         ax.axhline(200 if e != "exp8" else 100, ls="--", color="grey", lw=0.7)
         if e == "exp8":
             ax.axhline(300, ls="--", color="grey", lw=0.7)
