@@ -144,3 +144,33 @@ def test_experiments_change_only_what_the_paper_names():
         for _, v, sc in cs:
             if e != "exp8":
                 assert sc["aqm"] == EXP["aqm"][v]
+
+
+def test_ns2_output_with_a_sampled_queue_is_parsed(monkeypatch):
+    import subprocess
+    from types import SimpleNamespace
+
+    text = "q 0 0\nq 0.01 3\nq 0.02 7\nmean_queue=3.5 loss=1.0\n"
+    monkeypatch.setattr(
+        subprocess, "run", lambda *a, **k: SimpleNamespace(returncode=0, stdout=text, stderr="")
+    )
+    out = core.run_ns2("x.tcl", ["ARED", "1"])
+    assert out["mean_queue"] == 3.5 and out["loss"] == 1.0
+    assert out["_t"] == [0.0, 0.01, 0.02] and out["_q"] == [0.0, 3.0, 7.0]
+
+
+def test_ns2_claims_judge_ared_rem_and_pi_alone():
+    p = _points()
+    p = p[p["aqm"].isin(["ared", "rem", "pi"]) & p["experiment"].isin(["exp2", "exp3"])]
+    got = laq_dynamics.ns2_claims(p, EXP)
+    assert set(got) == {
+        "PI's and REM's queues fluctuate much more during the change than ARED's and LaQ's",
+        "ARED holds its queue near 100 packets, not at the 200 target",
+        "ARED settles in about 12 s",
+        "REM and PI take more than 30 s to settle",
+    }
+    assert all(h for h, _ in got.values())
+    p.loc[p["aqm"] == "ared", "q1_mean_half"] = 220.0
+    assert not laq_dynamics.ns2_claims(p, EXP)[
+        "ARED holds its queue near 100 packets, not at the 200 target"
+    ][0]

@@ -98,7 +98,8 @@ def ns2_available() -> bool:
 
 
 def run_ns2(script: str, args: list[str], timeout_s: float = 600.0) -> dict[str, Any]:
-    """Runs an ns-2 script and parses the ``key=value`` pairs of its last output line."""
+    """Runs an ns-2 script and parses the ``key=value`` pairs of its last output line; lines
+    ``q TIME VALUE`` (a sampled queue) become the lists ``_t`` and ``_q``."""
     import subprocess
 
     p = subprocess.run(
@@ -107,7 +108,12 @@ def run_ns2(script: str, args: list[str], timeout_s: float = 600.0) -> dict[str,
     lines = [x for x in p.stdout.splitlines() if "=" in x]
     if p.returncode != 0 or not lines:
         raise RuntimeError(f"ns {Path(script).name} {' '.join(args)}: {p.stderr.strip()[-300:]}")
-    return {k: float(v) for k, v in (kv.split("=", 1) for kv in lines[-1].split())}
+    out: dict[str, Any] = {k: float(v) for k, v in (kv.split("=", 1) for kv in lines[-1].split())}
+    samples = [x.split()[1:3] for x in p.stdout.splitlines() if x.startswith("q ")]
+    if samples:
+        out["_t"] = [float(t) for t, _ in samples]
+        out["_q"] = [float(q) for _, q in samples]
+    return out
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:

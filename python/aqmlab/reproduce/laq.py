@@ -190,9 +190,19 @@ def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     if dyn.any():
         d = runs[dyn]
         keys = [*laq_dynamics.KEYS, "q_ref"]
-        pts = core.aggregate(d, keys, laq_dynamics.METRICS)
-        out["dynamics"] = laq_dynamics.long_points(pts, exp)
-        out["claims"] = pd.DataFrame(laq_dynamics.claims(pts, exp))
+        pts = core.aggregate(d[d["engine"] == "aqmlab"], keys, laq_dynamics.METRICS)
+        claims = pd.DataFrame(laq_dynamics.claims(pts, exp))
+        dyn_tab = laq_dynamics.long_points(pts, exp).assign(engine="aqmlab")
+        n2 = d[d["engine"] == "ns2"]
+        if len(n2):
+            pn = core.aggregate(n2, keys, laq_dynamics.METRICS)
+            got = laq_dynamics.ns2_claims(pn, exp)
+            claims["ns2_holds"] = claims["claim"].map(lambda c: got.get(c, (None, ""))[0])
+            claims["ns2_evidence"] = claims["claim"].map(lambda c: got.get(c, (None, ""))[1])
+            n2_tab = laq_dynamics.long_points(pn, exp).assign(engine="ns2")
+            dyn_tab = pd.concat([dyn_tab, n2_tab], ignore_index=True)
+        out["dynamics"] = dyn_tab
+        out["claims"] = claims
         out["traces"] = laq_dynamics.traces(d, exp)
     return out
 

@@ -198,7 +198,41 @@ def specs(exp: dict[str, Any], base: dict[str, Any], quick: bool) -> list[core.R
             key = {"experiment": name, "case": case, "aqm": v, "q_ref": q_ref}
             for seed in range(1, grid["seeds"] + 1):
                 out.append(core.RunSpec(key, sc, seed, ex, series=True))
+            out += _ns2_specs(exp, name, key, sc, grid["seeds"])
     return out
+
+
+def extract_ns2(out: dict[str, Any], q_ref: float, step_s: float) -> dict[str, Any]:
+    """The statistics of ns-2's sampled bottleneck queue (slot q1; ns2_dumbbell.tcl)."""
+    t, q = np.asarray(out["_t"]), np.asarray(out["_q"])
+    res = {f"q1_{k}": v for k, v in link_stats(t, q, q_ref, step_s).items()}
+    return res | {f"q2_{m}": math.nan for m in STATS} | {"q2_trace": "[]"}
+
+
+def _ns2_specs(
+    exp: dict[str, Any], name: str, key: dict[str, Any], sc: dict[str, Any], seeds: int
+) -> list[core.RunSpec]:
+    """ns-2.35's runs of Experiments 2 and 3 for the algorithms it has (``[dynamics] ns2``), when
+    ``ns`` is installed: the same network, queue sampled every 10 ms."""
+    n2 = exp["dynamics"].get("ns2", {})
+    if name not in n2.get("experiments", []) or key["aqm"] not in exp["ns2"]["queues"]:
+        return []
+    if not core.ns2_available():
+        return []
+    from aqmlab import units
+
+    script = str(core.experiment_dir(NAME) / exp["ns2"]["script"])
+    spread = units.seconds("flows[0].start_spread", sc["flows"][0].get("start_spread", "0s"))
+    join = "1" if len(sc["flows"]) > 1 else "0"
+    dur = units.seconds("duration", sc["duration"])
+    args = {"script": script, "args": [exp["ns2"]["queues"][key["aqm"]]]}
+    args["tail"] = [f"{dur:g}", f"{spread:g}", join]
+    step = exp["dynamics"]["trace_step_s"]
+
+    def ex(o: dict[str, Any]) -> dict[str, Any]:
+        return extract_ns2(o, key["q_ref"], step)
+
+    return [core.RunSpec(key, args, s, ex, "ns2") for s in range(1, seeds + 1)]
 
 
 def _claim(exp: str, fig: str, text: str, holds: bool, evidence: str) -> dict[str, Any]:
@@ -227,7 +261,7 @@ def long_points(points: pd.DataFrame, exp: dict[str, Any]) -> pd.DataFrame:
         for slot, link in zip(SLOTS, links, strict=False):
             rows.append(
                 {
-                    **{k: r[k] for k in (*KEYS, "q_ref", "seeds")},
+                    **{k: r[k] for k in (*KEYS, "q_ref", "seeds") if k in r},
                     "link": link,
                     **{m: r[f"{slot}_{m}"] for m in STATS},
                 }
@@ -434,6 +468,39 @@ def claims(points: pd.DataFrame, exp: dict[str, Any]) -> list[dict[str, Any]]:
                 all(ok),
                 "; ".join(f"{r['case']}: {_fmt_s(r['settle'])}" for _, r in g.iterrows()),
             )
+        )
+    return out
+
+
+def ns2_claims(points: pd.DataFrame, exp: dict[str, Any]) -> dict[str, tuple[bool, str]]:
+    """The claims about ARED, REM and PI judged on ns-2.35's runs of Experiments 2 and 3 (ns-2 has
+    no LaQ), by claim text: (holds, evidence)."""
+    band = exp["dynamics"]["band"]
+    p = long_points(points, exp)
+    out: dict[str, tuple[bool, str]] = {}
+
+    def get(e: str, col: str) -> dict[str, float]:
+        g = p[p["experiment"] == e]
+        return dict(zip(g["aqm"], g[col], strict=True))
+
+    s = get("exp2", "std_50_80")
+    if {"ared", "rem", "pi"} <= set(s):
+        out["PI's and REM's queues fluctuate much more during the change than ARED's and LaQ's"] = (
+            min(s["pi"], s["rem"]) > s["ared"],
+            "ARED only (ns-2 has no LaQ): std in 50-80 s: "
+            + ", ".join(f"{a} {s[a]:.0f}" for a in ("ared", "rem", "pi")),
+        )
+    st, mq = get("exp3", "settle"), get("exp3", "mean_half")
+    if {"ared", "rem", "pi"} <= set(st):
+        ev = "settling: " + ", ".join(f"{a} {_fmt_s(st[a])}" for a in ("ared", "rem", "pi"))
+        out["ARED holds its queue near 100 packets, not at the 200 target"] = (
+            _near(mq["ared"], 100.0, band),
+            f"ARED's mean queue in the second half {mq['ared']:.0f}",
+        )
+        out["ARED settles in about 12 s"] = (8.0 <= st["ared"] <= 18.0, ev)
+        out["REM and PI take more than 30 s to settle"] = (
+            all(not math.isfinite(st[a]) or st[a] > 30.0 for a in ("rem", "pi")),
+            ev,
         )
     return out
 
