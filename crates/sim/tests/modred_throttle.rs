@@ -33,7 +33,8 @@ fn dumbbell(aqm: Option<AqmConfig>) -> Dumbbell {
 #[test]
 fn throttled_flows_slow_down_through_their_window_without_drops() {
     // Throttle band [5, 900) for every packet (all OUT); drops only above 900: never reached.
-    let params = r#"{"min_th_out": 5, "max_th_out": 900, "min_th_in": 5, "max_th_in": 900}"#;
+    // throttle = "always": every packet in the band (the default, "red", picks a fraction).
+    let params = r#"{"min_th_out": 5, "max_th_out": 900, "min_th_in": 5, "max_th_in": 900, "throttle": "always"}"#;
     let aqm = AqmConfig {
         name: "modred".into(),
         params: serde_json::from_str(params).unwrap(),

@@ -8,6 +8,7 @@ functions; everything it shares with the others lives here.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import tomllib
@@ -52,6 +53,8 @@ class RunSpec:
 
     ``engine`` is ``"aqmlab"`` (``scenario`` is a scenario dict) or ``"ns2"`` (``scenario`` holds
     ``{"script": path, "args": [...]}`` for the ``ns`` binary, which prints ``key=value`` pairs).
+    With ``series`` (aqmlab only) the run's directory, time series included, is kept, and the
+    summary handed to ``extract`` carries its path as ``"_run_dir"``.
     """
 
     key: dict[str, Any]
@@ -59,6 +62,7 @@ class RunSpec:
     seed: int
     extract: Callable[[dict[str, Any]], dict[str, float]] = field(repr=False, default=None)  # type: ignore[assignment]
     engine: str = "aqmlab"
+    series: bool = False
 
     def digest(self) -> str:
         """A hash of everything that decides the run's result: engine, scenario, seed and the
@@ -94,7 +98,8 @@ def ns2_available() -> bool:
 
 
 def run_ns2(script: str, args: list[str], timeout_s: float = 600.0) -> dict[str, Any]:
-    """Runs an ns-2 script and parses the ``key=value`` pairs of its last output line."""
+    """Runs an ns-2 script and parses the ``key=value`` pairs of its last output line; lines
+    ``q TIME VALUE`` (a sampled queue) become the lists ``_t`` and ``_q``."""
     import subprocess
 
     p = subprocess.run(
@@ -103,7 +108,12 @@ def run_ns2(script: str, args: list[str], timeout_s: float = 600.0) -> dict[str,
     lines = [x for x in p.stdout.splitlines() if "=" in x]
     if p.returncode != 0 or not lines:
         raise RuntimeError(f"ns {Path(script).name} {' '.join(args)}: {p.stderr.strip()[-300:]}")
-    return {k: float(v) for k, v in (kv.split("=", 1) for kv in lines[-1].split())}
+    out: dict[str, Any] = {k: float(v) for k, v in (kv.split("=", 1) for kv in lines[-1].split())}
+    samples = [x.split()[1:3] for x in p.stdout.splitlines() if x.startswith("q ")]
+    if samples:
+        out["_t"] = [float(t) for t, _ in samples]
+        out["_q"] = [float(q) for _, q in samples]
+    return out
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -129,9 +139,17 @@ def run_specs(
     ``cache/ns2``. A failed aqmlab run stops the reproduction with its error (a table with a
     missing cell would be misleading)."""
     cache.mkdir(parents=True, exist_ok=True)
-    load_aqmlab = _run_aqmlab(
-        [s for s in specs if s.engine == "aqmlab"], cache, jobs, progress, dask, name
+    ours = [s for s in specs if s.engine == "aqmlab"]
+    load_plain = _run_aqmlab(
+        [s for s in ours if not s.series], cache / "sweep", jobs, progress, dask, name, False
     )
+    load_series = _run_aqmlab(
+        [s for s in ours if s.series], cache / "sweep-series", jobs, progress, dask, name, True
+    )
+
+    def load_aqmlab(s: RunSpec) -> dict[str, Any]:
+        return load_series(s) if s.series else load_plain(s)
+
     load_ns2 = _run_ns2([s for s in specs if s.engine == "ns2"], cache / "ns2", jobs, progress)
     # One summary in memory at a time: a paper's runs (1,000-connection summaries by the hundred)
     # would otherwise all be held at once just to take a few metrics from each.
@@ -143,18 +161,26 @@ def run_specs(
 
 
 def _run_aqmlab(
-    specs: list[RunSpec], cache: Path, jobs: int | None, progress: bool, dask: str | None, name: str
+    specs: list[RunSpec],
+    out: Path,
+    jobs: int | None,
+    progress: bool,
+    dask: str | None,
+    name: str,
+    series: bool,
 ) -> Callable[[RunSpec], dict[str, Any]]:
-    """Runs the specs not yet recorded; returns the loader of one spec's summary."""
+    """Runs the specs not yet recorded as one sweep in ``out`` (keeping each run's directory
+    when ``series``); returns the loader of one spec's summary."""
     from aqmlab.sweep import engine, store
     from aqmlab.sweep.spec import Sweep, run_key
 
-    out = cache / "sweep"
-
     def load(s: RunSpec) -> dict[str, Any]:
-        rec = json.loads(store.record_path(out, run_key(s.scenario, s.seed)).read_text())
+        key = run_key(s.scenario, s.seed)
+        rec = json.loads(store.record_path(out, key).read_text())
         if rec.get("status") != "ok":
             raise InputError(f"reproduce: run {s.key} seed {s.seed} failed: {rec.get('error')}")
+        if series:
+            return {**rec["summary"], "_run_dir": str(out / "series" / key)}
         return rec["summary"]
 
     if not specs:
@@ -169,7 +195,7 @@ def _run_aqmlab(
         pairs.add((ident, s.seed))
     if len(pairs) != len(points) * len(seeds):
         raise ValueError("reproduce: every point of a paper must run under the same seeds")
-    sw = Sweep(name, list(points.values()), seeds, series=False)
+    sw = Sweep(name, list(points.values()), seeds, series=series)
     engine.run(sw, out, jobs=jobs, dask=dask, quiet=not progress)
     for s in specs:  # every failure is reported before any table is made
         load(s)
@@ -275,63 +301,105 @@ def side_by_side(
     return t
 
 
+def _tied(a: float, b: float, tie: float) -> bool:
+    """Whether two values count as equal: equal, or apart by at most ``tie`` times the larger
+    magnitude."""
+    return a == b or abs(a - b) <= tie * max(abs(a), abs(b))
+
+
 def rank_agreement(
-    values_paper: dict[str, float], values_ours: dict[str, float], better: str, tie: float = 0.0
+    values_paper: dict[str, float],
+    values_ours: dict[str, float],
+    better: str,
+    tie: float = 0.0,
+    our_tie: float = 0.0,
 ) -> bool:
     """Whether our values order the algorithms as the paper's do: every pair the paper orders
-    strictly is ordered the same way by ours (pairs the paper ties are not judged). With ``tie``
-    > 0, pairs the paper separates by at most ``tie`` times the larger magnitude count as ties."""
+    strictly is ordered the same way, and strictly, by ours (pairs the paper ties are not
+    judged; a pair the paper separates and ours ties does not hold). With ``tie`` > 0, pairs the
+    paper separates by at most ``tie`` times the larger magnitude count as ties; ``our_tie`` is
+    the same for ours."""
     names = list(values_paper)
     sign = 1.0 if better == "higher" else -1.0
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            dp = sign * (values_paper[a] - values_paper[b])
-            scale = max(abs(values_paper[a]), abs(values_paper[b]))
-            if dp == 0 or abs(dp) <= tie * scale:
+            pa, pb = values_paper[a], values_paper[b]
+            if _tied(pa, pb, tie):
                 continue
-            do = sign * (values_ours[a] - values_ours[b])
-            if do == 0 or (do > 0) != (dp > 0):
+            oa, ob = values_ours[a], values_ours[b]
+            if _tied(oa, ob, our_tie) or (sign * (oa - ob) > 0) != (sign * (pa - pb) > 0):
                 return False
     return True
 
 
+def order_text(values: dict[str, float], better: str, tie: float = 0.0) -> str:
+    """The algorithms best first, ``>`` between them, ``=`` where a value is tied (within ``tie``:
+    see :func:`rank_agreement`) with the one before it: "droptail > modred = red"."""
+    names = sorted(values, key=values.get, reverse=better == "higher")
+    out = names[:1]
+    for prev, n in itertools.pairwise(names):
+        out += ["=" if _tied(values[prev], values[n], tie) else ">", n]
+    return " ".join(out)
+
+
 def ranking(
-    pub_metric: str, t: pd.DataFrame, row_keys: list[str], col: str, better: str, tie: float = 0.0
+    pub_metric: str,
+    t: pd.DataFrame,
+    row_keys: list[str],
+    col: str,
+    better: str,
+    tie: float = 0.0,
+    our_tie: float = 0.0,
 ) -> pd.DataFrame:
     """Per table row (``row_keys``), the algorithms (``col``) ordered best first by the paper and
-    by us, and whether the paper's order holds (``tie``: see :func:`rank_agreement`)."""
+    by us, ties shown (``=``), and whether the paper's order holds (``tie``, ``our_tie``: see
+    :func:`rank_agreement`)."""
     rows = []
     for key, g in t[t["metric"] == pub_metric].groupby(row_keys, sort=False):
         paper = dict(zip(g[col], g["paper"], strict=True))
         ours = dict(zip(g[col], g["ours"], strict=True))
-        rev = better == "higher"
         rows.append(
             {
                 "table": g["table"].iloc[0],
                 **dict(zip(row_keys, key if isinstance(key, tuple) else (key,), strict=True)),
                 "metric": pub_metric,
-                "paper_order": " > ".join(sorted(paper, key=paper.get, reverse=rev)),
-                "our_order": " > ".join(sorted(ours, key=ours.get, reverse=rev)),
-                "holds": rank_agreement(paper, ours, better, tie),
+                "paper_order": order_text(paper, better, tie),
+                "our_order": order_text(ours, better, our_tie),
+                "holds": rank_agreement(paper, ours, better, tie, our_tie),
             }
         )
     return pd.DataFrame(rows)
 
 
+def claim_verdict(holds: bool, testable: bool = True) -> str:
+    """One claim's verdict: *holds*, *does not hold*, or *not testable* (what survives of the
+    paper cannot decide it: e.g. it tells apart functions that our inferred shapes make the same
+    within the buffer)."""
+    if not testable:
+        return "not testable"
+    return "holds" if holds else "does not hold"
+
+
 def claim_verdicts(claims: pd.DataFrame) -> pd.DataFrame:
-    """The verdict of a paper judged by its claims (``table``, ``holds`` per claim): per figure or
-    table, *reproduced* when every claim about it holds, *reproduced in part* when some do."""
+    """The verdict of a paper judged by its claims (``table``, ``holds`` and optionally
+    ``testable`` per claim): per figure or table, *reproduced* when every testable claim about it
+    holds, *reproduced in part* when some do, *not reproduced* when none does, *not testable* when
+    none of its claims is testable. Untestable claims are counted apart, never as failures."""
     rows = []
     for fig, g in claims.groupby("table", sort=False):
-        n, ok = len(g), int(g["holds"].sum())
-        v = "reproduced" if ok == n else ("reproduced in part" if ok else "not reproduced")
+        t = g["testable"].astype(bool) if "testable" in g else pd.Series(True, index=g.index)
+        n, ok, nt = int(t.sum()), int(g.loc[t, "holds"].astype(bool).sum()), int((~t).sum())
+        if n == 0:
+            v = "not testable"
+        else:
+            v = "reproduced" if ok == n else ("reproduced in part" if ok else "not reproduced")
         rows.append(
             {
                 "table": fig,
                 "metrics": "claims",
-                "cells": n,
-                "rows_ranking_holds": f"{ok}/{n}",
-                "ranking_fraction": ok / n,
+                "cells": len(g),
+                "rows_ranking_holds": f"{ok}/{n}" + (f" ({nt} not testable)" if nt else ""),
+                "ranking_fraction": ok / n if n else float("nan"),
                 "median_abs_rel_diff": float("nan"),
                 "verdict": v,
             }

@@ -41,6 +41,9 @@ from aqmlab.reproduce import core, output
 NAME = "dropfn"
 KEYS = ["scheme", "udp_share", "offered"]
 CHARS = ["queue_mean", "queue_std", "loss", "burst", "impairment_c"]
+#: Two dropping functions are the same within the buffer ("twins") when they differ nowhere in
+#: 0..buffer by more than this share of the larger one's largest value there.
+TWIN_TOL = 0.1
 METRICS = ["load", "utilisation", *CHARS]
 DROPFNS = [f"d{i}" for i in range(9)]
 NONTRIVIAL = [f"d{i}" for i in range(1, 8)]
@@ -327,10 +330,31 @@ def _table_claims(p: dict[str, pd.DataFrame]) -> dict[str, tuple[bool, str]]:
     }
 
 
+def twins(exp: dict[str, Any], buffer: int) -> dict[str, list[tuple[str, float]]]:
+    """Per d1-d7 function, the others of d1-d7 that are the same function within the buffer
+    (:data:`TWIN_TOL`), each with their largest difference there as a share of the larger one's
+    largest value."""
+    d = {s: _dtable(exp["schemes"][s], exp, buffer) for s in NONTRIVIAL}
+    out: dict[str, list[tuple[str, float]]] = {s: [] for s in NONTRIVIAL}
+    for a in NONTRIVIAL:
+        for b in NONTRIVIAL:
+            if a != b:
+                top = max(float(d[a].max()), float(d[b].max()))
+                gap = float(np.abs(d[a] - d[b]).max()) / top if top > 0 else 0.0
+                if gap <= TWIN_TOL:
+                    out[a].append((b, gap))
+    return out
+
+
 def claims(cells: pd.DataFrame) -> pd.DataFrame:
     """Each transcribed claim with whether it holds and the numbers that decide it (claims that
-    no load centre can decide are left out)."""
-    pub = core.load_published(NAME, core.load_experiment(NAME)["claims"])
+    no load centre can decide are left out). A claim that singles out one of d1-d7 (``singles``
+    in claims.csv) is *not testable* when that function has a twin within the buffer
+    (:func:`twins`): which of two equal functions comes out first is then chance."""
+    exp = core.load_experiment(NAME)
+    pub = core.load_published(NAME, exp["claims"])
+    buffer = int(core.load_scenario_dict(NAME, exp["scenario"])["topology"]["buffer"])
+    tw = twins(exp, buffer)
     p = _pivots(cells)
     got: dict[str, tuple[bool, str]] = {}
     if len(p["queue_mean"]):
@@ -340,16 +364,26 @@ def claims(cells: pd.DataFrame) -> pd.DataFrame:
     for c in pub.itertuples():
         if c.id in got:
             holds, ev = got[c.id]
+            singles = str(c.singles).split() if isinstance(c.singles, str) else []
+            same = [(s, t, g) for s in singles for t, g in tw[s]]
+            if same:
+                ev = (
+                    "; ".join(f"{s} is {t} within the buffer (max gap {g:.0%})" for s, t, g in same)
+                    + f". Measured: {ev}"
+                )
             rows.append(
                 {
                     "table": c.figure,
                     "claim": c.quote,
                     "test": c.test,
                     "holds": bool(holds),
+                    "testable": not same,
+                    "verdict": core.claim_verdict(bool(holds), not same),
                     "evidence": ev,
                 }
             )
-    return pd.DataFrame(rows, columns=["table", "claim", "test", "holds", "evidence"])
+    cols = ["table", "claim", "test", "holds", "testable", "verdict", "evidence"]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -1,6 +1,7 @@
 """Seed 001 (Bisoy, Pattnaik & Mallick, LaQ): Table 1 (Experiment 1: LaQ, ARED, REM and PI with
-250 Reno flows on a 20 Mb/s bottleneck, target queue 200 packets) by simulation, and Table 3
-(Example 1's Routh table) from the fluid model of s. 3.
+250 Reno flows on a 20 Mb/s bottleneck, target queue 200 packets) by simulation, Table 3
+(Example 1's Routh table) from the fluid model of s. 3, and the claims of Experiments 2-9 about
+Figs 6-17 (``laq_dynamics``: traffic changes, random starts, two bottlenecks, N, C, RTT, target).
 
 Table 1's "average delay" and "average jitter" are labelled ms but are seconds (0.0827 s is the
 queueing delay of its 203.5-packet mean queue at 2500 packets/s); they are compared as seconds
@@ -19,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from aqmlab.reproduce import core, output
+from aqmlab.reproduce import core, laq_dynamics, output
 from aqmlab.scenario import units
 
 NAME = "laq"
@@ -87,7 +88,7 @@ def specs(quick: bool) -> list[core.RunSpec]:
         for seed in range(1, seeds + 1):
             out.append(core.RunSpec({"aqm": v}, sc, seed, ex))
         out += _ns2_specs(exp, v, seeds, units.seconds("duration", base["duration"]))
-    return out
+    return out + laq_dynamics.specs(exp, base, quick)
 
 
 def routh_cells() -> pd.DataFrame:
@@ -170,23 +171,59 @@ def readings(ours: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Table 1 beside our runs, and Table 3 beside our Routh table; ARED's readings."""
-    ours = core.aggregate(runs[runs["engine"] == "aqmlab"], KEYS, METRICS)
+    """Table 1 beside our runs, and Table 3 beside our Routh table; ARED's readings; the claims
+    of Experiments 2-9."""
+    dyn = runs["experiment"].notna() if "experiment" in runs else runs["engine"].isna()
+    exp = core.load_experiment(NAME)
+    ours = core.aggregate(runs[(runs["engine"] == "aqmlab") & ~dyn], KEYS, METRICS)
     pub = core.load_published(NAME)
     pub1 = pub[pub["table"] == "Table 1"]
     t1 = core.side_by_side(ours, pub1, KEYS, {m: m for m in METRICS})
     t1 = core.with_ns2(t1, runs, KEYS, METRICS, {m: (m, BETTER[m]) for m in METRICS})
     cells = pd.concat([t1, routh_cells()], ignore_index=True)
-    return {
+    out = {
         "points": ours,
         "cells": cells,
         "rankings": _rank_rows(t1),
         "readings": readings(ours, pub1),
     }
+    if dyn.any():
+        d = runs[dyn]
+        keys = [*laq_dynamics.KEYS, "q_ref"]
+        pts = core.aggregate(d[d["engine"] == "aqmlab"], keys, laq_dynamics.METRICS)
+        claims = pd.DataFrame(laq_dynamics.claims(pts, exp))
+        dyn_tab = laq_dynamics.long_points(pts, exp).assign(engine="aqmlab")
+        n2 = d[d["engine"] == "ns2"]
+        if len(n2):
+            pn = core.aggregate(n2, keys, laq_dynamics.METRICS)
+            got = laq_dynamics.ns2_claims(pn, exp)
+            claims["ns2_holds"] = claims["claim"].map(lambda c: got.get(c, (None, ""))[0])
+            claims["ns2_evidence"] = claims["claim"].map(lambda c: got.get(c, (None, ""))[1])
+            n2_tab = laq_dynamics.long_points(pn, exp).assign(engine="ns2")
+            dyn_tab = pd.concat([dyn_tab, n2_tab], ignore_index=True)
+        out["dynamics"] = dyn_tab
+        out["claims"] = claims
+        out["traces"] = laq_dynamics.traces(d, exp)
+    return out
 
 
-def figures(cells: pd.DataFrame) -> dict:
-    """Table 1 as bars: the paper, ns-2.35 (ARED, REM, PI) and aqmlab per metric and algorithm."""
+def verdicts(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Tables 1 and 3 by the table rule (aqmlab.reproduce.engine), Figs 6-17 by their claims."""
+    from aqmlab.reproduce import engine
+
+    v = engine.verdicts(t["cells"], t["rankings"])
+    if "claims" in t and len(t["claims"]):
+        v = pd.concat([v, core.claim_verdicts(t["claims"])], ignore_index=True)
+    return v
+
+
+def figures(cells: pd.DataFrame, tables: dict[str, pd.DataFrame] | None = None) -> dict:
+    """Table 1 as bars: the paper, ns-2.35 (ARED, REM, PI) and aqmlab per metric and algorithm;
+    with the tables of Experiments 2-9, their queue traces (seed 1) as Figs 6-17."""
     t1 = cells[cells["table"] == "Table 1"]
     title = "seed 001 Table 1: the paper, ns-2.35 and aqmlab"
-    return {"table1": output.bars_by_metric(t1, METRICS, title)}
+    figs = {"table1": output.bars_by_metric(t1, METRICS, title)}
+    if tables is not None and "traces" in tables and len(tables["traces"]):
+        exp = core.load_experiment(NAME)
+        figs["dynamics"] = laq_dynamics.figure(tables["traces"], exp, output.pyplot())
+    return figs

@@ -18,6 +18,7 @@ EXTRA = {
     "claims": "The paper's claims, checked",
     "readings": "Readings of the paper's open points",
     "baseline": "The paper, ns-2.35 and aqmlab on the algorithms ns-2 runs",
+    "dynamics": "Queue statistics per experiment and link (means over seeds)",
 }
 
 _CSS = (
@@ -91,8 +92,14 @@ def write(
     extra = [k for k in EXTRA if k in t]
     for k in ("points", "cells", "rankings", "verdicts", *extra):
         _fmt(t[k]).to_csv(out / f"{k}.csv", index=False)
+    if "traces" in t:  # time series behind a paper's figures (seed 001's Figs 6-17)
+        t["traces"].to_csv(out / "traces.csv", index=False)
     images = {}
-    for name_, fig in mod.figures(t["cells"]).items():
+    import inspect
+
+    takes_tables = len(inspect.signature(mod.figures).parameters) > 1
+    figs = mod.figures(t["cells"], t) if takes_tables else mod.figures(t["cells"])
+    for name_, fig in figs.items():
         png, svg = figure_bytes(fig)
         (out / f"{name_}.png").write_bytes(png)
         (out / f"{name_}.svg").write_bytes(svg)

@@ -1,7 +1,9 @@
 # Seed 004's dumbbell in ns-2.35 (the paper's simulator), to tell "the paper differs" from
 # "ns-2 differs" from "aqmlab differs" (docs/reproductions.md).
 # usage: ns experiments/modred/ns2_dumbbell.tcl FLOWS BUFFER QUEUE WINDOW SEED [TCP] [SPREAD] [DURATION]
-#   QUEUE: DropTail | RED (ns-2 defaults unless RED_* env below) ; WINDOW: Agent/TCP window_
+#   QUEUE: DropTail | RED (ns-2's classic 5 / 15 packets, max_p 0.1, w_q 0.002, gentle: as
+#          experiment.toml) | REDdefault (ns-2.35's own Queue/RED defaults: byte mode, mean_pktsize_
+#          500, thresholds from targetdelay_ 5 ms, automatic q_weight_) ; WINDOW: Agent/TCP window_
 #   TCP: Newreno (default) | Reno | Sack1 ; SPREAD: flows start uniformly in [0, SPREAD] s (0: all at
 #   0 s) ; prints one line of key=value results.
 set nflows [lindex $argv 0]
@@ -17,7 +19,9 @@ set ns [new Simulator]
 ns-random $seed
 set rng [new RNG]
 $rng seed $seed
-if {$qtype == "RED"} {
+if {$qtype == "REDdefault"} {
+    set qtype RED
+} elseif {$qtype == "RED"} {
     # ns-2's classic RED parameters, as aqmlab's experiment file sets them (explicit, so the
     # automatic thresholds of ns-2.35 are not used): packets, not bytes.
     Queue/RED set thresh_ 5
