@@ -297,6 +297,11 @@ impl<P: FqPacket> FqCodel<P> {
         &self.params
     }
 
+    /// Every packet held, in no particular order.
+    pub fn packets(&self) -> impl Iterator<Item = &P> {
+        self.slots.iter().filter_map(|s| s.pkt.as_ref())
+    }
+
     /// Packets held.
     pub fn len_pkts(&self) -> u32 {
         self.len_pkts

@@ -18,6 +18,7 @@ use crate::throttle::FlowKey;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::{Tagged, Ticket, WindowBook};
 use sim::results::LinkSummary;
 use sim::series::Series;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -33,6 +34,8 @@ pub struct Frame {
     pub meta: PacketMeta,
     /// When it joins the queue (arrival + delay), ns.
     pub join: Time,
+    /// Its arrival in the measurement window (set when it joins the queue).
+    pub ticket: Ticket,
 }
 
 impl FqPacket for Frame {
@@ -72,8 +75,9 @@ struct Stats {
     dropped_overflow: u64,
     marked: u64,
     throttled: u64,
-    loss_runs: u64,
-    last_dropped: bool,
+    /// The window's arrivals in arrival order and the runs of consecutive drops
+    /// (docs/metrics.md; the same rule as the simulator's).
+    book: WindowBook,
     tx_bytes: f64,
     delay_sum: f64,
     delay_sq: f64,
@@ -124,7 +128,7 @@ pub struct Path {
     lines: BTreeMap<Time, VecDeque<Frame>>,
     queue: VecDeque<Frame>,
     /// FQ-CoDel (RFC 8290) holds the frames instead of `queue` when set; `aqm` is then unused.
-    fq: Option<Box<FqCodel<Frame>>>,
+    fq: Option<Box<FqCodel<Tagged<Frame>>>>,
     len_pkts: u32,
     len_bytes: u64,
     on_wire: Option<(Frame, Time)>,
@@ -185,7 +189,7 @@ impl Path {
 
     /// This direction with FQ-CoDel as its queue (RFC 8290): per-flow queues with CoDel each,
     /// in place of the single queue and its AQM.
-    pub fn with_fq_codel(mut self, fq: FqCodel<Frame>) -> Self {
+    pub fn with_fq_codel(mut self, fq: FqCodel<Tagged<Frame>>) -> Self {
         self.fq = Some(Box::new(fq));
         self.series = Series::new(
             vec!["queue_pkts", "queue_bytes"],
@@ -241,6 +245,7 @@ impl Path {
             ip,
             meta,
             join: at + delay.saturating_sub(self.cfg.lag),
+            ticket: Ticket::OUTSIDE,
         };
         self.lines.entry(delay).or_default().push_back(f);
     }
@@ -320,19 +325,9 @@ impl Path {
         self.stats.max_bytes = self.stats.max_bytes.max(bytes);
     }
 
-    fn record_drop(&mut self, t: Time, by_aqm: bool) {
-        self.totals.dropped += 1;
-        if self.in_window(t) {
-            if by_aqm {
-                self.stats.dropped_aqm += 1;
-            } else {
-                self.stats.dropped_overflow += 1;
-            }
-            if !self.stats.last_dropped {
-                self.stats.loss_runs += 1;
-            }
-            self.stats.last_dropped = true;
-        }
+    /// A frame is dropped; `ticket` places it in the window by its arrival.
+    fn record_drop(&mut self, ticket: Ticket, by_aqm: bool) {
+        record_drop(&mut self.totals, &mut self.stats, ticket, by_aqm);
     }
 
     fn overflows(&self, size: u32) -> bool {
@@ -346,7 +341,9 @@ impl Path {
     fn join(&mut self, mut f: Frame, t: Time) -> Option<Verdict> {
         let q = self.view(t);
         let rel = t - self.start;
-        if self.in_window(t) {
+        let inw = self.in_window(t);
+        f.ticket = self.stats.book.arrive(inw);
+        if inw {
             self.stats.arrived += 1;
             let n = q.len_pkts as f64;
             self.stats.seen_sum += n;
@@ -358,15 +355,14 @@ impl Path {
         }
         let v = self.aqm.enqueue(&f.meta, &q, rel, &mut self.rng);
         if v == Verdict::Drop {
-            self.record_drop(t, true);
+            self.record_drop(f.ticket, true);
             return None;
         }
         if self.overflows(f.meta.size_bytes) {
             self.aqm.on_overflow(&f.meta, &q, rel);
-            self.record_drop(t, false);
+            self.record_drop(f.ticket, false);
             return None;
         }
-        self.stats.last_dropped = false;
         if v == Verdict::Mark {
             if let Some(ip) = &f.ip {
                 frame::mark_ce(&mut f.buf, ip);
@@ -397,14 +393,12 @@ impl Path {
         f.join = t;
         let rel = t - self.start;
         let fq = self.fq.as_mut().expect("fq direction");
-        let dropped = fq.enqueue(f, rel, |_, _| {});
+        let (totals, stats) = (&mut self.totals, &mut self.stats);
+        let ticket = f.ticket;
+        fq.enqueue(Tagged::new(f, ticket), rel, |d, _| {
+            record_drop(totals, stats, d.ticket, false)
+        });
         let (np, nb) = (fq.len_pkts(), fq.len_bytes());
-        for _ in 0..dropped {
-            self.record_drop(t, false);
-        }
-        if dropped == 0 {
-            self.stats.last_dropped = false;
-        }
         self.set_len(t, np, nb);
     }
 
@@ -412,19 +406,15 @@ impl Path {
     fn dequeue_fq(&mut self, t: Time) -> Option<Frame> {
         let rel = t - self.start;
         let fq = self.fq.as_mut().expect("fq direction");
-        let marks0 = fq.stats().ecn_marks;
-        let mut head_drops = 0u64;
-        let out = fq.dequeue(rel, |_, _| head_drops += 1);
-        let marked = fq.stats().ecn_marks - marks0;
+        let (totals, stats) = (&mut self.totals, &mut self.stats);
+        let out = fq.dequeue(rel, |d, _| record_drop(totals, stats, d.ticket, true));
         let (np, nb) = (fq.len_pkts(), fq.len_bytes());
         self.set_len(t, np, nb);
-        for _ in 0..head_drops {
-            self.record_drop(t, true);
+        let tagged = out?;
+        if tagged.marked && tagged.ticket.in_window() {
+            self.stats.marked += 1;
         }
-        if self.in_window(t) {
-            self.stats.marked += marked;
-        }
-        out
+        Some(tagged.pkt)
     }
 
     /// Serialisation time of `bytes` at the configured rate, ns.
@@ -456,6 +446,7 @@ impl Path {
                     self.idle_since = t;
                     return;
                 };
+                self.stats.book.settle(f.ticket, false);
                 self.record_sojourn(t - f.join, t);
                 let end = t + self.tx_ns(f.buf.len());
                 self.on_wire = Some((f, end));
@@ -474,20 +465,21 @@ impl Path {
                 let rel = t - self.start;
                 match self.aqm.dequeue(&f.meta, sojourn, &q, rel, &mut self.rng) {
                     Verdict::Drop => {
-                        self.record_drop(t, true);
+                        self.record_drop(f.ticket, true);
                         continue;
                     }
                     Verdict::Mark => {
                         if let Some(ip) = &f.ip {
                             frame::mark_ce(&mut f.buf, ip);
                         }
-                        if self.in_window(t) {
+                        if f.ticket.in_window() {
                             self.stats.marked += 1;
                         }
                     }
                     _ => {}
                 }
             }
+            self.stats.book.settle(f.ticket, false);
             self.record_sojourn(sojourn, t);
             let end = t + self.tx_ns(f.buf.len());
             self.on_wire = Some((f, end));
@@ -577,7 +569,7 @@ impl Path {
             marked: s.marked,
             throttled: s.throttled,
             loss_ratio: nan_if(s.arrived, drops as f64 / n_seen),
-            loss_runs: s.loss_runs,
+            loss_runs: s.book.runs,
             throughput_bps: thr,
             utilisation: thr / self.cfg.rate_bps as f64,
             queue_mean_pkts: qm,
@@ -608,6 +600,19 @@ impl Path {
     pub fn series(&self) -> &Series {
         &self.series
     }
+}
+
+/// Counts a drop; `ticket` places the frame in the window by its arrival.
+fn record_drop(totals: &mut Conservation, stats: &mut Stats, ticket: Ticket, by_aqm: bool) {
+    totals.dropped += 1;
+    if ticket.in_window() {
+        if by_aqm {
+            stats.dropped_aqm += 1;
+        } else {
+            stats.dropped_overflow += 1;
+        }
+    }
+    stats.book.settle(ticket, true);
 }
 
 #[cfg(test)]

@@ -182,10 +182,7 @@ fn check_run(cfg: &Config) -> Result<(), SimError> {
 }
 
 /// The AQM (or FQ-CoDel queue discipline) of a link.
-type Guard = (
-    Option<Box<dyn aqm::Aqm>>,
-    Option<Box<aqm::fq_codel::FqCodel<Packet>>>,
-);
+type Guard = (Option<Box<dyn aqm::Aqm>>, Option<Box<crate::link::FqQueue>>);
 
 fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard, SimError> {
     let name_err = |e: aqm::ParamError| {
@@ -806,6 +803,7 @@ impl Sim {
                     l.name, s.total_arrived, s.total_started, s.total_dropped, held
                 ));
             }
+            v.extend(l.window_violation());
             if s.buffer_violations > 0 {
                 v.push(format!(
                     "link {}: queue exceeded its buffer {} times",

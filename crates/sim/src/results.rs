@@ -286,7 +286,7 @@ fn link_summary(l: &crate::link::Link, window: f64) -> LinkSummary {
         marked: s.marked,
         throttled: s.throttled,
         loss_ratio: nan_if_zero(s.arrived, drops as f64 / n_seen),
-        loss_runs: s.loss_runs,
+        loss_runs: s.book.runs,
         throughput_bps: thr,
         utilisation: thr / l.rate_bps as f64,
         queue_mean_pkts: qm,

@@ -1,0 +1,11 @@
+//! The queue-discipline layer: what an AQM-guarded queue does around the AQM, written once for
+//! the simulator (`crates/sim`) and the forwarder (`crates/fwd`).
+//!
+//! Clock-agnostic (times are ns on whatever clock the caller keeps) and free of simulator and
+//! socket types: the caller's packet type is reached through small traits.
+
+pub mod tagged;
+pub mod window;
+
+pub use tagged::Tagged;
+pub use window::{Ticket, WindowBook};
