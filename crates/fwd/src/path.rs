@@ -18,9 +18,9 @@ use crate::throttle::FlowKey;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::series::Series;
+use qdisc::summary::LinkSummary;
 use qdisc::{Tagged, Ticket, WindowBook};
-use sim::results::LinkSummary;
-use sim::series::Series;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// A frame inside the forwarder.
@@ -84,7 +84,7 @@ struct Stats {
     delay_absdiff: f64,
     delay_n: u64,
     last_delay: Option<f64>,
-    delay_hist: sim::hist::Hist,
+    delay_hist: qdisc::hist::Hist,
     seen_sum: f64,
     seen_sq: f64,
     q_int: f64,

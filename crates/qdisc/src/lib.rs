@@ -4,6 +4,10 @@
 //! Clock-agnostic (times are ns on whatever clock the caller keeps) and free of simulator and
 //! socket types: the caller's packet type is reached through small traits.
 
+pub mod config;
+pub mod hist;
+pub mod series;
+pub mod summary;
 pub mod tagged;
 pub mod window;
 
