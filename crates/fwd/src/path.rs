@@ -20,7 +20,7 @@ use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use qdisc::series::Series;
 use qdisc::summary::LinkSummary;
-use qdisc::{Tagged, Ticket, WindowBook};
+use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// A frame inside the forwarder.
@@ -67,33 +67,6 @@ pub struct Conservation {
     pub dropped: u64,
 }
 
-/// Window statistics (from the warm-up on), as the simulator keeps them.
-#[derive(Clone, Debug, Default)]
-struct Stats {
-    arrived: u64,
-    dropped_aqm: u64,
-    dropped_overflow: u64,
-    marked: u64,
-    throttled: u64,
-    /// The window's arrivals in arrival order and the runs of consecutive drops
-    /// (docs/metrics.md; the same rule as the simulator's).
-    book: WindowBook,
-    tx_bytes: f64,
-    delay_sum: f64,
-    delay_sq: f64,
-    delay_absdiff: f64,
-    delay_n: u64,
-    last_delay: Option<f64>,
-    delay_hist: qdisc::hist::Hist,
-    seen_sum: f64,
-    seen_sq: f64,
-    q_int: f64,
-    q2_int: f64,
-    qb_int: f64,
-    max_pkts: u32,
-    max_bytes: u64,
-}
-
 /// The settings of one direction.
 #[derive(Clone, Debug)]
 pub struct PathConfig {
@@ -137,7 +110,8 @@ pub struct Path {
     last_change: Time,
     start: Time,
     flows: HashMap<FlowKey, u32>,
-    stats: Stats,
+    /// Window statistics (from the warm-up on), as the simulator keeps them (`crates/qdisc`).
+    stats: WindowStats,
     series: Series,
     /// Whole-run counters.
     pub totals: Conservation,
@@ -180,7 +154,7 @@ impl Path {
             last_change: start,
             start,
             flows: HashMap::new(),
-            stats: Stats::default(),
+            stats: WindowStats::default(),
             series,
             totals: Conservation::default(),
             buffer_violations: 0,
@@ -312,17 +286,13 @@ impl Path {
         self.touch(at);
         let lo = self.last_change.max(self.start + self.cfg.warmup);
         if at > lo {
-            let dt = (at - lo) as f64;
-            let q = self.len_pkts as f64;
-            self.stats.q_int += q * dt;
-            self.stats.q2_int += q * q * dt;
-            self.stats.qb_int += self.len_bytes as f64 * dt;
+            self.stats
+                .integrate((at - lo) as f64, self.len_pkts, self.len_bytes);
         }
         self.last_change = at;
         self.len_pkts = pkts;
         self.len_bytes = bytes;
-        self.stats.max_pkts = self.stats.max_pkts.max(pkts);
-        self.stats.max_bytes = self.stats.max_bytes.max(bytes);
+        self.stats.observe(pkts, bytes);
     }
 
     /// A frame is dropped; `ticket` places it in the window by its arrival.
@@ -343,12 +313,7 @@ impl Path {
         let rel = t - self.start;
         let inw = self.in_window(t);
         f.ticket = self.stats.book.arrive(inw);
-        if inw {
-            self.stats.arrived += 1;
-            let n = q.len_pkts as f64;
-            self.stats.seen_sum += n;
-            self.stats.seen_sq += n * n;
-        }
+        self.stats.arrival(inw, q.len_pkts, f.meta.size_bytes);
         if self.fq.is_some() {
             self.join_fq(f, t);
             return None;
@@ -424,16 +389,7 @@ impl Path {
 
     fn record_sojourn(&mut self, sojourn: Time, t: Time) {
         if self.in_window(t) {
-            let d = sojourn as f64;
-            let s = &mut self.stats;
-            s.delay_sum += d;
-            s.delay_sq += d * d;
-            s.delay_n += 1;
-            s.delay_hist.add(sojourn);
-            if let Some(l) = s.last_delay {
-                s.delay_absdiff += (d - l).abs();
-            }
-            s.last_delay = Some(d);
+            self.stats.delay(sojourn);
         }
     }
 
@@ -550,50 +506,13 @@ impl Path {
         self.set_len(now, self.len_pkts, self.len_bytes);
         let w0 = self.start + self.cfg.warmup;
         let window = now.saturating_sub(w0).max(1) as f64;
-        let s = &self.stats;
-        let nan_if = |n: u64, x: f64| if n == 0 { f64::NAN } else { x };
-        let n_seen = s.arrived.max(1) as f64;
-        let qm = s.q_int / window;
-        let sm = s.seen_sum / n_seen;
-        let dn = s.delay_n.max(1) as f64;
-        let dm = s.delay_sum / dn;
-        let thr = s.tx_bytes * 8.0 / (window / NS_PER_SEC as f64);
-        let drops = s.dropped_aqm + s.dropped_overflow;
-        LinkSummary {
-            name: self.cfg.name.clone(),
-            aqm: self.aqm_name().to_string(),
-            rate_bps: self.cfg.rate_bps,
-            arrived: s.arrived,
-            dropped_aqm: s.dropped_aqm,
-            dropped_overflow: s.dropped_overflow,
-            marked: s.marked,
-            throttled: s.throttled,
-            loss_ratio: nan_if(s.arrived, drops as f64 / n_seen),
-            loss_runs: s.book.runs,
-            throughput_bps: thr,
-            utilisation: thr / self.cfg.rate_bps as f64,
-            queue_mean_pkts: qm,
-            queue_std_pkts: (s.q2_int / window - qm * qm).max(0.0).sqrt(),
-            queue_mean_bytes: s.qb_int / window,
-            queue_seen_mean_pkts: nan_if(s.arrived, sm),
-            queue_seen_std_pkts: nan_if(s.arrived, (s.seen_sq / n_seen - sm * sm).max(0.0).sqrt()),
-            queue_max_pkts: s.max_pkts,
-            delay_mean_s: nan_if(s.delay_n, dm / 1e9),
-            delay_p50_s: s.delay_hist.quantile(0.5).map(|x| x / 1e9),
-            delay_p90_s: s.delay_hist.quantile(0.9).map(|x| x / 1e9),
-            delay_p99_s: s.delay_hist.quantile(0.99).map(|x| x / 1e9),
-            delay_p999_s: s.delay_hist.quantile(0.999).map(|x| x / 1e9),
-            delay_std_s: nan_if(s.delay_n, (s.delay_sq / dn - dm * dm).max(0.0).sqrt() / 1e9),
-            jitter_s: nan_if(
-                s.delay_n.saturating_sub(1),
-                s.delay_absdiff / (dn - 1.0).max(1.0) / 1e9,
-            ),
-            aqm_stats: self
-                .aqm_stats()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        }
+        self.stats.summary(
+            self.cfg.name.clone(),
+            self.aqm_name().to_string(),
+            self.cfg.rate_bps,
+            window,
+            self.aqm_stats(),
+        )
     }
 
     /// The time series recorded so far (times relative to the start, ns).
@@ -603,16 +522,9 @@ impl Path {
 }
 
 /// Counts a drop; `ticket` places the frame in the window by its arrival.
-fn record_drop(totals: &mut Conservation, stats: &mut Stats, ticket: Ticket, by_aqm: bool) {
+fn record_drop(totals: &mut Conservation, stats: &mut WindowStats, ticket: Ticket, by_aqm: bool) {
     totals.dropped += 1;
-    if ticket.in_window() {
-        if by_aqm {
-            stats.dropped_aqm += 1;
-        } else {
-            stats.dropped_overflow += 1;
-        }
-    }
-    stats.book.settle(ticket, true);
+    stats.drop(ticket, by_aqm);
 }
 
 #[cfg(test)]

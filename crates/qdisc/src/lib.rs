@@ -7,9 +7,11 @@
 pub mod config;
 pub mod hist;
 pub mod series;
+pub mod stats;
 pub mod summary;
 pub mod tagged;
 pub mod window;
 
+pub use stats::WindowStats;
 pub use tagged::Tagged;
 pub use window::{Ticket, WindowBook};

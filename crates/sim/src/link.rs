@@ -15,59 +15,18 @@ use crate::series::Series;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
-use qdisc::{Tagged, Ticket, WindowBook};
+use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::VecDeque;
 
 /// FQ-CoDel over the simulator's packets, each with its place in the measurement window.
 pub type FqQueue = FqCodel<Tagged<Packet>>;
 
-/// Counters and integrals of one link over the measurement window.
+/// Counters of one link: the measurement window's (shared with the forwarder, `crates/qdisc`)
+/// and the whole run's, for the conservation check.
 #[derive(Clone, Debug, Default)]
 pub struct LinkStats {
-    /// Packets that arrived in the window.
-    pub arrived: u64,
-    /// Their bytes.
-    pub arrived_bytes: u64,
-    /// Dropped by the AQM (on arrival or at the head).
-    pub dropped_aqm: u64,
-    /// Dropped because the buffer was full.
-    pub dropped_overflow: u64,
-    /// Marked ECN CE.
-    pub marked: u64,
-    /// Admitted with a throttle request (ModRED).
-    pub throttled: u64,
-    /// The window's arrivals in arrival order: what became of each, and the maximal runs of
-    /// consecutive drops (for the burst ratio; `book.runs`). Drops and marks are counted by the
-    /// packet's arrival time (docs/metrics.md).
-    pub book: WindowBook,
-    /// Bytes transmitted within the window: a packet whose transmission straddles a window
-    /// boundary counts for the part inside, so throughput never exceeds the rate.
-    pub tx_bytes: f64,
-    /// Sum of queueing delays (arrival to start of transmission), ns, of packets that started
-    /// transmission in the window.
-    pub delay_sum_ns: f64,
-    /// Sum of squared queueing delays, ns^2.
-    pub delay_sq_sum: f64,
-    /// Sum of |d_i - d_(i-1)| over consecutive such packets, ns (jitter).
-    pub delay_absdiff_sum: f64,
-    /// Number of queueing delays summed.
-    pub delay_n: u64,
-    /// Their distribution, ns (for percentiles).
-    pub delay_hist: crate::hist::Hist,
-    /// Sum of the queue lengths (packets) seen by arrivals in the window.
-    pub seen_sum: f64,
-    /// Sum of their squares.
-    pub seen_sq_sum: f64,
-    /// Integral of the queue length over the window, packet-ns.
-    pub q_int: f64,
-    /// Integral of its square.
-    pub q2_int: f64,
-    /// Integral of the queue in bytes, byte-ns.
-    pub qb_int: f64,
-    /// Largest queue seen, packets and bytes (whole run).
-    pub max_pkts: u32,
-    /// Largest queue seen, bytes.
-    pub max_bytes: u64,
+    /// The window's counters and integrals (docs/metrics.md).
+    pub win: WindowStats,
     /// Whole-run counts for the conservation check.
     pub total_arrived: u64,
     /// Whole-run drops.
@@ -76,7 +35,6 @@ pub struct LinkStats {
     pub total_started: u64,
     /// Buffer violations seen (must stay 0).
     pub buffer_violations: u64,
-    last_delay: Option<f64>,
 }
 
 /// What happened to an arriving packet.
@@ -284,20 +242,12 @@ impl Link {
         let hi = at.min(self.end);
         if hi > lo {
             let dt = (hi - lo) as f64;
-            let q = self.len_pkts as f64;
-            self.stats.q_int += q * dt;
-            self.stats.q2_int += q * q * dt;
-            self.stats.qb_int += self.len_bytes as f64 * dt;
+            self.stats.win.integrate(dt, self.len_pkts, self.len_bytes);
         }
         self.last_change = at;
         self.len_pkts = (self.len_pkts as i64 + dpkts as i64) as u32;
         self.len_bytes = (self.len_bytes as i64 + dbytes) as u64;
-        if self.len_pkts > self.stats.max_pkts {
-            self.stats.max_pkts = self.len_pkts;
-        }
-        if self.len_bytes > self.stats.max_bytes {
-            self.stats.max_bytes = self.len_bytes;
-        }
+        self.stats.win.observe(self.len_pkts, self.len_bytes);
     }
 
     /// Lazy FIFO: retires the waiting packets whose transmission starts at or before `t`.
@@ -328,15 +278,7 @@ impl Link {
             ds.add(start, (start - arrival) as f64);
         }
         if self.in_window(start) {
-            let d = (start - arrival) as f64;
-            self.stats.delay_sum_ns += d;
-            self.stats.delay_sq_sum += d * d;
-            if let Some(prev) = self.stats.last_delay {
-                self.stats.delay_absdiff_sum += (d - prev).abs();
-            }
-            self.stats.last_delay = Some(d);
-            self.stats.delay_n += 1;
-            self.stats.delay_hist.add(start - arrival);
+            self.stats.win.delay(start - arrival);
         }
     }
 
@@ -350,7 +292,7 @@ impl Link {
         let lo = s.max(self.warmup as f64);
         let hi = e.min(self.end as f64);
         if hi > lo && e > s {
-            self.stats.tx_bytes += size as f64 * (hi - lo) / (e - s);
+            self.stats.win.tx_bytes += size as f64 * (hi - lo) / (e - s);
         }
     }
 
@@ -381,13 +323,7 @@ impl Link {
         let view = self.view(t);
         self.stats.total_arrived += 1;
         let inw = self.in_window(t);
-        if inw {
-            self.stats.arrived += 1;
-            self.stats.arrived_bytes += pkt.size as u64;
-            let q = view.len_pkts as f64;
-            self.stats.seen_sum += q;
-            self.stats.seen_sq_sum += q * q;
-        }
+        self.stats.win.arrival(inw, view.len_pkts, pkt.size);
         let meta = pkt.meta();
         let verdict = match &mut self.aqm {
             Some(a) => a.enqueue(&meta, &view, t, &mut self.rng),
@@ -397,20 +333,20 @@ impl Link {
             Verdict::Drop => {
                 self.stats.total_dropped += 1;
                 if inw {
-                    self.stats.dropped_aqm += 1;
+                    self.stats.win.dropped_aqm += 1;
                 }
-                self.stats.book.arrive_settled(inw, true);
+                self.stats.win.book.arrive_settled(inw, true);
                 return None;
             }
             Verdict::Mark => {
                 pkt.flags |= CE;
                 if self.in_window(t) {
-                    self.stats.marked += 1;
+                    self.stats.win.marked += 1;
                 }
             }
             Verdict::Throttle => {
                 if self.in_window(t) {
-                    self.stats.throttled += 1;
+                    self.stats.win.throttled += 1;
                 }
             }
             Verdict::Admit => {}
@@ -421,15 +357,15 @@ impl Link {
             }
             self.stats.total_dropped += 1;
             if inw {
-                self.stats.dropped_overflow += 1;
+                self.stats.win.dropped_overflow += 1;
             }
-            self.stats.book.arrive_settled(inw, true);
+            self.stats.win.book.arrive_settled(inw, true);
             return None;
         }
         if self.real {
-            *ticket = self.stats.book.arrive(inw);
+            *ticket = self.stats.win.book.arrive(inw);
         } else {
-            self.stats.book.arrive_settled(inw, false);
+            self.stats.win.book.arrive_settled(inw, false);
         }
         Some(verdict)
     }
@@ -478,15 +414,9 @@ impl Link {
         self.touch(t);
         self.stats.total_arrived += 1;
         let inw = self.in_window(t);
-        if inw {
-            self.stats.arrived += 1;
-            self.stats.arrived_bytes += pkt.size as u64;
-            let q = self.len_pkts as f64;
-            self.stats.seen_sum += q;
-            self.stats.seen_sq_sum += q * q;
-        }
+        self.stats.win.arrival(inw, self.len_pkts, pkt.size);
         pkt.enq_time = t;
-        let ticket = self.stats.book.arrive(inw);
+        let ticket = self.stats.win.book.arrive(inw);
         let fq = self.fq.as_mut().expect("fq link");
         let stats = &mut self.stats;
         // Overlimit drops from the fattest queue: each placed by its own arrival.
@@ -541,9 +471,9 @@ impl Link {
             let tagged = out?;
             let pkt = tagged.pkt;
             if tagged.marked && tagged.ticket.in_window() {
-                self.stats.marked += 1;
+                self.stats.win.marked += 1;
             }
-            self.stats.book.settle(tagged.ticket, false);
+            self.stats.win.book.settle(tagged.ticket, false);
             self.stats.total_started += 1;
             self.busy = true;
             let end_tx = t + self.tx_ns(pkt.size);
@@ -571,12 +501,12 @@ impl Link {
                 Verdict::Mark => {
                     pkt.flags |= CE;
                     if ticket.in_window() {
-                        self.stats.marked += 1;
+                        self.stats.win.marked += 1;
                     }
                 }
                 _ => {}
             }
-            self.stats.book.settle(ticket, false);
+            self.stats.win.book.settle(ticket, false);
             self.busy = true;
             let end_tx = t + self.tx_ns(pkt.size);
             self.busy_until = end_tx;
@@ -622,20 +552,20 @@ impl Link {
     /// queued. `None` when they hold.
     pub fn window_violation(&self) -> Option<String> {
         let s = &self.stats;
-        let b = &s.book;
+        let b = &s.win.book;
         let held = self.queue.iter().filter(|(_, t)| t.in_window()).count()
             + self
                 .fq
                 .as_ref()
                 .map_or(0, |f| f.packets().filter(|p| p.ticket.in_window()).count());
-        if b.arrived != s.arrived || b.dropped != s.dropped_aqm + s.dropped_overflow {
+        if b.arrived != s.win.arrived || b.dropped != s.win.dropped_aqm + s.win.dropped_overflow {
             return Some(format!(
                 "link {}: window book (arrived {}, dropped {}) != counters (arrived {}, dropped {})",
                 self.name,
                 b.arrived,
                 b.dropped,
-                s.arrived,
-                s.dropped_aqm + s.dropped_overflow
+                s.win.arrived,
+                s.win.dropped_aqm + s.win.dropped_overflow
             ));
         }
         b.check(held as u64)
@@ -670,14 +600,7 @@ impl Link {
 #[inline]
 fn record_drop(stats: &mut LinkStats, ticket: Ticket, aqm_drop: bool) {
     stats.total_dropped += 1;
-    if ticket.in_window() {
-        if aqm_drop {
-            stats.dropped_aqm += 1;
-        } else {
-            stats.dropped_overflow += 1;
-        }
-    }
-    stats.book.settle(ticket, true);
+    stats.win.drop(ticket, aqm_drop);
 }
 
 #[cfg(test)]
@@ -734,17 +657,17 @@ mod tests {
         }
         l.finish(end);
         let s = &l.stats;
-        assert_eq!(s.arrived, 50);
-        assert!((s.seen_sum / s.arrived as f64 - 1.2).abs() < 1e-12);
+        assert_eq!(s.win.arrived, 50);
+        assert!((s.win.seen_sum / s.win.arrived as f64 - 1.2).abs() < 1e-12);
         assert!(
-            (s.q_int / end as f64 - 0.1).abs() < 1e-12,
+            (s.win.q_int / end as f64 - 0.1).abs() < 1e-12,
             "{}",
-            s.q_int / end as f64
+            s.win.q_int / end as f64
         );
         // Queueing delays: 0, 1, 2, 3, 4 us per burst: mean 2 us; jitter over consecutive
         // packets: |1|*4 within a burst, |0-4| = 4 across bursts: (40 + 9 * 4) / 49.
-        assert!((s.delay_sum_ns / s.delay_n as f64 - 2000.0).abs() < 1e-9);
-        assert!((s.delay_absdiff_sum / 49.0 - 76_000.0 / 49.0).abs() < 1e-9);
+        assert!((s.win.delay_sum_ns / s.win.delay_n as f64 - 2000.0).abs() < 1e-9);
+        assert!((s.win.delay_absdiff_sum / 49.0 - 76_000.0 / 49.0).abs() < 1e-9);
         assert_eq!(s.total_arrived, s.total_started);
         // Samples every 10 us: the one at a burst instant sees the 4 waiting packets.
         let ser = l.series.as_ref().unwrap();
@@ -849,7 +772,11 @@ mod tests {
     }
 
     fn burst_ratio(s: &LinkStats) -> f64 {
-        let (a, d, r) = (s.arrived as f64, s.book.dropped as f64, s.book.runs as f64);
+        let (a, d, r) = (
+            s.win.arrived as f64,
+            s.win.book.dropped as f64,
+            s.win.book.runs as f64,
+        );
         (d / r) * (1.0 - d / a)
     }
 
@@ -868,7 +795,7 @@ mod tests {
         let mut l = real_link(g, NS_PER_SEC, end);
         drive(&mut l, 1.3, end);
         let s = &l.stats;
-        let n = s.arrived as f64;
+        let n = s.win.arrived as f64;
         assert!(n > 400_000.0);
         let b = burst_ratio(s);
         assert!(
@@ -900,7 +827,7 @@ mod tests {
             "B = {b}, want {}",
             1.0 / (p + r)
         );
-        let loss = l.stats.book.dropped as f64 / l.stats.arrived as f64;
+        let loss = l.stats.win.book.dropped as f64 / l.stats.win.arrived as f64;
         assert!((loss - p / (p + r)).abs() < 0.01, "L = {loss}");
         assert!(l.window_violation().is_none(), "{:?}", l.window_violation());
     }
@@ -930,7 +857,10 @@ mod tests {
         );
         l.finish(end);
         let s = &l.stats;
-        assert_eq!((s.arrived, s.dropped_aqm, s.book.runs), (1, 1, 1));
+        assert_eq!(
+            (s.win.arrived, s.win.dropped_aqm, s.win.book.runs),
+            (1, 1, 1)
+        );
         assert_eq!(s.total_dropped, 21);
         assert!(l.window_violation().is_none(), "{:?}", l.window_violation());
     }
@@ -953,7 +883,10 @@ mod tests {
         }
         l.finish(end);
         let s = &l.stats;
-        assert_eq!((s.arrived, s.dropped_aqm, s.book.runs), (20, 20, 1));
+        assert_eq!(
+            (s.win.arrived, s.win.dropped_aqm, s.win.book.runs),
+            (20, 20, 1)
+        );
         assert!(l.window_violation().is_none(), "{:?}", l.window_violation());
     }
 }

@@ -211,57 +211,13 @@ fn rtt(s: &SenderStats) -> (f64, f64, f64) {
 
 /// The summary of one monitored link over a window of `window` ns.
 fn link_summary(l: &crate::link::Link, window: f64) -> LinkSummary {
-    let window_s = secs(window);
-    let s = &l.stats;
-    let drops = s.dropped_aqm + s.dropped_overflow;
-    let qm = s.q_int / window;
-    let qv = (s.q2_int / window - qm * qm).max(0.0);
-    let n_seen = s.arrived.max(1) as f64;
-    let sm = s.seen_sum / n_seen;
-    let dn = s.delay_n.max(1) as f64;
-    let dm = s.delay_sum_ns / dn;
-    let thr = s.tx_bytes * 8.0 / window_s;
-    LinkSummary {
-        name: l.name.clone(),
-        aqm: l.aqm_name().to_string(),
-        rate_bps: l.rate_bps,
-        arrived: s.arrived,
-        dropped_aqm: s.dropped_aqm,
-        dropped_overflow: s.dropped_overflow,
-        marked: s.marked,
-        throttled: s.throttled,
-        loss_ratio: nan_if_zero(s.arrived, drops as f64 / n_seen),
-        loss_runs: s.book.runs,
-        throughput_bps: thr,
-        utilisation: thr / l.rate_bps as f64,
-        queue_mean_pkts: qm,
-        queue_std_pkts: qv.sqrt(),
-        queue_mean_bytes: s.qb_int / window,
-        queue_seen_mean_pkts: nan_if_zero(s.arrived, sm),
-        queue_seen_std_pkts: nan_if_zero(
-            s.arrived,
-            (s.seen_sq_sum / n_seen - sm * sm).max(0.0).sqrt(),
-        ),
-        queue_max_pkts: s.max_pkts,
-        delay_mean_s: nan_if_zero(s.delay_n, secs(dm)),
-        delay_p50_s: s.delay_hist.quantile(0.5).map(secs),
-        delay_p90_s: s.delay_hist.quantile(0.9).map(secs),
-        delay_p99_s: s.delay_hist.quantile(0.99).map(secs),
-        delay_p999_s: s.delay_hist.quantile(0.999).map(secs),
-        delay_std_s: nan_if_zero(
-            s.delay_n,
-            secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt()),
-        ),
-        jitter_s: nan_if_zero(
-            s.delay_n.saturating_sub(1),
-            secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0)),
-        ),
-        aqm_stats: l
-            .aqm_stats()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    }
+    l.stats.win.summary(
+        l.name.clone(),
+        l.aqm_name().to_string(),
+        l.rate_bps,
+        window,
+        l.aqm_stats(),
+    )
 }
 
 /// The time series of one monitored link, if it recorded them: `link:<name>` (queue, AQM state,
@@ -300,7 +256,7 @@ fn link_series(l: &crate::link::Link) -> Vec<NamedSeries> {
                 ),
             ],
         });
-        let cdf = l.stats.delay_hist.cdf();
+        let cdf = l.stats.win.delay_hist.cdf();
         out.push(NamedSeries {
             name: format!("delaycdf:{}", l.name),
             t: cdf.iter().map(|c| c.0).collect(),
