@@ -301,10 +301,7 @@ impl Path {
     }
 
     fn overflows(&self, size: u32) -> bool {
-        match self.cfg.buffer {
-            Buffer::Packets(n) => self.len_pkts >= n,
-            Buffer::Bytes(b) => self.len_bytes + size as u64 > b,
-        }
+        !qdisc::buffer::fits(self.cfg.buffer, self.len_pkts, self.len_bytes, size)
     }
 
     /// A frame joins the queue at `t`; returns the AQM's verdict when the frame was admitted.
@@ -343,11 +340,7 @@ impl Path {
         f.join = t;
         self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
         self.queue.push_back(f);
-        let n = self.len_pkts;
-        let over = match self.cfg.buffer {
-            Buffer::Packets(b) => n > b,
-            Buffer::Bytes(b) => self.len_bytes > b,
-        };
+        let over = qdisc::buffer::exceeded(self.cfg.buffer, self.len_pkts, self.len_bytes);
         self.buffer_violations += u64::from(over);
         Some(v)
     }

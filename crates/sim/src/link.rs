@@ -297,18 +297,11 @@ impl Link {
     }
 
     fn fits(&self, size: u32) -> bool {
-        match self.buffer {
-            Buffer::Packets(n) => self.len_pkts < n,
-            Buffer::Bytes(b) => self.len_bytes + size as u64 <= b,
-        }
+        qdisc::buffer::fits(self.buffer, self.len_pkts, self.len_bytes, size)
     }
 
     fn check_buffer(&mut self) {
-        let over = match self.buffer {
-            Buffer::Packets(n) => self.len_pkts > n,
-            Buffer::Bytes(b) => self.len_bytes > b,
-        };
-        if over {
+        if qdisc::buffer::exceeded(self.buffer, self.len_pkts, self.len_bytes) {
             self.stats.buffer_violations += 1;
         }
     }
