@@ -184,6 +184,13 @@ TakeQ(Ptr<QueueDisc> q, const std::string& aqm)
         s.overflow = st.GetNDroppedPackets(PieQueueDisc::FORCED_DROP) +
                      st.GetNDroppedPackets(QueueDisc::INTERNAL_QUEUE_DROP);
     }
+    else if (aqm == "fq_codel")
+    {
+        // overflow = drops from the fattest queue over the limit; early = the rest (CoDel's
+        // head drops in the per-flow queues).
+        s.overflow = st.GetNDroppedPackets(FqCoDelQueueDisc::OVERLIMIT_DROP);
+        s.early = s.dropped - s.overflow;
+    }
     else
     {
         s.overflow = st.GetNDroppedPackets(FifoQueueDisc::LIMIT_EXCEEDED_DROP);
@@ -586,10 +593,15 @@ InstallQueueDisc(const LinkSpec& l, Ptr<NetDevice> dev, Net& net, size_t index)
     {
         tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(limit));
     }
+    else if (l.aqm == "fq_codel")
+    {
+        // ns-3's defaults (RFC 8290: 1024 flows, 5/100 ms, drop batch 64) with the link's limit.
+        tc.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue(limit));
+    }
     else
     {
         std::cerr << "link " << l.name << ": unknown aqm " << l.aqm
-                  << " (droptail, red, codel, pie)\n";
+                  << " (droptail, red, codel, pie, fq_codel)\n";
         std::exit(2);
     }
     net.qdisc[index] = tc.Install(dev).Get(0);

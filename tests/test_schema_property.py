@@ -254,12 +254,18 @@ def run_or_refuse(doc: Any) -> str:
     with bounded(HANG_S):
         try:
             sc = scenario.from_dict(doc)
-            runner.run(sc)
+            res = runner.run(sc)
         except InputError as e:
             _assert_one_line(e)
             return "refused"
         except _core.InvariantError as e:  # a valid run whose invariants failed: a real bug
             raise AssertionError(f"invariant failed for {doc!r}: {e}") from None
+    # The window's counters (issue 19; the simulator checks the same and fails the run):
+    # 0 <= loss_runs <= dropped <= arrived, loss_runs >= 1 exactly when something was dropped.
+    for link in res.summary["links"]:
+        a, r = link["arrived"], link["loss_runs"]
+        d = link["dropped_aqm"] + link["dropped_overflow"]
+        assert 0 <= r <= d <= a and (r >= 1) == (d > 0), (doc, link["name"], a, d, r)
     return "ran"
 
 

@@ -26,6 +26,7 @@ pub const FQ_CODEL_PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "flows", kind: K::Int, default: D::Num(1024.0), help: "number of queues flows are hashed into (RFC 8290 s. 5.2.5: 1024)" },
     ParamSpec { name: "quantum", kind: K::Size, default: D::Num(1514.0), help: "bytes a queue may send per round, bytes (RFC 8290 s. 5.2.4: 1514)" },
     ParamSpec { name: "drop_batch", kind: K::Int, default: D::Num(64.0), help: "most packets dropped from the fattest queue at once on overflow (RFC 8290 s. 4.1, Linux: 64)" },
+    ParamSpec { name: "mtu_per_flow", kind: K::Bool, default: D::Bool(false), help: "CoDel's no-drop-below-one-mtu test reads the flow's own queue (true, as ns-3's FqCoDelQueueDisc) instead of the whole qdisc's backlog (false: Linux sch_fq_codel.c)" },
     ParamSpec { name: "hash_seed", kind: K::Int, default: D::Num(0.0), help: "perturbation of the flow hash (Linux's perturbation): which flows share a queue" },
 ];
 
@@ -90,6 +91,13 @@ pub struct FqCodelParams {
     pub drop_batch: u32,
     /// Hash perturbation.
     pub hash_seed: u64,
+    /// CoDel's "at most one MTU queued: no drop" test (RFC 8289 s. 5.5, `maxpacket`) on the
+    /// flow's own bytes instead of the whole qdisc's backlog. `false` (the default) is the deployed
+    /// behaviour: Linux `net/sched/sch_fq_codel.c` passes `&sch->qstats.backlog` (every queue's
+    /// bytes, after the head's removal) to `codel_dequeue`. `true` is ns-3.44's
+    /// `FqCoDelQueueDisc`, whose per-flow `CoDelQueueDisc::OkToDrop` tests its own queue's bytes.
+    /// RFC 8290 s. 5 runs CoDel per queue without saying which backlog the test reads.
+    pub mtu_per_flow: bool,
 }
 
 impl Default for FqCodelParams {
@@ -105,6 +113,7 @@ impl Default for FqCodelParams {
             quantum: 1514,
             drop_batch: 64,
             hash_seed: 0,
+            mtu_per_flow: false,
         }
     }
 }
@@ -143,6 +152,7 @@ impl FqCodelParams {
             quantum: quantum.round() as u32,
             drop_batch: drop_batch as u32,
             hash_seed: hash_seed as u64,
+            mtu_per_flow: p.bool("mtu_per_flow"),
         };
         r.validate()?;
         Ok(r)
@@ -295,6 +305,11 @@ impl<P: FqPacket> FqCodel<P> {
     /// The parameters.
     pub fn params(&self) -> &FqCodelParams {
         &self.params
+    }
+
+    /// Every packet held, in no particular order.
+    pub fn packets(&self) -> impl Iterator<Item = &P> {
+        self.slots.iter().filter_map(|s| s.pkt.as_ref())
     }
 
     /// Packets held.
@@ -516,11 +531,16 @@ impl<P: FqPacket> FqCodel<P> {
             };
             let f = &mut self.flows[idx];
             let sojourn = now.saturating_sub(at);
+            let backlog = if self.params.mtu_per_flow {
+                f.bytes
+            } else {
+                self.len_bytes
+            };
             match codel_dequeue(
                 &mut f.vars,
                 &self.params.codel,
                 sojourn,
-                f.bytes,
+                backlog,
                 pkt.ecn_capable(),
                 now,
             ) {
@@ -754,6 +774,45 @@ mod tests {
         // law: 105, 205, 276 (205 + 70.7), 334 (+ 57.7), 384 (+ 50) ms.
         let at: Vec<u64> = drops.iter().map(|d| d.1).collect();
         assert_eq!(at, vec![105, 205, 276, 334, 384]);
+    }
+
+    /// 100 flows, one 1500-B packet each, a standing queue: every 1 ms one packet leaves and its
+    /// flow sends the next, so each head has waited 100 ms (> target) while the qdisc holds
+    /// 99 x 1500 B (> mtu) but its own queue nothing after the head's removal.
+    fn standing_queue_of_lone_packets(per_flow: bool) -> (u64, Vec<(u32, u64)>) {
+        let mut q = fq(&[
+            ("quantum", ParamValue::Num(1500.0)),
+            ("flows", ParamValue::Num(65536.0)),
+            ("mtu_per_flow", ParamValue::Bool(per_flow)),
+        ])
+        .unwrap();
+        let queues: std::collections::HashSet<usize> = (0..100).map(|f| q.queue_of(f)).collect();
+        assert_eq!(queues.len(), 100, "no two flows share a queue");
+        for f in 0..100 {
+            q.enqueue(pkt(f, 1500, 0), 0, no_drop);
+        }
+        let mut drops = Vec::new();
+        for k in 1..=400u64 {
+            let now = k * MS;
+            if let Some(p) = q.dequeue(now, |p, _| drops.push((p.flow, k))) {
+                q.enqueue(pkt(p.flow, 1500, k as u32), now, no_drop);
+            }
+        }
+        (q.stats().codel_drops, drops)
+    }
+
+    #[test]
+    fn codels_mtu_test_reads_the_whole_backlog_by_default_as_linux_does() {
+        // Linux sch_fq_codel.c passes &sch->qstats.backlog to codel_dequeue. Served round robin
+        // (quantum = packet size), flow f's head waits f + 1 ms in the first round: flows 0-3
+        // stay below the 5 ms target, flow 4 (5 ms) sets first_above_time = 105 ms and is the
+        // first dropped, at its next visit at 105 ms.
+        let (n, drops) = standing_queue_of_lone_packets(false);
+        assert!(n > 0);
+        assert_eq!(drops[0], (4, 105));
+        // The flow's own bytes (0 after its head leaves) never exceed one MTU: no drop at all.
+        let (n, drops) = standing_queue_of_lone_packets(true);
+        assert_eq!((n, drops.len()), (0, 0));
     }
 
     #[test]

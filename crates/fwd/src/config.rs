@@ -6,8 +6,8 @@ use crate::path::{Path, PathConfig};
 use crate::throttle::Throttle;
 use aqm::params::Buffer;
 use aqm::{LinkContext, Time};
+use qdisc::config::AqmConfig;
 use serde::Deserialize;
-use sim::config::AqmConfig;
 use std::net::Ipv4Addr;
 
 /// A one-way delay for frames from `src` to `dst`.

@@ -18,8 +18,9 @@ use crate::throttle::FlowKey;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
-use sim::results::LinkSummary;
-use sim::series::Series;
+use qdisc::series::Series;
+use qdisc::summary::LinkSummary;
+use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// A frame inside the forwarder.
@@ -33,6 +34,8 @@ pub struct Frame {
     pub meta: PacketMeta,
     /// When it joins the queue (arrival + delay), ns.
     pub join: Time,
+    /// Its arrival in the measurement window (set when it joins the queue).
+    pub ticket: Ticket,
 }
 
 impl FqPacket for Frame {
@@ -62,32 +65,6 @@ pub struct Conservation {
     pub sent: u64,
     /// Frames dropped by the AQM or on overflow.
     pub dropped: u64,
-}
-
-/// Window statistics (from the warm-up on), as the simulator keeps them.
-#[derive(Clone, Debug, Default)]
-struct Stats {
-    arrived: u64,
-    dropped_aqm: u64,
-    dropped_overflow: u64,
-    marked: u64,
-    throttled: u64,
-    loss_runs: u64,
-    last_dropped: bool,
-    tx_bytes: f64,
-    delay_sum: f64,
-    delay_sq: f64,
-    delay_absdiff: f64,
-    delay_n: u64,
-    last_delay: Option<f64>,
-    delay_hist: sim::hist::Hist,
-    seen_sum: f64,
-    seen_sq: f64,
-    q_int: f64,
-    q2_int: f64,
-    qb_int: f64,
-    max_pkts: u32,
-    max_bytes: u64,
 }
 
 /// The settings of one direction.
@@ -124,7 +101,7 @@ pub struct Path {
     lines: BTreeMap<Time, VecDeque<Frame>>,
     queue: VecDeque<Frame>,
     /// FQ-CoDel (RFC 8290) holds the frames instead of `queue` when set; `aqm` is then unused.
-    fq: Option<Box<FqCodel<Frame>>>,
+    fq: Option<Box<FqCodel<Tagged<Frame>>>>,
     len_pkts: u32,
     len_bytes: u64,
     on_wire: Option<(Frame, Time)>,
@@ -133,7 +110,8 @@ pub struct Path {
     last_change: Time,
     start: Time,
     flows: HashMap<FlowKey, u32>,
-    stats: Stats,
+    /// Window statistics (from the warm-up on), as the simulator keeps them (`crates/qdisc`).
+    stats: WindowStats,
     series: Series,
     /// Whole-run counters.
     pub totals: Conservation,
@@ -176,7 +154,7 @@ impl Path {
             last_change: start,
             start,
             flows: HashMap::new(),
-            stats: Stats::default(),
+            stats: WindowStats::default(),
             series,
             totals: Conservation::default(),
             buffer_violations: 0,
@@ -185,7 +163,7 @@ impl Path {
 
     /// This direction with FQ-CoDel as its queue (RFC 8290): per-flow queues with CoDel each,
     /// in place of the single queue and its AQM.
-    pub fn with_fq_codel(mut self, fq: FqCodel<Frame>) -> Self {
+    pub fn with_fq_codel(mut self, fq: FqCodel<Tagged<Frame>>) -> Self {
         self.fq = Some(Box::new(fq));
         self.series = Series::new(
             vec!["queue_pkts", "queue_bytes"],
@@ -241,6 +219,7 @@ impl Path {
             ip,
             meta,
             join: at + delay.saturating_sub(self.cfg.lag),
+            ticket: Ticket::OUTSIDE,
         };
         self.lines.entry(delay).or_default().push_back(f);
     }
@@ -307,66 +286,45 @@ impl Path {
         self.touch(at);
         let lo = self.last_change.max(self.start + self.cfg.warmup);
         if at > lo {
-            let dt = (at - lo) as f64;
-            let q = self.len_pkts as f64;
-            self.stats.q_int += q * dt;
-            self.stats.q2_int += q * q * dt;
-            self.stats.qb_int += self.len_bytes as f64 * dt;
+            self.stats
+                .integrate((at - lo) as f64, self.len_pkts, self.len_bytes);
         }
         self.last_change = at;
         self.len_pkts = pkts;
         self.len_bytes = bytes;
-        self.stats.max_pkts = self.stats.max_pkts.max(pkts);
-        self.stats.max_bytes = self.stats.max_bytes.max(bytes);
+        self.stats.observe(pkts, bytes);
     }
 
-    fn record_drop(&mut self, t: Time, by_aqm: bool) {
-        self.totals.dropped += 1;
-        if self.in_window(t) {
-            if by_aqm {
-                self.stats.dropped_aqm += 1;
-            } else {
-                self.stats.dropped_overflow += 1;
-            }
-            if !self.stats.last_dropped {
-                self.stats.loss_runs += 1;
-            }
-            self.stats.last_dropped = true;
-        }
+    /// A frame is dropped; `ticket` places it in the window by its arrival.
+    fn record_drop(&mut self, ticket: Ticket, by_aqm: bool) {
+        record_drop(&mut self.totals, &mut self.stats, ticket, by_aqm);
     }
 
     fn overflows(&self, size: u32) -> bool {
-        match self.cfg.buffer {
-            Buffer::Packets(n) => self.len_pkts >= n,
-            Buffer::Bytes(b) => self.len_bytes + size as u64 > b,
-        }
+        !qdisc::buffer::fits(self.cfg.buffer, self.len_pkts, self.len_bytes, size)
     }
 
     /// A frame joins the queue at `t`; returns the AQM's verdict when the frame was admitted.
     fn join(&mut self, mut f: Frame, t: Time) -> Option<Verdict> {
         let q = self.view(t);
         let rel = t - self.start;
-        if self.in_window(t) {
-            self.stats.arrived += 1;
-            let n = q.len_pkts as f64;
-            self.stats.seen_sum += n;
-            self.stats.seen_sq += n * n;
-        }
+        let inw = self.in_window(t);
+        f.ticket = self.stats.book.arrive(inw);
+        self.stats.arrival(inw, q.len_pkts, f.meta.size_bytes);
         if self.fq.is_some() {
             self.join_fq(f, t);
             return None;
         }
         let v = self.aqm.enqueue(&f.meta, &q, rel, &mut self.rng);
         if v == Verdict::Drop {
-            self.record_drop(t, true);
+            self.record_drop(f.ticket, true);
             return None;
         }
         if self.overflows(f.meta.size_bytes) {
             self.aqm.on_overflow(&f.meta, &q, rel);
-            self.record_drop(t, false);
+            self.record_drop(f.ticket, false);
             return None;
         }
-        self.stats.last_dropped = false;
         if v == Verdict::Mark {
             if let Some(ip) = &f.ip {
                 frame::mark_ce(&mut f.buf, ip);
@@ -382,11 +340,7 @@ impl Path {
         f.join = t;
         self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
         self.queue.push_back(f);
-        let n = self.len_pkts;
-        let over = match self.cfg.buffer {
-            Buffer::Packets(b) => n > b,
-            Buffer::Bytes(b) => self.len_bytes > b,
-        };
+        let over = qdisc::buffer::exceeded(self.cfg.buffer, self.len_pkts, self.len_bytes);
         self.buffer_violations += u64::from(over);
         Some(v)
     }
@@ -397,14 +351,12 @@ impl Path {
         f.join = t;
         let rel = t - self.start;
         let fq = self.fq.as_mut().expect("fq direction");
-        let dropped = fq.enqueue(f, rel, |_, _| {});
+        let (totals, stats) = (&mut self.totals, &mut self.stats);
+        let ticket = f.ticket;
+        fq.enqueue(Tagged::new(f, ticket), rel, |d, _| {
+            record_drop(totals, stats, d.ticket, false)
+        });
         let (np, nb) = (fq.len_pkts(), fq.len_bytes());
-        for _ in 0..dropped {
-            self.record_drop(t, false);
-        }
-        if dropped == 0 {
-            self.stats.last_dropped = false;
-        }
         self.set_len(t, np, nb);
     }
 
@@ -412,19 +364,15 @@ impl Path {
     fn dequeue_fq(&mut self, t: Time) -> Option<Frame> {
         let rel = t - self.start;
         let fq = self.fq.as_mut().expect("fq direction");
-        let marks0 = fq.stats().ecn_marks;
-        let mut head_drops = 0u64;
-        let out = fq.dequeue(rel, |_, _| head_drops += 1);
-        let marked = fq.stats().ecn_marks - marks0;
+        let (totals, stats) = (&mut self.totals, &mut self.stats);
+        let out = fq.dequeue(rel, |d, _| record_drop(totals, stats, d.ticket, true));
         let (np, nb) = (fq.len_pkts(), fq.len_bytes());
         self.set_len(t, np, nb);
-        for _ in 0..head_drops {
-            self.record_drop(t, true);
+        let tagged = out?;
+        if tagged.marked && tagged.ticket.in_window() {
+            self.stats.marked += 1;
         }
-        if self.in_window(t) {
-            self.stats.marked += marked;
-        }
-        out
+        Some(tagged.pkt)
     }
 
     /// Serialisation time of `bytes` at the configured rate, ns.
@@ -434,16 +382,7 @@ impl Path {
 
     fn record_sojourn(&mut self, sojourn: Time, t: Time) {
         if self.in_window(t) {
-            let d = sojourn as f64;
-            let s = &mut self.stats;
-            s.delay_sum += d;
-            s.delay_sq += d * d;
-            s.delay_n += 1;
-            s.delay_hist.add(sojourn);
-            if let Some(l) = s.last_delay {
-                s.delay_absdiff += (d - l).abs();
-            }
-            s.last_delay = Some(d);
+            self.stats.delay(sojourn);
         }
     }
 
@@ -456,6 +395,7 @@ impl Path {
                     self.idle_since = t;
                     return;
                 };
+                self.stats.book.settle(f.ticket, false);
                 self.record_sojourn(t - f.join, t);
                 let end = t + self.tx_ns(f.buf.len());
                 self.on_wire = Some((f, end));
@@ -474,20 +414,21 @@ impl Path {
                 let rel = t - self.start;
                 match self.aqm.dequeue(&f.meta, sojourn, &q, rel, &mut self.rng) {
                     Verdict::Drop => {
-                        self.record_drop(t, true);
+                        self.record_drop(f.ticket, true);
                         continue;
                     }
                     Verdict::Mark => {
                         if let Some(ip) = &f.ip {
                             frame::mark_ce(&mut f.buf, ip);
                         }
-                        if self.in_window(t) {
+                        if f.ticket.in_window() {
                             self.stats.marked += 1;
                         }
                     }
                     _ => {}
                 }
             }
+            self.stats.book.settle(f.ticket, false);
             self.record_sojourn(sojourn, t);
             let end = t + self.tx_ns(f.buf.len());
             self.on_wire = Some((f, end));
@@ -558,56 +499,25 @@ impl Path {
         self.set_len(now, self.len_pkts, self.len_bytes);
         let w0 = self.start + self.cfg.warmup;
         let window = now.saturating_sub(w0).max(1) as f64;
-        let s = &self.stats;
-        let nan_if = |n: u64, x: f64| if n == 0 { f64::NAN } else { x };
-        let n_seen = s.arrived.max(1) as f64;
-        let qm = s.q_int / window;
-        let sm = s.seen_sum / n_seen;
-        let dn = s.delay_n.max(1) as f64;
-        let dm = s.delay_sum / dn;
-        let thr = s.tx_bytes * 8.0 / (window / NS_PER_SEC as f64);
-        let drops = s.dropped_aqm + s.dropped_overflow;
-        LinkSummary {
-            name: self.cfg.name.clone(),
-            aqm: self.aqm_name().to_string(),
-            rate_bps: self.cfg.rate_bps,
-            arrived: s.arrived,
-            dropped_aqm: s.dropped_aqm,
-            dropped_overflow: s.dropped_overflow,
-            marked: s.marked,
-            throttled: s.throttled,
-            loss_ratio: nan_if(s.arrived, drops as f64 / n_seen),
-            loss_runs: s.loss_runs,
-            throughput_bps: thr,
-            utilisation: thr / self.cfg.rate_bps as f64,
-            queue_mean_pkts: qm,
-            queue_std_pkts: (s.q2_int / window - qm * qm).max(0.0).sqrt(),
-            queue_mean_bytes: s.qb_int / window,
-            queue_seen_mean_pkts: nan_if(s.arrived, sm),
-            queue_seen_std_pkts: nan_if(s.arrived, (s.seen_sq / n_seen - sm * sm).max(0.0).sqrt()),
-            queue_max_pkts: s.max_pkts,
-            delay_mean_s: nan_if(s.delay_n, dm / 1e9),
-            delay_p50_s: s.delay_hist.quantile(0.5).map(|x| x / 1e9),
-            delay_p90_s: s.delay_hist.quantile(0.9).map(|x| x / 1e9),
-            delay_p99_s: s.delay_hist.quantile(0.99).map(|x| x / 1e9),
-            delay_p999_s: s.delay_hist.quantile(0.999).map(|x| x / 1e9),
-            delay_std_s: nan_if(s.delay_n, (s.delay_sq / dn - dm * dm).max(0.0).sqrt() / 1e9),
-            jitter_s: nan_if(
-                s.delay_n.saturating_sub(1),
-                s.delay_absdiff / (dn - 1.0).max(1.0) / 1e9,
-            ),
-            aqm_stats: self
-                .aqm_stats()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        }
+        self.stats.summary(
+            self.cfg.name.clone(),
+            self.aqm_name().to_string(),
+            self.cfg.rate_bps,
+            window,
+            self.aqm_stats(),
+        )
     }
 
     /// The time series recorded so far (times relative to the start, ns).
     pub fn series(&self) -> &Series {
         &self.series
     }
+}
+
+/// Counts a drop; `ticket` places the frame in the window by its arrival.
+fn record_drop(totals: &mut Conservation, stats: &mut WindowStats, ticket: Ticket, by_aqm: bool) {
+    totals.dropped += 1;
+    stats.drop(ticket, by_aqm);
 }
 
 #[cfg(test)]

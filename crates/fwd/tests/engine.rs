@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 fn engine(aqm: &str) -> Engine {
     let cfg = format!(
-        r#"{{"left":"a","right":"b","sample_interval_ns":1000000,
+        r#"{{"left":"a","right":"b","sample_interval_ns":1000000,"warmup_ns":2000000,
         "forward":{{"name":"bottleneck","rate_bps":10000000,"buffer_pkts":40,"mean_pkt_bytes":1000,
                     "aqm":{{"name":"{aqm}"}},"default_delay_ns":1000000}},
         "reverse":{{"name":"reverse","rate_bps":10000000,"buffer_pkts":20,"mean_pkt_bytes":100,
@@ -95,5 +95,12 @@ proptest! {
         e.advance(t + 10_000_000_000, &mut r, &mut l);
         prop_assert!(conserved(&e));
         prop_assert_eq!(e.fwd.in_system() + e.rev.in_system(), 0);
+        // The window's counters (issue 19): 0 <= loss_runs <= dropped <= arrived, and
+        // loss_runs >= 1 exactly when something was dropped.
+        for s in [e.fwd.summary(t + 10_000_000_000), e.rev.summary(t + 10_000_000_000)] {
+            let d = s.dropped_aqm + s.dropped_overflow;
+            prop_assert!(s.loss_runs <= d && d <= s.arrived, "{} {} {}", s.loss_runs, d, s.arrived);
+            prop_assert_eq!(s.loss_runs >= 1, d > 0);
+        }
     }
 }

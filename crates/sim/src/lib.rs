@@ -7,17 +7,18 @@
 
 pub mod config;
 pub mod event;
-pub mod hist;
 pub mod link;
 pub mod network;
 pub mod packet;
 pub mod results;
-pub mod series;
 pub mod sparse_hist;
 pub mod tcp;
 pub mod throttle;
 pub mod topo;
 pub mod traffic;
+
+/// The delay histogram and the time series, kept by the queue-discipline layer.
+pub use qdisc::{hist, series};
 
 pub use config::Config;
 pub use network::{Sim, SimError};

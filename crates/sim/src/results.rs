@@ -5,68 +5,13 @@ use crate::network::{Flow, Sim};
 use crate::tcp::{SenderStats, RTT_BUCKETS_PER_DECADE};
 use aqm::{Time, NS_PER_SEC};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 fn secs(ns: f64) -> f64 {
     ns / NS_PER_SEC as f64
 }
 
-/// Summary of one link.
-#[derive(Clone, Debug, Serialize)]
-pub struct LinkSummary {
-    /// Name.
-    pub name: String,
-    /// AQM name.
-    pub aqm: String,
-    /// Rate, bit/s.
-    pub rate_bps: u64,
-    /// Packets arrived in the window.
-    pub arrived: u64,
-    /// Dropped by the AQM.
-    pub dropped_aqm: u64,
-    /// Dropped on overflow.
-    pub dropped_overflow: u64,
-    /// Marked CE.
-    pub marked: u64,
-    /// Throttle verdicts (ModRED).
-    pub throttled: u64,
-    /// (AQM + overflow drops) / arrivals.
-    pub loss_ratio: f64,
-    /// Maximal runs of consecutive drops in arrival order.
-    pub loss_runs: u64,
-    /// Bytes transmitted in the window / window length, bit/s.
-    pub throughput_bps: f64,
-    /// throughput / rate.
-    pub utilisation: f64,
-    /// Time-weighted mean queue, packets.
-    pub queue_mean_pkts: f64,
-    /// Time-weighted standard deviation, packets.
-    pub queue_std_pkts: f64,
-    /// Time-weighted mean queue, bytes.
-    pub queue_mean_bytes: f64,
-    /// Mean queue seen by arrivals, packets.
-    pub queue_seen_mean_pkts: f64,
-    /// Standard deviation of the queue seen by arrivals.
-    pub queue_seen_std_pkts: f64,
-    /// Largest queue, packets.
-    pub queue_max_pkts: u32,
-    /// Mean queueing delay (arrival to start of transmission), s.
-    pub delay_mean_s: f64,
-    /// Median queueing delay, s (log-linear histogram: within 3.1% of the sample median).
-    pub delay_p50_s: Option<f64>,
-    /// 90th percentile of the queueing delay, s.
-    pub delay_p90_s: Option<f64>,
-    /// 99th percentile of the queueing delay, s.
-    pub delay_p99_s: Option<f64>,
-    /// 99.9th percentile of the queueing delay, s.
-    pub delay_p999_s: Option<f64>,
-    /// Its standard deviation, s.
-    pub delay_std_s: f64,
-    /// Mean |difference| of consecutive queueing delays, s.
-    pub jitter_s: f64,
-    /// The AQM's own counters.
-    pub aqm_stats: BTreeMap<String, f64>,
-}
+/// Summary of one link (kept by the queue-discipline layer).
+pub use qdisc::summary::LinkSummary;
 
 /// Summary of one flow.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -266,57 +211,13 @@ fn rtt(s: &SenderStats) -> (f64, f64, f64) {
 
 /// The summary of one monitored link over a window of `window` ns.
 fn link_summary(l: &crate::link::Link, window: f64) -> LinkSummary {
-    let window_s = secs(window);
-    let s = &l.stats;
-    let drops = s.dropped_aqm + s.dropped_overflow;
-    let qm = s.q_int / window;
-    let qv = (s.q2_int / window - qm * qm).max(0.0);
-    let n_seen = s.arrived.max(1) as f64;
-    let sm = s.seen_sum / n_seen;
-    let dn = s.delay_n.max(1) as f64;
-    let dm = s.delay_sum_ns / dn;
-    let thr = s.tx_bytes * 8.0 / window_s;
-    LinkSummary {
-        name: l.name.clone(),
-        aqm: l.aqm_name().to_string(),
-        rate_bps: l.rate_bps,
-        arrived: s.arrived,
-        dropped_aqm: s.dropped_aqm,
-        dropped_overflow: s.dropped_overflow,
-        marked: s.marked,
-        throttled: s.throttled,
-        loss_ratio: nan_if_zero(s.arrived, drops as f64 / n_seen),
-        loss_runs: s.loss_runs,
-        throughput_bps: thr,
-        utilisation: thr / l.rate_bps as f64,
-        queue_mean_pkts: qm,
-        queue_std_pkts: qv.sqrt(),
-        queue_mean_bytes: s.qb_int / window,
-        queue_seen_mean_pkts: nan_if_zero(s.arrived, sm),
-        queue_seen_std_pkts: nan_if_zero(
-            s.arrived,
-            (s.seen_sq_sum / n_seen - sm * sm).max(0.0).sqrt(),
-        ),
-        queue_max_pkts: s.max_pkts,
-        delay_mean_s: nan_if_zero(s.delay_n, secs(dm)),
-        delay_p50_s: s.delay_hist.quantile(0.5).map(secs),
-        delay_p90_s: s.delay_hist.quantile(0.9).map(secs),
-        delay_p99_s: s.delay_hist.quantile(0.99).map(secs),
-        delay_p999_s: s.delay_hist.quantile(0.999).map(secs),
-        delay_std_s: nan_if_zero(
-            s.delay_n,
-            secs((s.delay_sq_sum / dn - dm * dm).max(0.0).sqrt()),
-        ),
-        jitter_s: nan_if_zero(
-            s.delay_n.saturating_sub(1),
-            secs(s.delay_absdiff_sum / (dn - 1.0).max(1.0)),
-        ),
-        aqm_stats: l
-            .aqm_stats()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    }
+    l.stats.win.summary(
+        l.name.clone(),
+        l.aqm_name().to_string(),
+        l.rate_bps,
+        window,
+        l.aqm_stats(),
+    )
 }
 
 /// The time series of one monitored link, if it recorded them: `link:<name>` (queue, AQM state,
@@ -355,7 +256,7 @@ fn link_series(l: &crate::link::Link) -> Vec<NamedSeries> {
                 ),
             ],
         });
-        let cdf = l.stats.delay_hist.cdf();
+        let cdf = l.stats.win.delay_hist.cdf();
         out.push(NamedSeries {
             name: format!("delaycdf:{}", l.name),
             t: cdf.iter().map(|c| c.0).collect(),

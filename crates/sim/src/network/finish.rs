@@ -20,6 +20,7 @@ impl Sim {
                     l.name, s.total_arrived, s.total_started, s.total_dropped, held
                 ));
             }
+            v.extend(l.window_violation());
             if s.buffer_violations > 0 {
                 v.push(format!(
                     "link {}: queue exceeded its buffer {} times",

@@ -3,7 +3,6 @@
 use super::error::{cfg_err, SimError};
 use crate::config::{Config, LinkConfig};
 use crate::link::Link;
-use crate::packet::Packet;
 use aqm::params::{Buffer, LinkContext};
 
 /// FQ-CoDel's parameters; its shared `limit` defaults to the link's buffer in packets.
@@ -17,10 +16,7 @@ pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::Pa
 }
 
 /// The AQM (or FQ-CoDel queue discipline) of a link.
-type Guard = (
-    Option<Box<dyn aqm::Aqm>>,
-    Option<Box<aqm::fq_codel::FqCodel<Packet>>>,
-);
+type Guard = (Option<Box<dyn aqm::Aqm>>, Option<Box<crate::link::FqQueue>>);
 
 fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard, SimError> {
     let name_err = |e: aqm::ParamError| {

@@ -1,0 +1,18 @@
+//! The queue-discipline layer: what an AQM-guarded queue does around the AQM, written once for
+//! the simulator (`crates/sim`) and the forwarder (`crates/fwd`).
+//!
+//! Clock-agnostic (times are ns on whatever clock the caller keeps) and free of simulator and
+//! socket types: the caller's packet type is reached through small traits.
+
+pub mod buffer;
+pub mod config;
+pub mod hist;
+pub mod series;
+pub mod stats;
+pub mod summary;
+pub mod tagged;
+pub mod window;
+
+pub use stats::WindowStats;
+pub use tagged::Tagged;
+pub use window::{Ticket, WindowBook};
