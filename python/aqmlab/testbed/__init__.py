@@ -5,18 +5,21 @@ read them as they read simulated runs). See docs/testbed.md.
     import aqmlab.testbed
     res = aqmlab.testbed.testbed("scenarios/testbed/red-4-cubic.toml", out="runs/tb")
 
-Needs root (CAP_NET_ADMIN, CAP_NET_RAW). Everything it creates is named ``aqtb<6 hex>`` and removed
-on exit, on error and on SIGINT/SIGTERM; :func:`cleanup` removes what a killed run left.
+Needs root (CAP_NET_ADMIN, CAP_NET_RAW). Everything it creates is named ``aqtb<6 hex>-<owner>`` and
+removed on exit, on error and on SIGINT/SIGTERM. Its processes die with it (``PR_SET_PDEATHSIG``),
+and what a run killed with SIGKILL left (namespaces, veths, temporary directory) is removed by the
+next run (:func:`aqmlab.testbed.net.reclaim_stale`) or by :func:`cleanup`; a live run's are never
+touched.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,10 +77,16 @@ def _require_root() -> None:
             )
 
 
+#: Where an installed wheel keeps the testbed's programs (``make dist`` puts them there).
+PACKAGED_BIN = Path(__file__).resolve().parents[1] / "_bin"
+
+
 def _binary(name: str, env: str) -> Path:
-    """A crates/fwd binary: $<env>, the repository's release build, or PATH."""
+    """A crates/fwd binary: $<env>, the wheel's copy (aqmlab/_bin), the checkout's release build
+    (``make build``), or PATH."""
     given = os.environ.get(env)
     cands = [Path(given)] if given else []
+    cands.append(PACKAGED_BIN / name)
     cands.append(Path(__file__).resolve().parents[3] / "target" / "release" / name)
     found = shutil.which(name)
     if found:
@@ -86,19 +95,19 @@ def _binary(name: str, env: str) -> Path:
         if c.is_file() and os.access(c, os.X_OK):
             return c
     raise InputError(
-        f"testbed: the {name} binary was not found; build it with "
-        f"'cargo build --release -p aqmlab-fwd' or set {env}"
+        f"testbed: the {name} binary was not found; in a checkout run 'make build' (or "
+        f"'cargo build --release -p aqmlab-fwd'), or set {env}"
     )
 
 
 def forwarder_binary() -> Path:
-    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the repository's release build, or PATH."""
+    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the wheel's, the checkout's or PATH's."""
     return _binary("aqmlab-fwd", "AQMLAB_FWD")
 
 
 def traffic_binary() -> Path:
     """The traffic tool ``aqmlab-traffic`` (crates/fwd/src/bin/traffic): $AQMLAB_TRAFFIC, the
-    repository's release build, or PATH."""
+    wheel's, the checkout's or PATH's."""
     return _binary("aqmlab-traffic", "AQMLAB_TRAFFIC")
 
 
@@ -110,14 +119,42 @@ def _on_term(signum: int, frame: Any) -> None:
     raise _TerminatedError()
 
 
-def cleanup() -> list[str]:
-    """Removes every testbed namespace left behind (``aqmlab testbed --cleanup``)."""
+def cleanup() -> tuple[list[str], list[str]]:
+    """``aqmlab testbed --cleanup``: removes what killed runs left (and namespaces of older
+    versions, which recorded no owner); returns (removed, left alone: live runs')."""
     _require_root()
     return net.cleanup_all()
 
 
-def _start(cmd: list[str], ns: str, **kw: Any) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], text=True, **kw)
+# linux/prctl.h
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _child_setup(parent: int, raise_priority: bool) -> Any:
+    """The preexec function of every child: it gets SIGKILL when this process dies, however it
+    dies (``PR_SET_PDEATHSIG``, prctl(2); kept across ``ip netns exec`` and ``taskset``, which
+    exec without forking), so a killed run leaves no forwarder or traffic tool running. If this
+    process died before the prctl took effect, the child exits at once."""
+    prctl = _LIBC.prctl  # looked up before the fork: the child only calls it
+
+    def setup() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+        if raise_priority:
+            _raise_priority()
+
+    return setup
+
+
+def _start(cmd: list[str], ns: str, raise_priority: bool = False, **kw: Any) -> subprocess.Popen:
+    return subprocess.Popen(
+        ["ip", "netns", "exec", ns, *cmd],
+        text=True,
+        preexec_fn=_child_setup(os.getpid(), raise_priority),
+        **kw,
+    )
 
 
 def _wait_ready(p: subprocess.Popen, what: str, timeout: float = 10.0) -> str:
@@ -173,21 +210,25 @@ def _udp_counts(sink: subprocess.Popen, path: Path) -> dict[str, list[int]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
-    """Builds the network, runs forwarder and traffic, returns (forwarder stats, traffic, notes)."""
-    n = net.Net()
+def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict]:
+    """Builds the network ``n``, runs forwarder and traffic, returns (forwarder stats, traffic,
+    notes)."""
+    from aqmlab.testbed import plan
+
     procs: list[subprocess.Popen] = []
     try:
         n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
         n.route_options(p.init_cwnd, p.min_rto_ms)
         offl = n.offloads()
+        # As the senders see it: the list is the kernel's, read inside their namespace.
+        ccs = n.exec(n.snd, "cat", plan.AVAILABLE_CC, check=False).stdout.split()
         fwd_cpu, other_cpus = _cpus()
         tool = [*_pin(other_cpus), str(traffic_binary())]
         udp_counts = work / "udp_sink.json"
         sink = _start(
             [*tool, "sink", str(PORT), str(udp_counts)],
             n.rcv,
-            preexec_fn=_raise_priority,
+            raise_priority=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -197,7 +238,7 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         src = _start(
             [*tool, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
             n.snd,
-            preexec_fn=_raise_priority,
+            raise_priority=True,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -232,7 +273,11 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         stats = json.loads((work / "fwd_out.json").read_text())
         traffic = json.loads((work / "traffic_out.json").read_text())
         traffic["udp_received"] = _udp_counts(sink, udp_counts)
-        return stats, traffic, {"offloads": offl, "notes": n.notes, "prefix": n.tag}
+        _, lacking = plan.congestion_controls(probe=False)
+        env = {"offloads": offl, "notes": n.notes, "prefix": n.tag}
+        env["programs"] = {"forwarder": str(forwarder_binary()), "traffic": str(traffic_binary())}
+        env["congestion_controls"] = {"available": ccs, "lacking": lacking}
+        return stats, traffic, env
     finally:
         for pr in procs:
             if pr.poll() is None:
@@ -264,11 +309,14 @@ def testbed(
     p = plan.make(sc, cfg, cc)
     forwarder_binary()
     traffic_binary()
+    # What runs killed with SIGKILL left (their owner gone); live runs' are not touched.
+    net.reclaim_stale()
     old = signal.signal(signal.SIGTERM, _on_term)
     t0 = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="aqmlab-testbed-") as tmp:
-            stats, traffic, env = _run_network(p, Path(tmp))
+        n = net.Net()
+        with n.workdir() as tmp:
+            stats, traffic, env = _run_network(p, n, Path(tmp))
     except _TerminatedError:
         raise KeyboardInterrupt from None
     finally:
