@@ -63,8 +63,8 @@ test: lint rust-test py-test
 
 # Every benchmark in benches/ (figures and how each is reproduced: docs/benchmarks.md), its output
 # also in runs/bench/<name>.txt. `make bench QUICK=1`: the same programs with short settings (a
-# check that they run, minutes instead of the full run's figures). fwd_bench and fwd_vs_sim need
-# root (namespaces, raw sockets): skipped with the reason otherwise.
+# check that they run, minutes instead of the full run's figures). fwd_bench, fwd_vs_sim and
+# hold_latency need root (namespaces, raw sockets): skipped with the reason otherwise.
 BENCH_LOG := runs/bench
 ifdef QUICK
 CRIT_ARGS := --warm-up-time 0.2 --measurement-time 0.5
@@ -73,6 +73,7 @@ SWEEP_ARGS := --runs 20 --jobs 2
 MEMORY_ARGS := 1 10000
 FWD_BENCH_ARGS := --quick
 FWD_VS_SIM_ARGS := --duration 5s --warmup 1s --out $(BENCH_LOG)/fwd_vs_sim
+HOLD_ARGS := --secs 8
 else
 CRIT_ARGS := --warm-up-time 1 --measurement-time 3
 OVERHEAD_ARGS := --repeat 3
@@ -80,6 +81,7 @@ SWEEP_ARGS := --runs 1000 --jobs 2
 MEMORY_ARGS := 1 10000 100000
 FWD_BENCH_ARGS := --repeat 3 --secs 3
 FWD_VS_SIM_ARGS := --out $(BENCH_LOG)/fwd_vs_sim
+HOLD_ARGS := --secs 15
 endif
 
 bench: build
@@ -94,9 +96,10 @@ bench: build
 	@if [ "$$(id -u)" = 0 ]; then \
 		set -o pipefail; \
 		$(BIN)/python benches/fwd_bench.py $(FWD_BENCH_ARGS) 2>&1 | tee $(BENCH_LOG)/fwd_bench.txt && \
-		$(BIN)/python benches/fwd_vs_sim.py $(FWD_VS_SIM_ARGS) 2>&1 | tee $(BENCH_LOG)/fwd_vs_sim.txt; \
+		$(BIN)/python benches/fwd_vs_sim.py $(FWD_VS_SIM_ARGS) 2>&1 | tee $(BENCH_LOG)/fwd_vs_sim.txt && \
+		$(BIN)/python benches/hold_latency.py $(HOLD_ARGS) 2>&1 | tee $(BENCH_LOG)/hold_latency.txt; \
 	else \
-		echo "skipped benches/fwd_bench.py and benches/fwd_vs_sim.py: they need root (network namespaces, raw sockets)"; \
+		echo "skipped benches/fwd_bench.py, fwd_vs_sim.py, hold_latency.py: they need root (network namespaces, raw sockets)"; \
 	fi
 
 docs: build

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -201,3 +202,50 @@ def test_reclaim_tells_live_dead_and_reused_pid_owners_apart():
         for d in dirs.values():
             if d.exists():
                 d.rmdir()
+
+
+@needs_net
+def test_hold_builds_the_network_forwards_until_sigint_then_cleans_up_and_writes_stats(tmp_path):
+    """`aqmlab testbed --hold` (issue 21 item 4): the printed namespaces exist, frames sent from a
+    left host to a right host cross the forwarder, SIGINT ends it with the statistics written and
+    nothing left behind."""
+    out = tmp_path / "hold"
+    hold = subprocess.Popen(
+        [AQMLAB, "testbed", "--hold", str(_scenario(tmp_path, "5s")), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        first = hold.stdout.readline()
+        assert first.startswith("holding "), first + hold.stderr.read()
+        snd = re.search(r"in (\S+-snd)", first)[1]
+        assert snd in _owned_by(hold.pid) and len(_owned_by(hold.pid)) == 3
+        # 200 UDP datagrams from the first left host to the first right host (ARP included,
+        # which the forwarder bridges too).
+        send = (
+            "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+            f"s.bind(('{net.host_ip('left', 0)}', 0))\n"
+            "import time\n"
+            "for i in range(200):\n"
+            f"    s.sendto(b'x' * 1000, ('{net.host_ip('right', 0)}', 9)); time.sleep(0.002)"
+        )
+        subprocess.run(["ip", "netns", "exec", snd, sys.executable, "-c", send], check=True)
+        time.sleep(0.5)
+        assert hold.poll() is None
+        os.killpg(hold.pid, signal.SIGINT)
+        rest, err = hold.communicate(timeout=60)
+    finally:
+        if hold.poll() is None:
+            hold.kill()
+            hold.wait()
+            net.reclaim_stale()
+    assert hold.returncode == 0, err
+    stats = json.loads((out / "forwarder.json").read_text())
+    fwd = stats["conservation"]["forward"]
+    assert fwd["received"] >= 200 and fwd["sent"] + fwd["dropped"] >= 200, fwd
+    c = stats["conservation"]
+    assert c["received"] == c["sent"] + c["dropped"] + c["in_system"]
+    assert "bottleneck" in rest and str(out / "forwarder.json") in rest
+    assert _owned_by(hold.pid) == [] and _tmpdirs_of(hold.pid) == []

@@ -331,3 +331,109 @@ def testbed(
             extra = report.run_outputs
         res.out_dir = runner.write(res, cfg, Path(out), extra)
     return res
+
+
+def _hold_summary(stats: dict) -> list[str]:
+    """Per link: packets, drops, marks, queue and queueing delay the forwarder measured."""
+    lines = []
+    for lk in stats["links"]:
+        mean, p99 = lk.get("delay_mean_s"), lk.get("delay_p99_s")
+        line = (
+            f"{lk['name']} ({lk['aqm']}): {lk['arrived']} packets arrived, dropped "
+            f"{lk['dropped_aqm']} by the AQM and {lk['dropped_overflow']} on overflow, "
+            f"{lk['marked']} marked"
+        )
+        if lk["arrived"] and mean is not None:
+            line += (
+                f"; queue mean {lk['queue_mean_pkts']:.1f} / max {lk['queue_max_pkts']} packets; "
+                f"queueing delay mean {mean * 1e3:.2f} ms"
+            )
+            line += f", p99 {p99 * 1e3:.2f} ms" if p99 is not None else ""
+        lines.append(line)
+    return lines
+
+
+def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = None) -> dict:
+    """``aqmlab testbed --hold``: builds the scenario's network (its hosts' addresses, the
+    bottleneck's rate, buffer, delays and AQM in the forwarder) without the traffic tool, prints
+    how to run programs on the hosts, and holds it until SIGINT/SIGTERM; then removes everything
+    and writes the forwarder's statistics to ``out``/forwarder.json (returned)."""
+    from aqmlab import runner, scenario
+    from aqmlab.testbed import plan
+
+    _require_root()
+    sc = runner._as_scenario(sc)
+    cfg = scenario.build_config(sc, seed)
+    p = plan.make(sc, cfg, cc)
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(f"--out: {out} exists and is not an empty directory; name a new one")
+    fwd_bin = forwarder_binary()
+    net.reclaim_stale()
+    old = signal.signal(signal.SIGTERM, _on_term)
+    # Ctrl-C ends the hold even where SIGINT was ignored when this process started (a shell
+    # starts background jobs so).
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    n = net.Net()
+    fwd = None
+    try:
+        with n.workdir() as tmp:
+            work = Path(tmp)
+            n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
+            n.route_options(p.init_cwnd, p.min_rto_ms)
+            # The scenario's congestion control, for iperf3 -C (per connection, as the traffic
+            # tool sets it; a namespace's default is not settable here).
+            ccs = sorted({f["cc"] for f in p.traffic["flows"] if f["cc"] != "udp"})
+            cc_opt = f" -C {ccs[0]}" if ccs else ""
+            fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b, duration_ns=0, warmup_ns=0)
+            (work / "fwd.json").write_text(json.dumps(fcfg))
+            fwd = _start(
+                [
+                    *_pin(_cpus()[0]),
+                    str(fwd_bin),
+                    str(work / "fwd.json"),
+                    str(work / "fwd_out.json"),
+                ],
+                n.rtr,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            _wait_ready(fwd, "aqmlab-fwd")
+            l0, r0 = p.left_ips[0], p.right_ips[0]
+            aqm = fcfg["forward"]["aqm"]["name"]
+            print(
+                f"holding {sc.name}: {fcfg['forward']['rate_bps'] / 1e6:g} Mb/s bottleneck, "
+                f"{aqm}; left hosts {p.left_ips[0]}..{p.left_ips[-1]} in {n.snd}, right hosts "
+                f"{p.right_ips[0]}..{p.right_ips[-1]} in {n.rcv}\n"
+                f"  sudo ip netns exec {n.rcv} iperf3 -s -B {r0} -D\n"
+                f"  sudo ip netns exec {n.snd} iperf3 -c {r0} -B {l0} -t 30{cc_opt}\n"
+                f"  sudo ip netns exec {n.snd} ping -I {l0} {r0}\n"
+                "Ctrl-C (or SIGTERM) ends the hold, removes the network and writes the "
+                "forwarder's statistics.",
+                flush=True,
+            )
+            try:
+                while fwd.poll() is None:
+                    time.sleep(0.2)
+            except (KeyboardInterrupt, _TerminatedError):
+                pass
+            if fwd.poll() is None:
+                fwd.terminate()
+            fwd.wait(timeout=30)
+            if fwd.returncode != 0:
+                raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
+            stats = json.loads((work / "fwd_out.json").read_text())
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
+        if fwd is not None and fwd.poll() is None:
+            fwd.kill()
+        n.close()
+    out.mkdir(parents=True, exist_ok=True)
+    tmp_file = out / "forwarder.json.tmp"
+    tmp_file.write_text(json.dumps(stats, indent=1))
+    tmp_file.replace(out / "forwarder.json")
+    for line in _hold_summary(stats):
+        print(line)
+    print(f"wrote {out / 'forwarder.json'}")
+    return stats

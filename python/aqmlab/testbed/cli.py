@@ -23,6 +23,10 @@ def _cmd(args: argparse.Namespace) -> int:
         raise InputError("testbed: give a SCENARIO file (or --cleanup)")
     testbed._require_root()
     sc = scenario.load(Path(args.scenario))
+    if args.hold:
+        out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-hold"
+        testbed.hold(sc, out=out, seed=args.seed, cc=args.cc)
+        return 0
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-testbed"
     print(
         f"testbed: {sc.name} on real Linux TCP for {sc.duration} (root, namespaces aqtb*)",
@@ -66,6 +70,13 @@ def register(sub) -> None:
         "the kernel's tcp_available_congestion_control (the run prints which it has and lacks)",
     )
     t.add_argument("--no-plot", action="store_true", help="no queue.png / report.html")
+    t.add_argument(
+        "--hold",
+        action="store_true",
+        help="build the scenario's network and forwarder without traffic, print how to run "
+        "ping/iperf3 on its hosts, hold until Ctrl-C, then write the forwarder's statistics to "
+        "--out (default runs/<name>-hold)",
+    )
     t.add_argument(
         "--cleanup",
         action="store_true",
