@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from aqmlab import runner, scenario  # noqa: E402
+from aqmlab.running import runner  # noqa: E402
+from aqmlab.scenario import schema as scenario  # noqa: E402
 
 BASE = {
     "duration": "4s",

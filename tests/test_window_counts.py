@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from aqmlab import runner, scenario
+from aqmlab.running import runner
+from aqmlab.scenario import schema as scenario
 
 
 def _links(doc):

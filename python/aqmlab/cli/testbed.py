@@ -14,18 +14,31 @@ def _cmd(args: argparse.Namespace) -> int:
     from aqmlab import testbed
     from aqmlab.cli.summary import print_summary
     from aqmlab.scenario import schema as scenario
+    from aqmlab.testbed import plan
 
     if args.cleanup:
-        gone = testbed.cleanup()
-        print(f"removed {len(gone)} testbed namespace(s){': ' + ' '.join(gone) if gone else ''}")
+        gone, kept = testbed.cleanup()
+        print(f"removed {len(gone)} testbed leftover(s){': ' + ' '.join(gone) if gone else ''}")
+        if kept:
+            print(f"left {len(kept)} namespace(s) of running testbed runs alone: {' '.join(kept)}")
         return 0
     if args.scenario is None:
         raise InputError("testbed: give a SCENARIO file (or --cleanup)")
     testbed._require_root()
     sc = scenario.load(Path(args.scenario))
+    if args.hold:
+        out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-hold"
+        testbed.hold(sc, out=out, seed=args.seed, cc=args.cc)
+        return 0
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-testbed"
     print(
         f"testbed: {sc.name} on real Linux TCP for {sc.duration} (root, namespaces aqtb*)",
+        file=sys.stderr,
+    )
+    have, lacking = plan.congestion_controls()
+    print(
+        f"testbed: kernel congestion controls {' '.join(have)}; "
+        f"lacking {plan.lacking_line(lacking)}",
         file=sys.stderr,
     )
     res = testbed.testbed(sc, seed=args.seed, out=out, plot=not args.no_plot, cc=args.cc)
@@ -54,9 +67,22 @@ def register(sub) -> None:
     t.add_argument("--seed", type=int, help="override the scenario's seed")
     t.add_argument(
         "--cc",
-        choices=["newreno", "sack", "cubic", "bbr"],
-        help="kernel TCP for every flow group, overriding the scenario's tcp.variant",
+        metavar="CC",
+        help="kernel TCP for every flow group, overriding the scenario's tcp.variant: one of "
+        "aqmlab's names (newreno, sack, cubic, bbr, dctcp, prague) or any congestion control in "
+        "the kernel's tcp_available_congestion_control (the run prints which it has and lacks)",
     )
     t.add_argument("--no-plot", action="store_true", help="no queue.png / report.html")
-    t.add_argument("--cleanup", action="store_true", help="remove namespaces left by killed runs")
+    t.add_argument(
+        "--hold",
+        action="store_true",
+        help="build the scenario's network and forwarder without traffic, print how to run "
+        "ping/iperf3 on its hosts, hold until Ctrl-C, then write the forwarder's statistics to "
+        "--out (default runs/<name>-hold)",
+    )
+    t.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="remove namespaces and temporary directories left by killed runs (never a live run's)",
+    )
     t.set_defaults(func=_cmd)

@@ -5,18 +5,21 @@ read them as they read simulated runs). See docs/testbed.md.
     import aqmlab.testbed
     res = aqmlab.testbed.testbed("scenarios/testbed/red-4-cubic.toml", out="runs/tb")
 
-Needs root (CAP_NET_ADMIN, CAP_NET_RAW). Everything it creates is named ``aqtb<6 hex>`` and removed
-on exit, on error and on SIGINT/SIGTERM; :func:`cleanup` removes what a killed run left.
+Needs root (CAP_NET_ADMIN, CAP_NET_RAW). Everything it creates is named ``aqtb<6 hex>-<owner>`` and
+removed on exit, on error and on SIGINT/SIGTERM. Its processes die with it (``PR_SET_PDEATHSIG``),
+and what a run killed with SIGKILL left (namespaces, veths, temporary directory) is removed by the
+next run (:func:`aqmlab.testbed.net.reclaim_stale`) or by :func:`cleanup`; a live run's are never
+touched.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,10 +77,16 @@ def _require_root() -> None:
             )
 
 
+#: Where an installed wheel keeps the testbed's programs (``make dist`` puts them there).
+PACKAGED_BIN = Path(__file__).resolve().parents[1] / "_bin"
+
+
 def _binary(name: str, env: str) -> Path:
-    """A crates/fwd binary: $<env>, the repository's release build, or PATH."""
+    """A crates/fwd binary: $<env>, the wheel's copy (aqmlab/_bin), the checkout's release build
+    (``make build``), or PATH."""
     given = os.environ.get(env)
     cands = [Path(given)] if given else []
+    cands.append(PACKAGED_BIN / name)
     cands.append(Path(__file__).resolve().parents[3] / "target" / "release" / name)
     found = shutil.which(name)
     if found:
@@ -86,19 +95,19 @@ def _binary(name: str, env: str) -> Path:
         if c.is_file() and os.access(c, os.X_OK):
             return c
     raise InputError(
-        f"testbed: the {name} binary was not found; build it with "
-        f"'cargo build --release -p aqmlab-fwd' or set {env}"
+        f"testbed: the {name} binary was not found; in a checkout run 'make build' (or "
+        f"'cargo build --release -p aqmlab-fwd'), or set {env}"
     )
 
 
 def forwarder_binary() -> Path:
-    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the repository's release build, or PATH."""
+    """The ``aqmlab-fwd`` binary: $AQMLAB_FWD, the wheel's, the checkout's or PATH's."""
     return _binary("aqmlab-fwd", "AQMLAB_FWD")
 
 
 def traffic_binary() -> Path:
     """The traffic tool ``aqmlab-traffic`` (crates/fwd/src/bin/traffic): $AQMLAB_TRAFFIC, the
-    repository's release build, or PATH."""
+    wheel's, the checkout's or PATH's."""
     return _binary("aqmlab-traffic", "AQMLAB_TRAFFIC")
 
 
@@ -110,14 +119,42 @@ def _on_term(signum: int, frame: Any) -> None:
     raise _TerminatedError()
 
 
-def cleanup() -> list[str]:
-    """Removes every testbed namespace left behind (``aqmlab testbed --cleanup``)."""
+def cleanup() -> tuple[list[str], list[str]]:
+    """``aqmlab testbed --cleanup``: removes what killed runs left (and namespaces of older
+    versions, which recorded no owner); returns (removed, left alone: live runs')."""
     _require_root()
     return net.cleanup_all()
 
 
-def _start(cmd: list[str], ns: str, **kw: Any) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], text=True, **kw)
+# linux/prctl.h
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _child_setup(parent: int, raise_priority: bool) -> Any:
+    """The preexec function of every child: it gets SIGKILL when this process dies, however it
+    dies (``PR_SET_PDEATHSIG``, prctl(2); kept across ``ip netns exec`` and ``taskset``, which
+    exec without forking), so a killed run leaves no forwarder or traffic tool running. If this
+    process died before the prctl took effect, the child exits at once."""
+    prctl = _LIBC.prctl  # looked up before the fork: the child only calls it
+
+    def setup() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+        if raise_priority:
+            _raise_priority()
+
+    return setup
+
+
+def _start(cmd: list[str], ns: str, raise_priority: bool = False, **kw: Any) -> subprocess.Popen:
+    return subprocess.Popen(
+        ["ip", "netns", "exec", ns, *cmd],
+        text=True,
+        preexec_fn=_child_setup(os.getpid(), raise_priority),
+        **kw,
+    )
 
 
 def _wait_ready(p: subprocess.Popen, what: str, timeout: float = 10.0) -> str:
@@ -173,21 +210,25 @@ def _udp_counts(sink: subprocess.Popen, path: Path) -> dict[str, list[int]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
-    """Builds the network, runs forwarder and traffic, returns (forwarder stats, traffic, notes)."""
-    n = net.Net()
+def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict]:
+    """Builds the network ``n``, runs forwarder and traffic, returns (forwarder stats, traffic,
+    notes)."""
+    from aqmlab.testbed import plan
+
     procs: list[subprocess.Popen] = []
     try:
         n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
         n.route_options(p.init_cwnd, p.min_rto_ms)
         offl = n.offloads()
+        # As the senders see it: the list is the kernel's, read inside their namespace.
+        ccs = n.exec(n.snd, "cat", plan.AVAILABLE_CC, check=False).stdout.split()
         fwd_cpu, other_cpus = _cpus()
         tool = [*_pin(other_cpus), str(traffic_binary())]
         udp_counts = work / "udp_sink.json"
         sink = _start(
             [*tool, "sink", str(PORT), str(udp_counts)],
             n.rcv,
-            preexec_fn=_raise_priority,
+            raise_priority=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -197,7 +238,7 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         src = _start(
             [*tool, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
             n.snd,
-            preexec_fn=_raise_priority,
+            raise_priority=True,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -232,7 +273,11 @@ def _run_network(p: plan.Plan, work: Path) -> tuple[dict, dict, dict]:
         stats = json.loads((work / "fwd_out.json").read_text())
         traffic = json.loads((work / "traffic_out.json").read_text())
         traffic["udp_received"] = _udp_counts(sink, udp_counts)
-        return stats, traffic, {"offloads": offl, "notes": n.notes, "prefix": n.tag}
+        _, lacking = plan.congestion_controls(probe=False)
+        env = {"offloads": offl, "notes": n.notes, "prefix": n.tag}
+        env["programs"] = {"forwarder": str(forwarder_binary()), "traffic": str(traffic_binary())}
+        env["congestion_controls"] = {"available": ccs, "lacking": lacking}
+        return stats, traffic, env
     finally:
         for pr in procs:
             if pr.poll() is None:
@@ -265,11 +310,14 @@ def testbed(
     p = plan.make(sc, cfg, cc)
     forwarder_binary()
     traffic_binary()
+    # What runs killed with SIGKILL left (their owner gone); live runs' are not touched.
+    net.reclaim_stale()
     old = signal.signal(signal.SIGTERM, _on_term)
     t0 = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="aqmlab-testbed-") as tmp:
-            stats, traffic, env = _run_network(p, Path(tmp))
+        n = net.Net()
+        with n.workdir() as tmp:
+            stats, traffic, env = _run_network(p, n, Path(tmp))
     except _TerminatedError:
         raise KeyboardInterrupt from None
     finally:
@@ -284,3 +332,110 @@ def testbed(
             extra = report.run_outputs
         res.out_dir = runner.write(res, cfg, Path(out), extra)
     return res
+
+
+def _hold_summary(stats: dict) -> list[str]:
+    """Per link: packets, drops, marks, queue and queueing delay the forwarder measured."""
+    lines = []
+    for lk in stats["links"]:
+        mean, p99 = lk.get("delay_mean_s"), lk.get("delay_p99_s")
+        line = (
+            f"{lk['name']} ({lk['aqm']}): {lk['arrived']} packets arrived, dropped "
+            f"{lk['dropped_aqm']} by the AQM and {lk['dropped_overflow']} on overflow, "
+            f"{lk['marked']} marked"
+        )
+        if lk["arrived"] and mean is not None:
+            line += (
+                f"; queue mean {lk['queue_mean_pkts']:.1f} / max {lk['queue_max_pkts']} packets; "
+                f"queueing delay mean {mean * 1e3:.2f} ms"
+            )
+            line += f", p99 {p99 * 1e3:.2f} ms" if p99 is not None else ""
+        lines.append(line)
+    return lines
+
+
+def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = None) -> dict:
+    """``aqmlab testbed --hold``: builds the scenario's network (its hosts' addresses, the
+    bottleneck's rate, buffer, delays and AQM in the forwarder) without the traffic tool, prints
+    how to run programs on the hosts, and holds it until SIGINT/SIGTERM; then removes everything
+    and writes the forwarder's statistics to ``out``/forwarder.json (returned)."""
+    from aqmlab.running import runner
+    from aqmlab.scenario import schema as scenario
+    from aqmlab.testbed import plan
+
+    _require_root()
+    sc = runner._as_scenario(sc)
+    cfg = scenario.build_config(sc, seed)
+    p = plan.make(sc, cfg, cc)
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(f"--out: {out} exists and is not an empty directory; name a new one")
+    fwd_bin = forwarder_binary()
+    net.reclaim_stale()
+    old = signal.signal(signal.SIGTERM, _on_term)
+    # Ctrl-C ends the hold even where SIGINT was ignored when this process started (a shell
+    # starts background jobs so).
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    n = net.Net()
+    fwd = None
+    try:
+        with n.workdir() as tmp:
+            work = Path(tmp)
+            n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
+            n.route_options(p.init_cwnd, p.min_rto_ms)
+            # The scenario's congestion control, for iperf3 -C (per connection, as the traffic
+            # tool sets it; a namespace's default is not settable here).
+            ccs = sorted({f["cc"] for f in p.traffic["flows"] if f["cc"] != "udp"})
+            cc_opt = f" -C {ccs[0]}" if ccs else ""
+            fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b, duration_ns=0, warmup_ns=0)
+            (work / "fwd.json").write_text(json.dumps(fcfg))
+            fwd = _start(
+                [
+                    *_pin(_cpus()[0]),
+                    str(fwd_bin),
+                    str(work / "fwd.json"),
+                    str(work / "fwd_out.json"),
+                ],
+                n.rtr,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            _wait_ready(fwd, "aqmlab-fwd")
+            l0, r0 = p.left_ips[0], p.right_ips[0]
+            aqm = fcfg["forward"]["aqm"]["name"]
+            print(
+                f"holding {sc.name}: {fcfg['forward']['rate_bps'] / 1e6:g} Mb/s bottleneck, "
+                f"{aqm}; left hosts {p.left_ips[0]}..{p.left_ips[-1]} in {n.snd}, right hosts "
+                f"{p.right_ips[0]}..{p.right_ips[-1]} in {n.rcv}\n"
+                f"  sudo ip netns exec {n.rcv} iperf3 -s -B {r0} -D\n"
+                f"  sudo ip netns exec {n.snd} iperf3 -c {r0} -B {l0} -t 30{cc_opt}\n"
+                f"  sudo ip netns exec {n.snd} ping -I {l0} {r0}\n"
+                "Ctrl-C (or SIGTERM) ends the hold, removes the network and writes the "
+                "forwarder's statistics.",
+                flush=True,
+            )
+            try:
+                while fwd.poll() is None:
+                    time.sleep(0.2)
+            except (KeyboardInterrupt, _TerminatedError):
+                pass
+            if fwd.poll() is None:
+                fwd.terminate()
+            fwd.wait(timeout=30)
+            if fwd.returncode != 0:
+                raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
+            stats = json.loads((work / "fwd_out.json").read_text())
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
+        if fwd is not None and fwd.poll() is None:
+            fwd.kill()
+        n.close()
+    out.mkdir(parents=True, exist_ok=True)
+    tmp_file = out / "forwarder.json.tmp"
+    tmp_file.write_text(json.dumps(stats, indent=1))
+    tmp_file.replace(out / "forwarder.json")
+    for line in _hold_summary(stats):
+        print(line)
+    print(f"wrote {out / 'forwarder.json'}")
+    return stats

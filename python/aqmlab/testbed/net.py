@@ -7,18 +7,83 @@ are never touched)::
 
 The router namespace has no addresses: the forwarder bridges frames (ARP included) between its two
 interfaces, so senders and receivers share one /16 and the kernel's own forwarding is off.
+
+Ownership: every namespace's name, and the run's temporary directory, carry the owning process as
+``<pid>-<start time>-<pid namespace>`` (``aqtb1a2b3c-4242-987654-4026531836-rtr``). The start time
+(clock ticks since boot, field 22 of ``/proc/<pid>/stat``) tells a reused pid from the owner, the
+pid namespace's inode tells whether this process can see the owner at all. A run that finds
+namespaces or temporary directories whose owner is gone (killed with SIGKILL, a power cut of the
+process) removes them, and the processes still running in them, before it builds its own
+(:func:`reclaim_stale`); those of a live run, or of a run in another pid namespace, are never
+touched. Namespaces of aqmlab versions that did not record an owner (``aqtb1a2b3c-rtr``) are left
+to ``aqmlab testbed --cleanup``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
 PREFIX = "aqtb"
-_NS_RE = re.compile(rf"^{PREFIX}[0-9a-f]{{6}}-(snd|rtr|rcv)$")
+#: ``<prefix><6 hex>[-<pid>-<start>-<pidns>]-<role>``; the owner part is absent in namespaces of
+#: versions before owners were recorded.
+_NS_RE = re.compile(rf"^({PREFIX}[0-9a-f]{{6}})(?:-(\d+)-(\d+)-(\d+))?-(snd|rtr|rcv)$")
+#: A run's temporary directory: ``aqmlab-testbed-<tag>-<pid>-<start>-<pidns>-<random>``.
+TMP_PREFIX = "aqmlab-testbed-"
+_TMP_RE = re.compile(rf"^{TMP_PREFIX}({PREFIX}[0-9a-f]{{6}})-(\d+)-(\d+)-(\d+)-[A-Za-z0-9_]+$")
 SUBNET = "10.77"
+
+
+def _start_time(pid: int) -> int | None:
+    """A process's start time (clock ticks after boot, ``/proc/<pid>/stat`` field 22, proc(5)),
+    None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may contain spaces or ')'.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[19])  # field 22 overall; fields[0] is field 3
+
+
+def _pid_namespace() -> int:
+    """The inode of this process's pid namespace (pids are only comparable inside one)."""
+    return os.stat("/proc/self/ns/pid").st_ino
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The process that owns a testbed network: pid, start time and pid namespace."""
+
+    pid: int
+    start: int
+    pidns: int
+
+    @classmethod
+    def me(cls) -> Owner:
+        """This process."""
+        pid = os.getpid()
+        start = _start_time(pid)
+        assert start is not None
+        return cls(pid, start, _pid_namespace())
+
+    def token(self) -> str:
+        """The owner as it appears in names: ``<pid>-<start>-<pidns>``."""
+        return f"{self.pid}-{self.start}-{self.pidns}"
+
+    def alive(self) -> bool | None:
+        """True while the owner runs, False once it is gone (its pid free or reused by a process
+        started at another time), None when it cannot be told (another pid namespace)."""
+        if self.pidns != _pid_namespace():
+            return None
+        return _start_time(self.pid) == self.start
 
 
 def run(*cmd: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -41,8 +106,6 @@ def _kill_ns_processes(ns: str) -> None:
     r = run("ip", "netns", "pids", ns, check=False)
     for pid in r.stdout.split():
         try:
-            import os
-
             os.kill(int(pid), signal.SIGKILL)
         except (ProcessLookupError, ValueError, PermissionError):
             pass
@@ -55,17 +118,72 @@ def delete_namespace(ns: str) -> None:
 
 
 def leftover_namespaces() -> list[str]:
-    """Namespaces that look like the testbed's (from this or an earlier run)."""
+    """Namespaces that look like the testbed's (from this or an earlier run, live or not)."""
     r = run("ip", "netns", "list", check=False)
     return [ln.split()[0] for ln in r.stdout.splitlines() if ln and _NS_RE.match(ln.split()[0])]
 
 
-def cleanup_all() -> list[str]:
-    """Deletes every testbed namespace; returns their names."""
-    names = leftover_namespaces()
-    for ns in names:
-        delete_namespace(ns)
-    return names
+def namespace_owner(ns: str) -> Owner | None:
+    """The owner recorded in a testbed namespace's name (None: an older name without one)."""
+    m = _NS_RE.match(ns)
+    if m is None or m.group(2) is None:
+        return None
+    return Owner(int(m.group(2)), int(m.group(3)), int(m.group(4)))
+
+
+def _stale_tmpdirs() -> list[Path]:
+    """Temporary directories of testbed runs whose owner is gone (ours: same uid, a directory)."""
+    out = []
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return out
+    for e in entries:
+        m = _TMP_RE.match(e.name)
+        if m is None:
+            continue
+        try:
+            if not e.is_dir(follow_symlinks=False) or e.stat(follow_symlinks=False).st_uid != (
+                os.geteuid()
+            ):
+                continue
+        except OSError:
+            continue
+        if Owner(int(m.group(2)), int(m.group(3)), int(m.group(4))).alive() is False:
+            out.append(Path(e.path))
+    return out
+
+
+def reclaim_stale() -> list[str]:
+    """Removes the namespaces (with their veths and the processes in them) and temporary
+    directories of testbed runs whose owner is gone; returns what it removed. Namespaces of live
+    runs, of runs in another pid namespace and of older versions (no owner) are left alone."""
+    gone = []
+    for ns in leftover_namespaces():
+        owner = namespace_owner(ns)
+        if owner is not None and owner.alive() is False:
+            delete_namespace(ns)
+            gone.append(ns)
+    for d in _stale_tmpdirs():
+        shutil.rmtree(d, ignore_errors=True)
+        gone.append(str(d))
+    return gone
+
+
+def cleanup_all() -> tuple[list[str], list[str]]:
+    """``aqmlab testbed --cleanup``: what :func:`reclaim_stale` removes, plus namespaces without
+    a recorded owner (older versions); returns (removed, left alone because their run is live or
+    cannot be checked)."""
+    gone = reclaim_stale()
+    kept = []
+    for ns in leftover_namespaces():
+        owner = namespace_owner(ns)
+        if owner is None:
+            delete_namespace(ns)
+            gone.append(ns)
+        else:
+            kept.append(ns)
+    return gone, kept
 
 
 class Net:
@@ -73,7 +191,9 @@ class Net:
 
     def __init__(self) -> None:
         self.tag = PREFIX + secrets.token_hex(3)
-        self.snd, self.rtr, self.rcv = (f"{self.tag}-{r}" for r in ("snd", "rtr", "rcv"))
+        #: ``<tag>-<owner>``: the namespaces' and the temporary directory's common name part.
+        self.base = f"{self.tag}-{Owner.me().token()}"
+        self.snd, self.rtr, self.rcv = (f"{self.base}-{r}" for r in ("snd", "rtr", "rcv"))
         self.if_snd, self.if_a, self.if_b, self.if_rcv = (
             f"{self.tag}{c}" for c in ("s", "a", "b", "r")
         )
@@ -179,6 +299,11 @@ class Net:
             )
             if r.returncode != 0:
                 self.notes.append(f"route options not set in {ns}: {r.stderr.strip()}")
+
+    def workdir(self) -> tempfile.TemporaryDirectory:
+        """A temporary directory named after this network and its owner (removed by the next
+        run if this one is killed)."""
+        return tempfile.TemporaryDirectory(prefix=f"{TMP_PREFIX}{self.base}-")
 
     def close(self) -> None:
         """Deletes everything this network created."""

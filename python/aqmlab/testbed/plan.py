@@ -28,7 +28,63 @@ VARIANTS = {
     "sack": ("reno", True),
     "cubic": ("cubic", True),
     "bbr": ("bbr", True),
+    "dctcp": ("dctcp", True),
+    "prague": ("prague", True),
 }
+
+#: aqmlab's transport names (the simulator's variants and issue 22's) that no Linux congestion
+#: control module implements, with the reason.
+NO_LINUX = {
+    "reno": "Linux has no classic Reno recovery (its reno module is NewReno)",
+    "ledbat": "Linux has no LEDBAT module (tcp_lp is TCP-LP, a different algorithm)",
+}
+
+#: Where a module outside mainline Linux comes from (said when it is missing).
+_OUT_OF_TREE = {"prague": "not in mainline Linux (the L4S team's kernel tree has tcp_prague)"}
+
+AVAILABLE_CC = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+
+def _try_load(cc: str) -> str | None:
+    """Asks the kernel for congestion control ``cc`` as the traffic tool does (TCP_CONGESTION on
+    a socket: as root the kernel loads its module ``tcp_<cc>`` if it can); None when it works,
+    else why not."""
+    import errno
+    import os
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        return None
+    except OSError as e:
+        if e.errno != errno.ENOENT:
+            return f"refused by the kernel ({os.strerror(e.errno or 0)})"
+    if cc in _OUT_OF_TREE:
+        return _OUT_OF_TREE[cc]
+    mods = f"/lib/modules/{os.uname().release}"
+    if not os.path.isdir(mods):
+        return f"not built in and module tcp_{cc} not loadable ({mods} absent)"
+    return f"not built in and module tcp_{cc} not loadable"
+
+
+def congestion_controls(probe: bool = True) -> tuple[list[str], dict[str, str]]:
+    """The kernel's congestion controls (after trying to load those aqmlab's names need, when
+    ``probe``) and, for each of aqmlab's names the testbed cannot run, why."""
+    lacking = dict(NO_LINUX)
+    for name, (cc, _) in VARIANTS.items():
+        if probe and cc not in _available_cc():
+            why = _try_load(cc)
+            if why is not None:
+                lacking[name] = why
+        elif cc not in _available_cc():
+            lacking[name] = "not in this kernel"
+    return sorted(_available_cc()), lacking
+
+
+def lacking_line(lacking: dict[str, str]) -> str:
+    """One line: which of aqmlab's transport names the testbed lacks here, and why."""
+    return "; ".join(f"{k}: {v}" for k, v in sorted(lacking.items()))
 
 
 #: The forwarder runs under SCHED_FIFO at this priority, as a forwarding box's packet path would:
@@ -58,7 +114,7 @@ class Plan:
 
 def _available_cc() -> set[str]:
     try:
-        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as fh:
+        with open(AVAILABLE_CC) as fh:
             return set(fh.read().split())
     except OSError:
         return set()
@@ -90,15 +146,22 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
         variant, fld = _tcp_setting(sc, i, "variant")
         if cc_override is not None:
             variant, fld = cc_override, "cc"
-        if variant not in VARIANTS:
+        if variant in NO_LINUX:
+            raise InputError(f"{fld}: {variant!r} cannot run on the testbed: {NO_LINUX[variant]}")
+        if variant in VARIANTS:
+            cc, sack = VARIANTS[variant]
+        elif cc_override is not None and variant in avail:
+            cc, sack = variant, True  # any other congestion control of this kernel, with SACK
+        else:
             raise InputError(
-                f"{fld}: {variant!r} has no Linux equivalent (Linux has no classic Reno recovery); "
-                f"the testbed runs {', '.join(VARIANTS)}"
+                f"{fld}: {variant!r} is neither one of aqmlab's names ({', '.join(VARIANTS)}) "
+                f"nor a congestion control of this kernel ({' '.join(sorted(avail))})"
             )
-        cc, sack = VARIANTS[variant]
-        if avail and cc not in avail:
+        why = _try_load(cc) if avail and cc not in avail else None
+        if why is not None:
             raise InputError(
-                f"{fld}: the kernel has no {cc!r} congestion control ({' '.join(sorted(avail))})"
+                f"{fld}: the kernel has no {cc!r} congestion control: {why} "
+                f"(it has {' '.join(sorted(_available_cc()))})"
             )
         ecn, efld = _tcp_setting(sc, i, "ecn")
         eccns.add(bool(ecn))

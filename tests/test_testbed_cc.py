@@ -1,0 +1,82 @@
+"""The testbed's congestion controls (issue 22 item 8): every one the kernel lists can be chosen
+with --cc, and one line says which of aqmlab's names the kernel lacks and why. These read the
+kernel's own list (/proc) as the independent truth; no root needed."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from aqmlab.errors import InputError
+from aqmlab.scenario import schema as scenario
+from aqmlab.testbed import plan
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "scenarios" / "testbed" / "red-4-cubic.toml"
+PROC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+def _sc():
+    return scenario.from_dict(tomllib.loads(SCENARIO.read_text()))
+
+
+def _flow_ccs(p: plan.Plan) -> set[str]:
+    return {f["cc"] for f in p.traffic["flows"]}
+
+
+@pytest.mark.skipif(not PROC.exists(), reason="needs Linux's /proc/sys/net/ipv4")
+def test_every_kernel_control_is_offered_and_each_missing_name_has_a_reason():
+    have, lacking = plan.congestion_controls()
+    kernel = set(PROC.read_text().split())  # read after the probe, which may load modules
+    assert set(have) == kernel
+    # aqmlab's names without a Linux module are always lacking, with why.
+    assert "Reno" in lacking["reno"] and "LEDBAT" in lacking["ledbat"]
+    for name, (module, _) in plan.VARIANTS.items():
+        # A name is lacking exactly when its module is not in the kernel's list.
+        assert (name in lacking) == (module not in kernel), (name, module, kernel)
+        if name in lacking:
+            assert lacking[name].strip(), name
+    line = plan.lacking_line(lacking)
+    assert "\n" not in line and all(f"{k}: " in line for k in lacking)
+    # Every control the kernel has runs: aqmlab's names through their mapping, others as named.
+    sc = _sc()
+    cfg = scenario.build_config(sc)
+    for cc in kernel:
+        name = {"reno": "sack"}.get(cc, cc)  # aqmlab's `reno` is classic Reno, refused
+        assert _flow_ccs(plan.make(sc, cfg, name)) == {cc}
+
+
+def test_a_kernel_control_outside_aqmlabs_names_runs_with_sack(monkeypatch):
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic", "vegas"})
+    sc = _sc()
+    p = plan.make(sc, scenario.build_config(sc), "vegas")
+    assert _flow_ccs(p) == {"vegas"} and p.sack
+
+
+@pytest.mark.parametrize(
+    ("cc", "why"),
+    [
+        ("ledbat", "no LEDBAT module"),
+        ("reno", "no classic Reno"),
+        ("nosuchcc", "neither one of aqmlab's names"),
+    ],
+)
+def test_controls_it_cannot_run_are_one_line_naming_cc(monkeypatch, cc, why):
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic"})
+    sc = _sc()
+    with pytest.raises(InputError) as e:
+        plan.make(sc, scenario.build_config(sc), cc)
+    msg = str(e.value)
+    assert msg.startswith("cc: ") and why in msg and "\n" not in msg, msg
+
+
+def test_a_mapped_module_the_kernel_cannot_load_is_refused_with_the_reason(monkeypatch):
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic"})
+    monkeypatch.setattr(plan, "_try_load", lambda cc: f"module tcp_{cc} not loadable")
+    sc = _sc()
+    with pytest.raises(InputError) as e:
+        plan.make(sc, scenario.build_config(sc), "dctcp")
+    assert str(e.value).startswith("cc: the kernel has no 'dctcp'"), str(e.value)
+    assert "module tcp_dctcp not loadable" in str(e.value)
