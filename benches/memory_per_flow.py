@@ -58,10 +58,18 @@ def run(flows: int, hosts: str = "") -> tuple[float, float, str]:
 
 
 def main(argv: list[str]) -> None:
+    import argparse
+
     from aqmlab.scenario import limits
     from aqmlab.scenario import schema as scenario
 
-    counts = [int(a) for a in argv] or [1, 10_000, 100_000]
+    ap = argparse.ArgumentParser(
+        description="Peak memory per flow of a whole `aqmlab run` (see the module's docstring)."
+    )
+    ap.add_argument(
+        "counts", nargs="*", type=int, metavar="N", help="flow counts (default 1 10000 100000)"
+    )
+    counts = ap.parse_args(argv).counts or [1, 10_000, 100_000]
     base, _, _ = run(1)
     print(f"one-flow run: peak RSS {base / 1e6:.0f} MB")
     print(f"{'flows':>9} {'hosts':>9} {'peak RSS':>10} {'per flow':>9} {'estimate':>9} {'wall':>7}")

@@ -226,3 +226,50 @@ def test_a_users_directory_with_one_common_name_is_not_taken_for_aqmlab_output(t
     for name in ("summary.json", "scenario.json", "run.json"):
         (old_run / name).write_text("{}")
     assert outdir.is_output_dir(old_run)
+
+
+def test_reproduce_refuses_a_users_directory_before_any_run(tmp_path):
+    """`reproduce PAPER --out DIR` writes DIR/<paper>: a user's directory there is refused before
+    any run and left as it was (it would have had its report.md and summary.json overwritten)."""
+    mine = tmp_path / "laq"
+    mine.mkdir()
+    (mine / "report.md").write_text("my notes")
+    r = aqmlab_cli("reproduce", "laq", "--quick", "--out", str(tmp_path), cwd=tmp_path)
+    line = _one_error_line(r)
+    assert "not an aqmlab output directory" in line and "--out" in line
+    assert sorted(p.name for p in mine.iterdir()) == ["report.md"]
+    assert (mine / "report.md").read_text() == "my notes"
+
+
+def test_reproduce_recognises_an_earlier_reproduction_as_its_own(tmp_path):
+    earlier = tmp_path / "laq"
+    (earlier / "runs").mkdir(parents=True)
+    (earlier / "report.md").write_text("")
+    (earlier / "summary.json").write_text("{}")
+    assert outdir.is_output_dir(earlier)
+    assert outdir.check(earlier, "--out") == earlier
+
+
+def test_a_damaged_ns2_cache_entry_is_run_again(tmp_path):
+    from aqmlab.reproduce import core
+
+    good, bad, cut = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    good.write_text('{"links": []}')
+    bad.write_text("null")
+    cut.write_text('{"links": [')
+    assert core._cached(good)
+    assert not core._cached(bad) and not core._cached(cut)
+    assert not core._cached(tmp_path / "missing.json")
+
+
+@pytest.mark.skipif(
+    __import__("os").geteuid() != 0, reason="the testbed needs root (CAP_NET_ADMIN, CAP_NET_RAW)"
+)
+def test_testbed_refuses_a_users_directory_before_the_run(tiny, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("x")
+    r = aqmlab_cli("testbed", str(tiny), "--out", str(mine), cwd=tmp_path)
+    line = _one_error_line(r)
+    assert "not an aqmlab output directory" in line
+    assert [p.name for p in mine.iterdir()] == ["thesis.tex"]

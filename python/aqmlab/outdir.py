@@ -42,6 +42,7 @@ LEGACY_MARKERS = (
     ("summary.json", "scenario.json", "run.json"),
     ("compare.csv", "compare.json"),
     ("sweep.json", "runs"),
+    ("report.md", "summary.json", "runs"),  # a reproduction
 )
 #: Suffix of the temporary sibling a directory is written under before it is swapped in.
 PARTIAL = ".partial"

@@ -11,7 +11,7 @@ from aqmlab.errors import InputError
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from aqmlab import testbed
+    from aqmlab import outdir, testbed
     from aqmlab.cli.summary import print_summary
     from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
@@ -30,7 +30,9 @@ def _cmd(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-hold"
         testbed.hold(sc, out=out, seed=args.seed, cc=args.cc)
         return 0
-    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-testbed"
+    if not args.out:  # the default runs/<name>-testbed must stay under runs/
+        outdir.safe_name(sc.name, "name (the default output directory runs/<name> comes from it)")
+    out = outdir.check(Path(args.out) if args.out else Path("runs") / f"{sc.name}-testbed")
     print(
         f"testbed: {sc.name} on real Linux TCP for {sc.duration} (root, namespaces aqtb*)",
         file=sys.stderr,

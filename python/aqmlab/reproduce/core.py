@@ -176,7 +176,12 @@ def _run_aqmlab(
 
     def load(s: RunSpec) -> dict[str, Any]:
         key = run_key(s.scenario, s.seed)
-        rec = json.loads(store.record_path(out, key).read_text())
+        rec, why = store.read(store.record_path(out, key))
+        if rec is None:  # damaged after the sweep validated it: one line, never a traceback
+            raise InputError(
+                f"reproduce: the record of run {s.key} seed {s.seed} is damaged ({why}); "
+                "run the reproduction again to redo it"
+            )
         if rec.get("status") != "ok":
             raise InputError(f"reproduce: run {s.key} seed {s.seed} failed: {rec.get('error')}")
         if series:
@@ -213,7 +218,7 @@ def _run_ns2(
     if not specs:
         return load
     cache.mkdir(parents=True, exist_ok=True)
-    todo = {s.digest(): s for s in specs if not (cache / f"{s.digest()}.json").exists()}
+    todo = {s.digest(): s for s in specs if not _cached(cache / f"{s.digest()}.json")}
     jobs = max(1, jobs or os.cpu_count() or 1)
     if todo:
         bar = _bar(len(specs), len(specs) - len(todo), progress)
@@ -228,6 +233,15 @@ def _run_ns2(
         finally:
             bar.close()
     return load
+
+
+def _cached(p: Path) -> bool:
+    """Whether ``p`` holds an ns-2 run's output: a JSON object (a damaged or truncated file is run
+    again, as a damaged sweep record is)."""
+    try:
+        return isinstance(json.loads(p.read_text()), dict)
+    except (OSError, ValueError, RecursionError):
+        return False
 
 
 def _bar(total: int, done: int, enabled: bool):

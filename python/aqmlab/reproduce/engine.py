@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from aqmlab import outdir
 from aqmlab.reproduce import core
 from aqmlab.reproduce.papers import PAPERS
 
@@ -58,7 +59,14 @@ def reproduce(
     (default ``runs/reproduce/<paper>[-quick]``). Returns the tables as DataFrames."""
     (name,) = core.check_papers([paper], PAPERS)
     mod = importlib.import_module(PAPERS[name])
-    out = Path(out or f"runs/reproduce/{name}{'-quick' if quick else ''}")
+    # A directory aqmlab did not write is refused before any run (issue 19); a reproduction's own
+    # directory is resumed (its runs/ store) and its tables rewritten.
+    out = outdir.check(out or f"runs/reproduce/{name}{'-quick' if quick else ''}", "--out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        outdir.mark(out)
+    except OSError as e:
+        raise outdir.fault(e, out) from None
     specs = mod.specs(quick)
     t0 = time.perf_counter()
     runs = core.run_specs(specs, out / "runs", jobs=jobs, progress=progress, dask=dask, name=name)

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aqmlab import outdir
 from aqmlab.errors import InputError
 from aqmlab.testbed import net
 
@@ -305,6 +306,8 @@ def testbed(
     from aqmlab.testbed import plan
 
     _require_root()
+    if out is not None:  # refused before the run, not after it (issue 19)
+        outdir.check(out, "out")
     sc = runner._as_scenario(sc)
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
