@@ -34,9 +34,9 @@ from aqmlab.scenario.units import (
     Size,
 )
 
-# Fields with units are parsed once, here (``validate_default``: the defaults too): a model holds
-# numbers in base units (bit/s, seconds, bytes; :class:`aqmlab.scenario.units.Quantity`) that
-# dump and print as the user wrote them.
+# Fields with units (types from :mod:`aqmlab.scenario.units`) are parsed once, here, defaults
+# included (``validate_default``): a model holds numbers in base units (bit/s, seconds, bytes;
+# :class:`aqmlab.scenario.units.Quantity`) that dump and print as the user wrote them.
 _STRICT = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
 
 
@@ -110,7 +110,9 @@ class Tcp(BaseModel):
     mss: Size = "1460B"
     header: Size = "40B"
     ack_size: Size = "40B"
-    init_cwnd: float = 10
+    # Not validated as a default: it dumps as 10, not 10.0 (a run's scenario.json and the sweep
+    # cache keys made from it stay as they were).
+    init_cwnd: float = Field(10, validate_default=False)
     init_ssthresh: float | None = None
     rwnd: Size = "4MB"
     min_rto: PositiveSeconds = "200ms"

@@ -259,6 +259,8 @@ def _text(q: Quantity | Buffer) -> int | str:
     return q.text
 
 
+#: Dumped as written. A model using these types validates its defaults (``validate_default``), so
+#: it holds numbers whether or not a field is given.
 _DUMP = PlainSerializer(_text)
 
 #: A rate field: written ``"100Mbps"``, held in bit/s (> 0).
