@@ -122,6 +122,9 @@ def _old_runner(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
         "from aqmlab import metrics, scenario, units\n": "from aqmlab.running import metrics\n"
         "from aqmlab.scenario import schema as scenario, units\n",
         "from aqmlab import plots, report\n": "from aqmlab.report import html as report, plots\n",
+        # The model holds these in seconds since units are parsed at validation (issue 20).
+        'units.seconds("metrics.fixed_path_delay", m.fixed_path_delay)': "m.fixed_path_delay",
+        'units.seconds("metrics.settling_smoothing", m.settling_smoothing)': "m.settling_smoothing",
     }
     for before, now in moved.items():
         assert before in src

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from aqmlab.errors import InputError
-from aqmlab.scenario import probe, units
+from aqmlab.scenario import probe
 from aqmlab.scenario import schema as scenario
 
 if TYPE_CHECKING:
@@ -130,8 +130,8 @@ def _enrich(
     from aqmlab.running import metrics
 
     m = sc.metrics
-    fixed = units.seconds("metrics.fixed_path_delay", m.fixed_path_delay)
-    smoothing = units.seconds("metrics.settling_smoothing", m.settling_smoothing)
+    fixed = float(m.fixed_path_delay)  # seconds (parsed when the scenario was validated)
+    smoothing = float(m.settling_smoothing)
     warm = summary["run"]["warmup_s"]
     for link in summary["links"]:
         drops = link["dropped_aqm"] + link["dropped_overflow"]

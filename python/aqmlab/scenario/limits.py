@@ -146,8 +146,7 @@ def size_of(sc: Scenario) -> Size:
         hosts = _parking_lot_hosts(topo, n_flows)
     else:
         hosts = 2 * n_flows
-    duration = units.seconds("duration", sc.duration, positive=True)
-    interval = units.seconds("output.sample_interval", sc.output.sample_interval, positive=True)
+    duration, interval = sc.duration, sc.output.sample_interval
     samples = min(max(sc.output.max_samples, 16), math.ceil(duration / interval) + 1)
     monitored = 2 + 2 * hosts if sc.output.monitor_all_links else 1
     traced = 0

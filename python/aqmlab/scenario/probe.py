@@ -12,7 +12,6 @@ import math
 from typing import Any
 
 from aqmlab.errors import InputError
-from aqmlab.scenario import units
 
 #: Shortest interval: at most 10,000 probes per simulated second (a probe measures, it does not
 #: load the path; and a run's time stays bounded by its length).
@@ -28,12 +27,12 @@ def source(g: Any, i: int) -> dict[str, Any]:
                 f"{f}.{name}: a probe sends one packet of packet_size every interval "
                 "(give interval and packet_size)"
             )
-    interval = units.seconds(f"{f}.interval", g.interval)
+    interval = g.interval
     if not (interval >= MIN_INTERVAL_S and math.isfinite(interval)):
         raise InputError(
             f"{f}.interval: must be at least 100us, a probe is light traffic (got {g.interval})"
         )
-    size = units.size_bytes(f"{f}.packet_size", g.packet_size)  # 64B unless given (scenario.py)
+    size = g.packet_size  # 64B unless given (schema.py)
     if size != int(size) or not 1 <= size <= 65_535:
         raise InputError(f"{f}.packet_size: a whole number of bytes, 1 to 65535 (got {size:g})")
     return {"source": {"kind": "probe", "interval_ns": round(interval * 1e9), "bytes": int(size)}}

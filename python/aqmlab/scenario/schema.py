@@ -25,8 +25,19 @@ from pydantic import (
 from aqmlab.errors import InputError, show
 from aqmlab.scenario import algorithms, limits, ns2_defaults, topology, traffic, units
 from aqmlab.scenario.topology import Host
+from aqmlab.scenario.units import (
+    BufferSize,
+    NonNegativeSeconds,
+    PositiveSeconds,
+    Rate,
+    Seconds,
+    Size,
+)
 
-_STRICT = ConfigDict(extra="forbid", populate_by_name=True)
+# Fields with units (types from :mod:`aqmlab.scenario.units`) are parsed once, here, defaults
+# included (``validate_default``): a model holds numbers in base units (bit/s, seconds, bytes;
+# :class:`aqmlab.scenario.units.Quantity`) that dump and print as the user wrote them.
+_STRICT = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
 
 
 class Node(BaseModel):
@@ -41,9 +52,9 @@ class LinkDir(BaseModel):
     """Overrides for the reverse direction (``to -> from``) of a general link."""
 
     model_config = _STRICT
-    rate: str | None = None
-    delay: str | None = None
-    buffer: int | str | None = None
+    rate: Rate | None = None
+    delay: Seconds | None = None
+    buffer: BufferSize | None = None
     aqm: dict[str, Any] | None = None
     monitor: StrictBool | None = None
 
@@ -55,9 +66,9 @@ class Link(BaseModel):
     model_config = _STRICT
     from_: str = Field(alias="from")
     to: str
-    rate: str
-    delay: str
-    buffer: int | str = 1000
+    rate: Rate
+    delay: Seconds
+    buffer: BufferSize = 1000
     aqm: dict[str, Any] | None = None
     monitor: StrictBool = False
     duplex: StrictBool = True
@@ -74,15 +85,15 @@ class Topology(BaseModel):
 
     model_config = _STRICT
     type: Literal["dumbbell", "single-bottleneck", "parking-lot", "general"] = "dumbbell"
-    rate: str = "100Mbps"
-    delay: str = "2ms"
-    buffer: int | str = 300
-    reverse_rate: str | None = None
-    reverse_buffer: int | str | None = None
+    rate: Rate = "100Mbps"
+    delay: Seconds = "2ms"
+    buffer: BufferSize = 300
+    reverse_rate: Rate | None = None
+    reverse_buffer: BufferSize | None = None
     reverse_aqm: dict[str, Any] | None = None
-    access_rate: str = "1Gbps"
-    access_delay: str | list[str] = "1ms"
-    access_buffer: int | str = 10000
+    access_rate: Rate = "1Gbps"
+    access_delay: Seconds | list[Seconds] = "1ms"
+    access_buffer: BufferSize = 10000
     left: int | list[Host] | None = None
     right: int | list[Host] | None = None
     hops: int | None = None
@@ -96,17 +107,19 @@ class Tcp(BaseModel):
 
     model_config = _STRICT
     variant: Literal["newreno", "reno", "sack", "cubic"] = "newreno"
-    mss: str = "1460B"
-    header: str = "40B"
-    ack_size: str = "40B"
-    init_cwnd: float = 10
+    mss: Size = "1460B"
+    header: Size = "40B"
+    ack_size: Size = "40B"
+    # Not validated as a default: it dumps as 10, not 10.0 (a run's scenario.json and the sweep
+    # cache keys made from it stay as they were).
+    init_cwnd: float = Field(10, validate_default=False)
     init_ssthresh: float | None = None
-    rwnd: str = "4MB"
-    min_rto: str = "200ms"
-    max_rto: str = "60s"
-    init_rto: str = "1s"
+    rwnd: Size = "4MB"
+    min_rto: PositiveSeconds = "200ms"
+    max_rto: PositiveSeconds = "60s"
+    init_rto: PositiveSeconds = "1s"
     delack: StrictBool = False
-    delack_timeout: str = "40ms"
+    delack_timeout: PositiveSeconds = "40ms"
     ecn: StrictBool = False
     trace_cwnd: StrictBool = False
     timestamps: StrictBool = False
@@ -121,15 +134,15 @@ class Profile(BaseModel):
     """An edge marker's token bucket: packets within it are IN, the rest OUT (ModRED, RIO)."""
 
     model_config = _STRICT
-    rate: str
-    burst: str
+    rate: Rate
+    burst: Size
 
 
 class SizeShare(BaseModel):
     """A packet or object size with its share (the shares of a table sum to 1)."""
 
     model_config = _STRICT
-    size: str
+    size: Size
     share: float
 
 
@@ -146,37 +159,37 @@ class FlowGroup(BaseModel):
     type: Literal["tcp", "poisson", "cbr", "onoff", "web", "probe"] = "tcp"
     count: int = 1
     load: float | None = None
-    rate: str | None = None
-    packet_size: str = "1000B"
+    rate: Rate | None = None
+    packet_size: Size = "1000B"
     packet_sizes: list[SizeShare] | None = None
     size_distribution: Literal["exponential", "fixed"] = "exponential"
-    on_time: str = "500ms"
-    off_time: str = "500ms"
+    on_time: PositiveSeconds = "500ms"
+    off_time: PositiveSeconds = "500ms"
     distribution: Literal["exponential", "pareto"] = "exponential"
     shape: float | None = None
     arrival_rate: float | None = None
-    object_size: str = "50kB"
+    object_size: Size = "50kB"
     size_table: list[SizeShare] | None = None
     objects: int | float = 1
     objects_distribution: Literal["fixed", "geometric"] = "fixed"
-    think_time: str = "0s"
+    think_time: NonNegativeSeconds = "0s"
     think_distribution: Literal["exponential", "fixed"] = "exponential"
     src: str = "left"
     dst: str = "right"
     pairing: Literal["parallel", "all-pairs"] = "parallel"
     route: list[str] | None = None
     reverse_route: list[str] | None = None
-    start: str = "0s"
-    start_spread: str = "0s"
-    stop: str | None = None
-    rtt: str | None = None
-    size: str | None = None
+    start: Seconds = "0s"
+    start_spread: Seconds = "0s"
+    stop: Seconds | None = None
+    rtt: PositiveSeconds | None = None
+    size: Size | None = None
     name: str | None = None
     profile: Profile | None = None
     tcp: dict[str, Any] = Field(default_factory=dict)
     # type = "probe" (aqmlab.scenario.probe): one packet_size packet (default 64B) every
     # interval, echoed.
-    interval: str = "10ms"
+    interval: Seconds = "10ms"
 
     @model_validator(mode="before")
     @classmethod
@@ -205,7 +218,7 @@ class Output(BaseModel):
     """What a run records."""
 
     model_config = _STRICT
-    sample_interval: str = "10ms"
+    sample_interval: PositiveSeconds = "10ms"
     max_samples: int = 200_000
     monitor_all_links: StrictBool = False
     flow_series: StrictBool = False
@@ -215,11 +228,11 @@ class Metrics(BaseModel):
     """Parameters of the derived metrics (docs/metrics.md)."""
 
     model_config = _STRICT
-    fixed_path_delay: str = "0ms"
+    fixed_path_delay: Seconds = "0ms"
     ie: float = 0.0
     bpl: float = 4.3
     settling_band: float = 0.1
-    settling_smoothing: str = "1s"
+    settling_smoothing: Seconds = "1s"
     settling_final_fraction: float = 0.2
 
     @field_validator("settling_band")
@@ -257,8 +270,8 @@ class Scenario(BaseModel):
     model_config = _STRICT
     name: str = "scenario"
     description: str = ""
-    duration: str = "60s"
-    warmup: str = "10s"
+    duration: PositiveSeconds = "60s"
+    warmup: Seconds = "10s"
     seed: int = 1
     topology: Topology = Field(default_factory=Topology)
     aqm: dict[str, Any] = Field(default_factory=lambda: {"name": "droptail"})
@@ -317,8 +330,23 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
     return model
 
 
+def _first_error(errors: list[Any]) -> Any:
+    """The error to report: the first, unless it is a union member's type mismatch
+    (``access_delay = ["1ms", "x"]`` is not a string) and another member of the same field
+    failed on a value (``access_delay[1]``: ``'x'`` is not a duration), which says more."""
+    err = errors[0]
+    loc = tuple(err["loc"])
+    tag = next((k for k, p in enumerate(loc) if _is_type_tag(p)), None)
+    if tag is None or not err["type"].endswith("_type"):
+        return err
+    for other in errors[1:]:
+        if tuple(other["loc"])[:tag] == loc[:tag] and other["type"] == "value_error":
+            return other
+    return err
+
+
 def _one_line(e: ValidationError) -> str:
-    err = e.errors()[0]
+    err = _first_error(e.errors())
     loc = tuple(err["loc"])
     if err["type"] != "extra_forbidden":  # pydantic's union member tags are not fields
         loc = tuple(p for p in loc if not _is_type_tag(p)) or loc
@@ -529,19 +557,22 @@ def load(path: str | Path) -> Scenario:
 # From a scenario to the simulator's network description.
 
 
-def _ns(field: str, v: str, positive: bool = False) -> int:
-    return round(units.seconds(field, v, positive=positive) * 1e9)
+def _ns(seconds: float) -> int:
+    """A duration held in seconds (a validated field) in whole nanoseconds."""
+    return round(seconds * 1e9)
 
 
 def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, Any], int]:
-    try:
-        t = Tcp.model_validate({**base.model_dump(), **over})
+    try:  # a group's overrides validated with the [tcp] table they override
+        t = Tcp.model_validate({**base.model_dump(), **over}) if over else base
     except ValidationError as e:
         raise InputError(f"{field}.{_one_line(e)}") from None
-    mss = units.size_bytes(f"{field}.mss", t.mss)
+    mss = t.mss
     if mss != int(mss) or mss < 1:
-        raise InputError(f"{field}.mss: must be a whole number of bytes >= 1 (got {show(t.mss)})")
-    rwnd = units.size_bytes(f"{field}.rwnd", t.rwnd)
+        raise InputError(
+            f"{field}.mss: must be a whole number of bytes >= 1 (got {show(mss.text)})"
+        )
+    rwnd = t.rwnd
     if t.init_cwnd < 1:
         raise InputError(f"{field}.init_cwnd: must be >= 1 segment (got {t.init_cwnd})")
     if t.init_ssthresh is not None and t.init_ssthresh < 2:
@@ -549,16 +580,16 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
     cfg = {
         "variant": t.variant,
         "mss": int(mss),
-        "header_bytes": int(units.size_bytes(f"{field}.header", t.header)),
-        "ack_bytes": int(units.size_bytes(f"{field}.ack_size", t.ack_size)),
+        "header_bytes": int(t.header),
+        "ack_bytes": int(t.ack_size),
         "init_cwnd": float(t.init_cwnd),
         "init_ssthresh": t.init_ssthresh,
         "rwnd_segments": max(1, int(rwnd // mss)),
-        "min_rto_ns": _ns(f"{field}.min_rto", t.min_rto, positive=True),
-        "max_rto_ns": _ns(f"{field}.max_rto", t.max_rto, positive=True),
-        "init_rto_ns": _ns(f"{field}.init_rto", t.init_rto, positive=True),
+        "min_rto_ns": _ns(t.min_rto),
+        "max_rto_ns": _ns(t.max_rto),
+        "init_rto_ns": _ns(t.init_rto),
         "delack": t.delack,
-        "delack_ns": _ns(f"{field}.delack_timeout", t.delack_timeout, positive=True),
+        "delack_ns": _ns(t.delack_timeout),
         "ecn": t.ecn,
         "trace_cwnd": t.trace_cwnd,
         "timestamps": t.timestamps,
@@ -725,14 +756,14 @@ def _run_fields(sc: Scenario, seed: int) -> dict[str, Any]:
     """Seed, duration, warm-up and sampling, checked, in base units."""
     if seed < 0 or seed >= 2**64:
         raise InputError(f"seed: must be in [0, 2^64) (got {show(seed)})")
-    duration = _ns("duration", sc.duration, positive=True)
-    warmup = _ns("warmup", sc.warmup)
+    duration = _ns(sc.duration)
+    warmup = _ns(sc.warmup)
     if duration <= warmup:
         raise InputError(
             "duration: must be longer than warmup "
             f"(got duration {sc.duration} <= warmup {sc.warmup})"
         )
-    interval = _ns("output.sample_interval", sc.output.sample_interval, positive=True)
+    interval = _ns(sc.output.sample_interval)
     if sc.output.max_samples < 16:
         raise InputError(f"output.max_samples: must be >= 16 (got {sc.output.max_samples})")
     return {
@@ -762,9 +793,9 @@ def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
         raise InputError(f"flows: at most 1000000 flows (got {n_flows})")
     rtts: list[int | None] = []
     if sc.topology.type == "single-bottleneck":
-        delay = _ns("topology.delay", sc.topology.delay)
+        delay = _ns(sc.topology.delay)
         for i, g in enumerate(sc.flows):
-            rtt = None if g.rtt is None else _ns(f"flows[{i}].rtt", g.rtt, positive=True)
+            rtt = None if g.rtt is None else _ns(g.rtt)
             if rtt is not None and rtt < 2 * delay:
                 raise InputError(
                     f"flows[{i}].rtt: must be at least twice the bottleneck delay "

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from aqmlab.errors import InputError, show
-from aqmlab.scenario import units
+from aqmlab.scenario.units import Rate, Seconds
 
 Buffer = tuple[int | None, int | None]
 
@@ -29,13 +29,13 @@ class Host(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     name: str
-    rate: str | None = None
-    delay: str | None = None
+    rate: Rate | None = None
+    delay: Seconds | None = None
 
 
-def ns(field_name: str, v: str, positive: bool = False) -> int:
-    """A duration string in whole nanoseconds."""
-    return round(units.seconds(field_name, v, positive=positive) * 1e9)
+def ns(seconds: float) -> int:
+    """A duration held in seconds (a validated field) in whole nanoseconds."""
+    return round(seconds * 1e9)
 
 
 @dataclass
@@ -196,20 +196,19 @@ class _Common:
 
 
 def _common(t: Any) -> _Common:
-    rate = units.rate_bps("topology.rate", t.rate)
-    buf = units.buffer("topology.buffer", t.buffer)
+    rate, buf = t.rate, t.buffer
     adelays = t.access_delay if isinstance(t.access_delay, list) else [t.access_delay]
     if not adelays:
         raise InputError("topology.access_delay: give at least one delay")
     return _Common(
         rate=rate,
-        delay=ns("topology.delay", t.delay),
+        delay=ns(t.delay),
         buf=buf,
-        rrate=units.rate_bps("topology.reverse_rate", t.reverse_rate) if t.reverse_rate else rate,
-        rbuf=units.buffer("topology.reverse_buffer", t.reverse_buffer) if t.reverse_buffer else buf,
-        arate=units.rate_bps("topology.access_rate", t.access_rate),
-        abuf=units.buffer("topology.access_buffer", t.access_buffer),
-        adelays=[ns(f"topology.access_delay[{i}]", d) for i, d in enumerate(adelays)],
+        rrate=t.reverse_rate if t.reverse_rate is not None else rate,
+        rbuf=t.reverse_buffer if t.reverse_buffer is not None else buf,
+        arate=t.access_rate,
+        abuf=t.access_buffer,
+        adelays=[ns(d) for d in adelays],
     )
 
 
@@ -223,15 +222,14 @@ def _bottleneck(g: Graph, c: _Common, t: Any, ctx: Context, name: str, a: int, b
         kw["monitor"] = True
     g.link(rev, b, a, c.rrate, c.delay, c.rbuf, **kw)
     if not g.ref_rate_bps:
-        g.ref_rate_bps = c.rate
+        g.ref_rate_bps = float(c.rate)
 
 
 def _side_hosts(g: Graph, c: _Common, t: Any, ctx: Context, side: str, router: int, prefix: str):
     names = []
     for j, hst in enumerate(_hosts(getattr(t, side), ctx.n_flows, prefix, f"topology.{side}")):
-        f = f"topology.{side}[{j}]"
-        hr = units.rate_bps(f"{f}.rate", hst.rate) if hst.rate else c.arate
-        hd = ns(f"{f}.delay", hst.delay) if hst.delay else c.adelays[j % len(c.adelays)]
+        hr = hst.rate if hst.rate is not None else c.arate
+        hd = ns(hst.delay) if hst.delay is not None else c.adelays[j % len(c.adelays)]
         g.host_on(hst.name, router, hr, hd, c.abuf, ctx.monitor_all)
         names.append(hst.name)
     g.sets[side] = names
@@ -301,9 +299,9 @@ def parking_lot(t: Any, ctx: Context) -> Graph:
 def _general_dir(lk: Any, d: Any, i: int, name: str, ctx: Context) -> dict[str, Any]:
     """One direction of a general link: its fields, overridden by ``d`` (the ``reverse`` table)."""
     f = f"topology.links[{i}]" + (".reverse" if d is not lk else "")
-    rate = units.rate_bps(f"{f}.rate", d.rate or lk.rate)
-    delay = ns(f"{f}.delay", d.delay or lk.delay)
-    buf = units.buffer(f"{f}.buffer", d.buffer if d.buffer is not None else lk.buffer)
+    rate = d.rate if d.rate is not None else lk.rate
+    delay = ns(d.delay if d.delay is not None else lk.delay)
+    buf = d.buffer if d.buffer is not None else lk.buffer
     aqm_t = d.aqm if d.aqm is not None else lk.aqm
     kw: dict[str, Any] = {"mean_pkt_bytes": ctx.mean_pkt}
     if aqm_t is not None:

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from aqmlab.errors import InputError
-from aqmlab.scenario import units
 from aqmlab.testbed import net
 
 # scenario TCP variant -> (Linux congestion control, SACK on).
@@ -254,7 +253,7 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
         ecn=ecn,
         sack=sack,
         init_cwnd=max(1, round(t.init_cwnd)),
-        min_rto_ms=max(1, round(units.seconds("tcp.min_rto", t.min_rto) * 1e3)),
+        min_rto_ms=max(1, round(t.min_rto * 1e3)),
         duration_s=cfg["duration_ns"] / 1e9,
         warmup_s=cfg["warmup_ns"] / 1e9,
         fwd_config={
@@ -263,7 +262,7 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
             "seed": cfg["seed"],
             "forward": fwd,
             "reverse": rv,
-            "throttle_window_bytes": round(units.size_bytes("tcp.mss", t.mss)),
+            "throttle_window_bytes": round(t.mss),
             "report_interval_ns": 1_000_000_000,
             "rt_priority": FWD_RT_PRIORITY,
         },
@@ -290,7 +289,7 @@ def _differences(sc) -> list[str]:
         "per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every 20 ms",
         "per-flow timeouts, fast retransmits and ECN window reductions are not in TCP_INFO: null",
     ]
-    if units.size_bytes("tcp.mss", sc.tcp.mss) != 1460:
+    if sc.tcp.mss != 1460:
         d.append(
             f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "
             "(1448 B with timestamps)"

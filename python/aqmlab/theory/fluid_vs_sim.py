@@ -79,16 +79,15 @@ def fluid_network(sc: aqmlab.Scenario) -> tuple[fl.Network, float]:
     for g in sc.flows:
         if g.tcp:
             raise SystemExit(f"{sc.name}: per-group tcp overrides are not modelled")
-    mss = units.size_bytes("tcp.mss", sc.tcp.mss)
-    hdr = units.size_bytes("tcp.header", sc.tcp.header)
+    mss, hdr = float(sc.tcp.mss), float(sc.tcp.header)  # bytes, as validated
     pkt = mss + hdr
-    rate = units.rate_bps("topology.rate", sc.topology.rate)
-    pkts, size = units.buffer("topology.buffer", sc.topology.buffer)
+    rate = float(sc.topology.rate)
+    pkts, size = sc.topology.buffer
     buffer = float(pkts) if pkts is not None else float(size) / pkt
     net = fl.Network(
         n_flows=sum(g.count for g in sc.flows),
         capacity=rate / (8.0 * pkt),
-        rtt=units.seconds("flows.rtt", rtts.pop()),
+        rtt=float(rtts.pop()),
         buffer=buffer,
     )
     return net, pkt
@@ -150,8 +149,8 @@ def load_setting(law_name: str, scenario: aqmlab.Scenario | None = None) -> Sett
         net,
         fluid_law(dict(sc.aqm)),
         pkt,
-        units.seconds("duration", sc.duration),
-        units.seconds("warmup", sc.warmup),
+        float(sc.duration),
+        float(sc.warmup),
     )
 
 
