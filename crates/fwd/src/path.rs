@@ -325,17 +325,7 @@ impl Path {
             self.record_drop(f.ticket, false);
             return None;
         }
-        if v == Verdict::Mark {
-            if let Some(ip) = &f.ip {
-                frame::mark_ce(&mut f.buf, ip);
-            }
-            if self.in_window(t) {
-                self.stats.marked += 1;
-            }
-        }
-        if v == Verdict::Throttle && self.in_window(t) {
-            self.stats.throttled += 1;
-        }
+        qdisc::verdict::apply_enqueue(v, &mut f, inw, &mut self.stats);
         let bytes = f.buf.len() as u64;
         f.join = t;
         self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
@@ -369,9 +359,7 @@ impl Path {
         let (np, nb) = (fq.len_pkts(), fq.len_bytes());
         self.set_len(t, np, nb);
         let tagged = out?;
-        if tagged.marked && tagged.ticket.in_window() {
-            self.stats.marked += 1;
-        }
+        qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats);
         Some(tagged.pkt)
     }
 
@@ -412,21 +400,13 @@ impl Path {
             if self.aqm.wants_dequeue() {
                 let q = self.view(t);
                 let rel = t - self.start;
-                match self.aqm.dequeue(&f.meta, sojourn, &q, rel, &mut self.rng) {
-                    Verdict::Drop => {
-                        self.record_drop(f.ticket, true);
-                        continue;
-                    }
-                    Verdict::Mark => {
-                        if let Some(ip) = &f.ip {
-                            frame::mark_ce(&mut f.buf, ip);
-                        }
-                        if f.ticket.in_window() {
-                            self.stats.marked += 1;
-                        }
-                    }
-                    _ => {}
+                let v = self.aqm.dequeue(&f.meta, sojourn, &q, rel, &mut self.rng);
+                if v == Verdict::Drop {
+                    self.record_drop(f.ticket, true);
+                    continue;
                 }
+                let ticket = f.ticket;
+                qdisc::verdict::apply_dequeue(v, &mut f, ticket, &mut self.stats);
             }
             self.stats.book.settle(f.ticket, false);
             self.record_sojourn(sojourn, t);

@@ -11,6 +11,7 @@ pub mod series;
 pub mod stats;
 pub mod summary;
 pub mod tagged;
+pub mod verdict;
 pub mod window;
 
 pub use stats::WindowStats;

@@ -322,28 +322,17 @@ impl Link {
             Some(a) => a.enqueue(&meta, &view, t, &mut self.rng),
             None => Verdict::Admit,
         };
-        match verdict {
-            Verdict::Drop => {
-                self.stats.total_dropped += 1;
-                if inw {
-                    self.stats.win.dropped_aqm += 1;
-                }
-                self.stats.win.book.arrive_settled(inw, true);
-                return None;
+        if verdict == Verdict::Drop {
+            self.stats.total_dropped += 1;
+            if inw {
+                self.stats.win.dropped_aqm += 1;
             }
-            Verdict::Mark => {
-                pkt.flags |= CE;
-                if self.in_window(t) {
-                    self.stats.win.marked += 1;
-                }
-            }
-            Verdict::Throttle => {
-                if self.in_window(t) {
-                    self.stats.win.throttled += 1;
-                }
-            }
-            Verdict::Admit => {}
+            self.stats.win.book.arrive_settled(inw, true);
+            return None;
         }
+        // Marked (and counted) before the buffer check: an overflow drop after a mark leaves the
+        // mark counted (the forwarder checks the buffer first; docs/simulator.md).
+        qdisc::verdict::apply_enqueue(verdict, pkt, inw, &mut self.stats.win);
         if !self.fits(pkt.size) {
             if let Some(a) = &mut self.aqm {
                 a.on_overflow(&meta, &view, t);
@@ -463,9 +452,7 @@ impl Link {
             );
             let tagged = out?;
             let pkt = tagged.pkt;
-            if tagged.marked && tagged.ticket.in_window() {
-                self.stats.win.marked += 1;
-            }
+            qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats.win);
             self.stats.win.book.settle(tagged.ticket, false);
             self.stats.total_started += 1;
             self.busy = true;
@@ -484,21 +471,13 @@ impl Link {
                 Some(a) => a.dequeue(&pkt.meta(), sojourn, &view, t, &mut self.rng),
                 None => Verdict::Admit,
             };
-            match verdict {
-                Verdict::Drop => {
-                    // A head drop, placed at the packet's arrival position (exact).
-                    self.stats.total_started -= 1;
-                    self.record_drop(ticket, true);
-                    continue;
-                }
-                Verdict::Mark => {
-                    pkt.flags |= CE;
-                    if ticket.in_window() {
-                        self.stats.win.marked += 1;
-                    }
-                }
-                _ => {}
+            if verdict == Verdict::Drop {
+                // A head drop, placed at the packet's arrival position (exact).
+                self.stats.total_started -= 1;
+                self.record_drop(ticket, true);
+                continue;
             }
+            qdisc::verdict::apply_dequeue(verdict, &mut pkt, ticket, &mut self.stats.win);
             self.stats.win.book.settle(ticket, false);
             self.busy = true;
             let end_tx = t + self.tx_ns(pkt.size);
