@@ -18,6 +18,7 @@ use crate::throttle::FlowKey;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::sample::{queue_sample, queue_series};
 use qdisc::series::Series;
 use qdisc::summary::LinkSummary;
 use qdisc::{Tagged, Ticket, WindowStats};
@@ -131,14 +132,7 @@ fn flow_key(ip: &Ipv4) -> FlowKey {
 impl Path {
     /// A direction starting at `start` (the forwarder's clock at start-up).
     pub fn new(cfg: PathConfig, aqm: Box<dyn Aqm>, rng: AqmRng, start: Time) -> Self {
-        let mut names = vec!["queue_pkts", "queue_bytes"];
-        if aqm.avg_queue().is_some() {
-            names.push("avg_queue");
-        }
-        if aqm.drop_prob().is_some() {
-            names.push("drop_prob");
-        }
-        let series = Series::new(names, cfg.sample_interval, cfg.max_samples);
+        let series = queue_series(Some(aqm.as_ref()), cfg.sample_interval, cfg.max_samples);
         Path {
             cfg,
             aqm,
@@ -165,11 +159,7 @@ impl Path {
     /// in place of the single queue and its AQM.
     pub fn with_fq_codel(mut self, fq: FqCodel<Tagged<Frame>>) -> Self {
         self.fq = Some(Box::new(fq));
-        self.series = Series::new(
-            vec!["queue_pkts", "queue_bytes"],
-            self.cfg.sample_interval,
-            self.cfg.max_samples,
-        );
+        self.series = queue_series(None, self.cfg.sample_interval, self.cfg.max_samples);
         self
     }
 
@@ -254,21 +244,13 @@ impl Path {
     }
 
     fn sample_values(&self, out: &mut [f64; 4]) -> usize {
-        out[0] = self.len_pkts as f64;
-        out[1] = self.len_bytes as f64;
-        let mut n = 2;
-        if self.fq.is_some() {
-            return n;
-        }
-        if let Some(a) = self.aqm.avg_queue() {
-            out[n] = a;
-            n += 1;
-        }
-        if let Some(p) = self.aqm.drop_prob() {
-            out[n] = p;
-            n += 1;
-        }
-        n
+        // FQ-CoDel's series has the queue's two columns only (`with_fq_codel`).
+        let aqm = if self.fq.is_some() {
+            None
+        } else {
+            Some(self.aqm.as_ref())
+        };
+        queue_sample(self.len_pkts, self.len_bytes, aqm, out)
     }
 
     /// Records the time series up to `t` (relative to the start) with the state held until now.

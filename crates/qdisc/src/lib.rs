@@ -7,6 +7,7 @@
 pub mod buffer;
 pub mod config;
 pub mod hist;
+pub mod sample;
 pub mod series;
 pub mod stats;
 pub mod summary;

@@ -128,18 +128,8 @@ impl Link {
         max_samples: usize,
     ) -> Self {
         let real = aqm.as_ref().is_some_and(|a| a.wants_dequeue());
-        let series = monitor.then(|| {
-            let mut names = vec!["queue_pkts", "queue_bytes"];
-            if let Some(a) = &aqm {
-                if a.avg_queue().is_some() {
-                    names.push("avg_queue");
-                }
-                if a.drop_prob().is_some() {
-                    names.push("drop_prob");
-                }
-            }
-            Series::new(names, sample_interval, max_samples)
-        });
+        let series = monitor
+            .then(|| qdisc::sample::queue_series(aqm.as_deref(), sample_interval, max_samples));
         Link {
             name,
             from,
@@ -206,20 +196,7 @@ impl Link {
 
     #[inline]
     fn sample_values(&self, buf: &mut [f64; 4]) -> usize {
-        buf[0] = self.len_pkts as f64;
-        buf[1] = self.len_bytes as f64;
-        let mut n = 2;
-        if let Some(a) = &self.aqm {
-            if let Some(v) = a.avg_queue() {
-                buf[n] = v;
-                n += 1;
-            }
-            if let Some(p) = a.drop_prob() {
-                buf[n] = p;
-                n += 1;
-            }
-        }
-        n
+        qdisc::sample::queue_sample(self.len_pkts, self.len_bytes, self.aqm.as_deref(), buf)
     }
 
     /// Records every sample instant strictly before `t` with the state held until now.
