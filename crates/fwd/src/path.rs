@@ -18,6 +18,7 @@ use crate::throttle::FlowKey;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::admit::{admit, Admission};
 use qdisc::sample::{queue_sample, queue_series};
 use qdisc::series::Series;
 use qdisc::summary::LinkSummary;
@@ -282,10 +283,6 @@ impl Path {
         record_drop(&mut self.totals, &mut self.stats, ticket, by_aqm);
     }
 
-    fn overflows(&self, size: u32) -> bool {
-        !qdisc::buffer::fits(self.cfg.buffer, self.len_pkts, self.len_bytes, size)
-    }
-
     /// A frame joins the queue at `t`; returns the AQM's verdict when the frame was admitted.
     fn join(&mut self, mut f: Frame, t: Time) -> Option<Verdict> {
         let q = self.view(t);
@@ -297,16 +294,19 @@ impl Path {
             self.join_fq(f, t);
             return None;
         }
-        let v = self.aqm.enqueue(&f.meta, &q, rel, &mut self.rng);
-        if v == Verdict::Drop {
-            self.record_drop(f.ticket, true);
-            return None;
-        }
-        if self.overflows(f.meta.size_bytes) {
-            self.aqm.on_overflow(&f.meta, &q, rel);
-            self.record_drop(f.ticket, false);
-            return None;
-        }
+        let aqm = Some(self.aqm.as_mut());
+        let size = f.meta.size_bytes;
+        let v = match admit(aqm, &f.meta, &q, rel, &mut self.rng, self.cfg.buffer, size) {
+            Admission::AqmDrop => {
+                self.record_drop(f.ticket, true);
+                return None;
+            }
+            Admission::Overflow(_) => {
+                self.record_drop(f.ticket, false);
+                return None;
+            }
+            Admission::Admitted(v) => v,
+        };
         qdisc::verdict::apply_enqueue(v, &mut f, inw, &mut self.stats);
         let bytes = f.buf.len() as u64;
         f.join = t;

@@ -4,6 +4,7 @@
 //! Clock-agnostic (times are ns on whatever clock the caller keeps) and free of simulator and
 //! socket types: the caller's packet type is reached through small traits.
 
+pub mod admit;
 pub mod buffer;
 pub mod config;
 pub mod hist;

@@ -15,6 +15,7 @@ use crate::series::Series;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::admit::{admit, Admission};
 use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::VecDeque;
 
@@ -273,10 +274,6 @@ impl Link {
         }
     }
 
-    fn fits(&self, size: u32) -> bool {
-        qdisc::buffer::fits(self.buffer, self.len_pkts, self.len_bytes, size)
-    }
-
     fn check_buffer(&mut self) {
         if qdisc::buffer::exceeded(self.buffer, self.len_pkts, self.len_bytes) {
             self.stats.buffer_violations += 1;
@@ -295,32 +292,30 @@ impl Link {
         let inw = self.in_window(t);
         self.stats.win.arrival(inw, view.len_pkts, pkt.size);
         let meta = pkt.meta();
-        let verdict = match &mut self.aqm {
-            Some(a) => a.enqueue(&meta, &view, t, &mut self.rng),
-            None => Verdict::Admit,
+        let aqm = self.aqm.as_deref_mut();
+        let verdict = match admit(aqm, &meta, &view, t, &mut self.rng, self.buffer, pkt.size) {
+            Admission::AqmDrop => {
+                self.stats.total_dropped += 1;
+                if inw {
+                    self.stats.win.dropped_aqm += 1;
+                }
+                self.stats.win.book.arrive_settled(inw, true);
+                return None;
+            }
+            Admission::Overflow(v) => {
+                // The simulator counts a mark even when the buffer then drops the packet (the
+                // forwarder does not; docs/simulator.md).
+                qdisc::verdict::apply_enqueue(v, pkt, inw, &mut self.stats.win);
+                self.stats.total_dropped += 1;
+                if inw {
+                    self.stats.win.dropped_overflow += 1;
+                }
+                self.stats.win.book.arrive_settled(inw, true);
+                return None;
+            }
+            Admission::Admitted(v) => v,
         };
-        if verdict == Verdict::Drop {
-            self.stats.total_dropped += 1;
-            if inw {
-                self.stats.win.dropped_aqm += 1;
-            }
-            self.stats.win.book.arrive_settled(inw, true);
-            return None;
-        }
-        // Marked (and counted) before the buffer check: an overflow drop after a mark leaves the
-        // mark counted (the forwarder checks the buffer first; docs/simulator.md).
         qdisc::verdict::apply_enqueue(verdict, pkt, inw, &mut self.stats.win);
-        if !self.fits(pkt.size) {
-            if let Some(a) = &mut self.aqm {
-                a.on_overflow(&meta, &view, t);
-            }
-            self.stats.total_dropped += 1;
-            if inw {
-                self.stats.win.dropped_overflow += 1;
-            }
-            self.stats.win.book.arrive_settled(inw, true);
-            return None;
-        }
         if self.real {
             *ticket = self.stats.win.book.arrive(inw);
         } else {
