@@ -382,13 +382,13 @@ impl Path {
             if self.aqm.wants_dequeue() {
                 let q = self.view(t);
                 let rel = t - self.start;
-                let v = self.aqm.dequeue(&f.meta, sojourn, &q, rel, &mut self.rng);
-                if v == Verdict::Drop {
-                    self.record_drop(f.ticket, true);
+                let (meta, ticket) = (f.meta, f.ticket);
+                let aqm = Some(self.aqm.as_mut());
+                let (rng, win) = (&mut self.rng, &mut self.stats);
+                if !qdisc::verdict::head(aqm, &mut f, &meta, sojourn, &q, rel, rng, ticket, win) {
+                    self.record_drop(ticket, true);
                     continue;
                 }
-                let ticket = f.ticket;
-                qdisc::verdict::apply_dequeue(v, &mut f, ticket, &mut self.stats);
             }
             self.stats.book.settle(f.ticket, false);
             self.record_sojourn(sojourn, t);

@@ -10,7 +10,7 @@
 use crate::window::Ticket;
 use crate::WindowStats;
 use aqm::fq_codel::FqPacket;
-use aqm::Verdict;
+use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 
 /// An enqueue verdict on a packet the AQM let in: `Mark` sets CE and counts a window mark,
 /// `Throttle` counts a window throttle (ModRED, seed 004), `Admit` does nothing. `in_window`: the
@@ -40,6 +40,34 @@ pub fn apply_dequeue<P: FqPacket>(v: Verdict, pkt: &mut P, ticket: Ticket, win: 
         pkt.set_ce();
         win.marked += u64::from(ticket.in_window());
     }
+}
+
+/// The AQM's dequeue verdict on the head packet `pkt` (`meta` is what the AQM sees of it) after
+/// `sojourn` ns in the queue `view` at `now`: `true` when it is to be sent (CE set and the mark
+/// counted if the AQM marked it, [`apply_dequeue`]), `false` when the AQM drops it at the head
+/// (the caller counts the drop by `ticket` and takes the next packet). `None`: no AQM, sent.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn head<P: FqPacket>(
+    aqm: Option<&mut (dyn Aqm + 'static)>,
+    pkt: &mut P,
+    meta: &PacketMeta,
+    sojourn: Time,
+    view: &QueueView,
+    now: Time,
+    rng: &mut AqmRng,
+    ticket: Ticket,
+    win: &mut WindowStats,
+) -> bool {
+    let v = match aqm {
+        Some(a) => a.dequeue(meta, sojourn, view, now, rng),
+        None => Verdict::Admit,
+    };
+    if v == Verdict::Drop {
+        return false;
+    }
+    apply_dequeue(v, pkt, ticket, win);
+    true
 }
 
 /// FQ-CoDel marked the packet it hands out (CE already set by FQ-CoDel itself): counts the window
@@ -130,5 +158,84 @@ mod tests {
         count_fq_mark(false, inside, &mut w);
         count_fq_mark(true, before, &mut w);
         assert_eq!(w.marked, 2);
+    }
+
+    /// CoDel (RFC 8289 s. 5.5): a sojourn above target for a whole interval starts dropping at
+    /// the head; with ECN on, an ECN-capable head packet is marked and sent instead.
+    #[test]
+    fn head_drops_or_marks_as_codel_says_and_sends_without_an_aqm() {
+        use aqm::params::{Buffer, ParamValue};
+        use aqm::{LinkContext, ParamMap};
+        let ctx = LinkContext {
+            rate_bps: 10_000_000,
+            buffer: Buffer::Packets(1000),
+            mean_pkt_bytes: 1500,
+        };
+        let view = QueueView {
+            len_pkts: 100,
+            len_bytes: 150_000,
+            idle_since: None,
+        };
+        let mut book = WindowBook::default();
+        let ticket = book.arrive(true);
+        let ms = 1_000_000;
+        for ecn in [false, true] {
+            let mut params = ParamMap::new();
+            params.insert("ecn".into(), ParamValue::Bool(ecn));
+            let mut codel = aqm::build("codel", &params, &ctx).expect("codel");
+            let mut rng = aqm::rng_from_seed(1);
+            let mut w = WindowStats::default();
+            let meta = PacketMeta {
+                ecn_capable: true,
+                ..PacketMeta::of_size(1500)
+            };
+            let mut p = P {
+                ecn: true,
+                ce: false,
+            };
+            let a = Some(codel.as_mut());
+            assert!(head(
+                a,
+                &mut p,
+                &meta,
+                50 * ms,
+                &view,
+                0,
+                &mut rng,
+                ticket,
+                &mut w
+            ));
+            assert!(!p.ce, "above target, but not yet for an interval");
+            let a = Some(codel.as_mut());
+            let sent = head(
+                a,
+                &mut p,
+                &meta,
+                50 * ms,
+                &view,
+                200 * ms,
+                &mut rng,
+                ticket,
+                &mut w,
+            );
+            assert_eq!(sent, ecn, "dropped without ECN, sent marked with it");
+            assert_eq!((p.ce, w.marked), (ecn, u64::from(ecn)));
+        }
+        let mut rng = aqm::rng_from_seed(1);
+        let mut w = WindowStats::default();
+        let mut p = P::default();
+        let meta = PacketMeta::of_size(1500);
+        assert!(head(
+            None,
+            &mut p,
+            &meta,
+            50 * ms,
+            &view,
+            0,
+            &mut rng,
+            ticket,
+            &mut w
+        ));
+        assert!(!p.ce);
     }
 }

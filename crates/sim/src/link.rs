@@ -439,17 +439,16 @@ impl Link {
             self.change(t, -1, -(pkt.size as i64));
             let view = self.view(t);
             let sojourn = t - pkt.enq_time;
-            let verdict = match &mut self.aqm {
-                Some(a) => a.dequeue(&pkt.meta(), sojourn, &view, t, &mut self.rng),
-                None => Verdict::Admit,
-            };
-            if verdict == Verdict::Drop {
+            let meta = pkt.meta();
+            let aqm = self.aqm.as_deref_mut();
+            let win = &mut self.stats.win;
+            let rng = &mut self.rng;
+            if !qdisc::verdict::head(aqm, &mut pkt, &meta, sojourn, &view, t, rng, ticket, win) {
                 // A head drop, placed at the packet's arrival position (exact).
                 self.stats.total_started -= 1;
                 self.record_drop(ticket, true);
                 continue;
             }
-            qdisc::verdict::apply_dequeue(verdict, &mut pkt, ticket, &mut self.stats.win);
             self.stats.win.book.settle(ticket, false);
             self.busy = true;
             let end_tx = t + self.tx_ns(pkt.size);
