@@ -160,6 +160,35 @@ mod tests {
         assert_eq!(w.marked, 2);
     }
 
+    /// One head decision on `p` after a 50 ms sojourn at `now_ms`, 100 packets queued, the
+    /// packet's arrival inside the window.
+    fn at(
+        a: Option<&mut (dyn Aqm + 'static)>,
+        p: &mut P,
+        meta: &PacketMeta,
+        now_ms: u64,
+        rng: &mut AqmRng,
+        w: &mut WindowStats,
+    ) -> bool {
+        let view = QueueView {
+            len_pkts: 100,
+            len_bytes: 150_000,
+            idle_since: None,
+        };
+        let ticket = WindowBook::default().arrive(true);
+        head(
+            a,
+            p,
+            meta,
+            50_000_000,
+            &view,
+            now_ms * 1_000_000,
+            rng,
+            ticket,
+            w,
+        )
+    }
+
     /// CoDel (RFC 8289 s. 5.5): a sojourn above target for a whole interval starts dropping at
     /// the head; with ECN on, an ECN-capable head packet is marked and sent instead.
     #[test]
@@ -171,14 +200,6 @@ mod tests {
             buffer: Buffer::Packets(1000),
             mean_pkt_bytes: 1500,
         };
-        let view = QueueView {
-            len_pkts: 100,
-            len_bytes: 150_000,
-            idle_since: None,
-        };
-        let mut book = WindowBook::default();
-        let ticket = book.arrive(true);
-        let ms = 1_000_000;
         for ecn in [false, true] {
             let mut params = ParamMap::new();
             params.insert("ecn".into(), ParamValue::Bool(ecn));
@@ -194,30 +215,10 @@ mod tests {
                 ce: false,
             };
             let a = Some(codel.as_mut());
-            assert!(head(
-                a,
-                &mut p,
-                &meta,
-                50 * ms,
-                &view,
-                0,
-                &mut rng,
-                ticket,
-                &mut w
-            ));
+            assert!(at(a, &mut p, &meta, 0, &mut rng, &mut w));
             assert!(!p.ce, "above target, but not yet for an interval");
             let a = Some(codel.as_mut());
-            let sent = head(
-                a,
-                &mut p,
-                &meta,
-                50 * ms,
-                &view,
-                200 * ms,
-                &mut rng,
-                ticket,
-                &mut w,
-            );
+            let sent = at(a, &mut p, &meta, 200, &mut rng, &mut w);
             assert_eq!(sent, ecn, "dropped without ECN, sent marked with it");
             assert_eq!((p.ce, w.marked), (ecn, u64::from(ecn)));
         }
@@ -225,17 +226,7 @@ mod tests {
         let mut w = WindowStats::default();
         let mut p = P::default();
         let meta = PacketMeta::of_size(1500);
-        assert!(head(
-            None,
-            &mut p,
-            &meta,
-            50 * ms,
-            &view,
-            0,
-            &mut rng,
-            ticket,
-            &mut w
-        ));
+        assert!(at(None, &mut p, &meta, 0, &mut rng, &mut w));
         assert!(!p.ce);
     }
 }
