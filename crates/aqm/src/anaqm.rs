@@ -12,7 +12,9 @@ use crate::params::{
     Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{
+    congestion_signal, count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC,
+};
 use rand::Rng;
 
 /// Our initial weights for the inputs [e, de, d2e, y, dy, d2y] (see `docs/algorithms/anaqm.md`).
@@ -238,11 +240,7 @@ impl Aqm for Anaqm {
         } else {
             Verdict::Admit
         };
-        match v {
-            Verdict::Drop => self.stats.early_drops += 1,
-            Verdict::Mark => self.stats.marks += 1,
-            _ => {}
-        }
+        count_signal(v, &mut self.stats.marks, &mut self.stats.early_drops);
         if v != Verdict::Drop {
             self.state.admitted_bytes = self
                 .state

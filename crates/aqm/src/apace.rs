@@ -20,7 +20,7 @@ use crate::params::{
     Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 use rand::Rng;
 
 /// APACE's parameters (defaults: s. 6, max_p 0.2, alpha 0.3, N0 15, M 10; s. 4.1, mu0 0.01).
@@ -286,13 +286,12 @@ impl Aqm for Apace {
             self.stats.forced_drops += 1;
             Verdict::Drop
         } else if prob > 0.0 && rng.random::<f64>() < prob {
-            let v = congestion_signal(p.ecn, pkt);
-            if v == Verdict::Mark {
-                self.stats.marks += 1;
-            } else {
-                self.stats.early_drops += 1;
-            }
-            v
+            signal_counted(
+                p.ecn,
+                pkt,
+                &mut self.stats.marks,
+                &mut self.stats.early_drops,
+            )
         } else {
             Verdict::Admit
         }

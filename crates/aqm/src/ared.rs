@@ -11,7 +11,7 @@ use crate::params::{
 };
 use crate::red::{base_prob, ewma, idle_decay, uniformize};
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 
 /// Lowest max_p (Floyd et al. 2001, s. 4: max_p stays within [0.01, 0.5]).
@@ -282,13 +282,12 @@ impl Aqm for Ared {
                 self.state.count += 1;
                 if rng.random::<f64>() < uniformize(pb, self.state.count) {
                     self.state.count = 0;
-                    let v = congestion_signal(p.ecn, pkt);
-                    if v == Verdict::Mark {
-                        self.stats.marks += 1;
-                    } else {
-                        self.stats.early_drops += 1;
-                    }
-                    v
+                    signal_counted(
+                        p.ecn,
+                        pkt,
+                        &mut self.stats.marks,
+                        &mut self.stats.early_drops,
+                    )
                 } else {
                     Verdict::Admit
                 }

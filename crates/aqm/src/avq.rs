@@ -20,7 +20,9 @@ use crate::params::{
     ParamSpec, Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{
+    congestion_signal, count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC,
+};
 
 /// AVQ's parameters.
 pub const PARAMS: &[ParamSpec] = &[
@@ -195,11 +197,7 @@ impl Aqm for Avq {
             s.c_tilde = capacity_step(s.c_tilde, p.alpha, p.gamma, self.capacity, dt, b);
             s.last_update = Some(now);
         }
-        match v {
-            Verdict::Mark => self.stats.marks += 1,
-            Verdict::Drop => self.stats.early_drops += 1,
-            _ => {}
-        }
+        count_signal(v, &mut self.stats.marks, &mut self.stats.early_drops);
         v
     }
 

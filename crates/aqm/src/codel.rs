@@ -10,7 +10,7 @@ use crate::params::{
     Params,
 };
 use crate::registry::AqmInfo;
-use crate::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 
 /// CoDel's parameters.
 #[rustfmt::skip]
@@ -346,11 +346,7 @@ impl Aqm for Codel {
             pkt.ecn_capable,
             now,
         );
-        match v {
-            Verdict::Drop => self.stats.drops += 1,
-            Verdict::Mark => self.stats.marks += 1,
-            _ => {}
-        }
+        count_signal(v, &mut self.stats.marks, &mut self.stats.drops);
         if !was_dropping && self.vars.dropping {
             self.stats.drop_states += 1;
         }

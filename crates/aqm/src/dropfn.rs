@@ -15,7 +15,7 @@ use crate::params::{
     DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec, Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 use rand::Rng;
 
 /// The dropping-function AQM's parameters.
@@ -162,13 +162,12 @@ impl Aqm for DropFn {
         let d = lookup(&self.params.table, n);
         self.state.last_d = d;
         if d > 0.0 && rng.random::<f64>() < d {
-            let v = congestion_signal(self.params.ecn, pkt);
-            if v == Verdict::Mark {
-                self.stats.marks += 1;
-            } else {
-                self.stats.drops += 1;
-            }
-            v
+            signal_counted(
+                self.params.ecn,
+                pkt,
+                &mut self.stats.marks,
+                &mut self.stats.drops,
+            )
         } else {
             Verdict::Admit
         }

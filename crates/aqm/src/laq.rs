@@ -18,7 +18,7 @@ use crate::params::{
     Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 
 /// LaQ's parameters (defaults from s. 4: gamma 0.05, w_m 0.1, M 10, sampling at 170 Hz).
@@ -233,13 +233,12 @@ impl Aqm for Laq {
         // probability and never drops at p = 0 (our u is on [0, 1)).
         if p > 0.0 && rng.random::<f64>() < p {
             self.state.drops += 1;
-            let v = congestion_signal(self.params.ecn, pkt);
-            if v == Verdict::Mark {
-                self.stats.marks += 1;
-            } else {
-                self.stats.early_drops += 1;
-            }
-            v
+            signal_counted(
+                self.params.ecn,
+                pkt,
+                &mut self.stats.marks,
+                &mut self.stats.early_drops,
+            )
         } else {
             Verdict::Admit
         }

@@ -135,6 +135,31 @@ pub fn congestion_signal(ecn_enabled: bool, pkt: &PacketMeta) -> Verdict {
     }
 }
 
+/// Counts a verdict's congestion signal in an algorithm's own statistics: a mark in `marks`, a
+/// drop in `drops`, anything else (admit, throttle) in neither; returns the verdict unchanged.
+/// The one place every AQM in this crate keeps its mark/drop tally (issue 21 item 1).
+#[inline]
+pub fn count_signal(v: Verdict, marks: &mut u64, drops: &mut u64) -> Verdict {
+    match v {
+        Verdict::Mark => *marks += 1,
+        Verdict::Drop => *drops += 1,
+        Verdict::Admit | Verdict::Throttle => {}
+    }
+    v
+}
+
+/// [`congestion_signal`] for a packet chosen for early notification, counted by
+/// [`count_signal`]: the mark or drop the algorithm returns.
+#[inline]
+pub fn signal_counted(
+    ecn_enabled: bool,
+    pkt: &PacketMeta,
+    marks: &mut u64,
+    drops: &mut u64,
+) -> Verdict {
+    count_signal(congestion_signal(ecn_enabled, pkt), marks, drops)
+}
+
 /// One AQM algorithm instance guarding one queue.
 ///
 /// The caller (simulator or forwarder) owns the queue; the algorithm sees it through [`QueueView`].
@@ -197,5 +222,43 @@ pub trait Aqm: Send + std::fmt::Debug {
     /// The algorithm's own counters, by name.
     fn stats(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod signal_tests {
+    use super::*;
+
+    /// RFC 3168 s. 5: a mark only for an ECN-capable packet with marking on; each signal counted
+    /// once, in its own counter; admits and throttles in neither.
+    #[test]
+    fn signals_are_marks_only_for_ecn_capable_packets_and_each_is_counted_once() {
+        let (mut marks, mut drops) = (0u64, 0u64);
+        let plain = PacketMeta::of_size(1000);
+        let ect = PacketMeta {
+            ecn_capable: true,
+            ..plain
+        };
+        assert_eq!(
+            signal_counted(true, &ect, &mut marks, &mut drops),
+            Verdict::Mark
+        );
+        assert_eq!(
+            signal_counted(true, &plain, &mut marks, &mut drops),
+            Verdict::Drop
+        );
+        assert_eq!(
+            signal_counted(false, &ect, &mut marks, &mut drops),
+            Verdict::Drop
+        );
+        assert_eq!((marks, drops), (1, 2));
+        for v in [Verdict::Admit, Verdict::Throttle] {
+            assert_eq!(count_signal(v, &mut marks, &mut drops), v);
+        }
+        assert_eq!(
+            count_signal(Verdict::Mark, &mut marks, &mut drops),
+            Verdict::Mark
+        );
+        assert_eq!((marks, drops), (2, 2));
     }
 }

@@ -17,7 +17,7 @@ use crate::params::{
 };
 use crate::red::ewma;
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 
 /// LINDROP's parameters (Algorithm 1; defaults from s. 3 and Table 2).
 pub const PARAMS: &[ParamSpec] = &[
@@ -216,13 +216,7 @@ impl Aqm for Lindrop {
         s.f_prev = f;
         if drop_due(s.n_drops, s.dr) {
             s.n_drops = 1;
-            let v = congestion_signal(p.ecn, pkt);
-            if v == Verdict::Mark {
-                self.stats.marks += 1;
-            } else {
-                self.stats.drops += 1;
-            }
-            v
+            signal_counted(p.ecn, pkt, &mut self.stats.marks, &mut self.stats.drops)
         } else {
             s.n_drops += 1;
             Verdict::Admit

@@ -10,7 +10,7 @@ use crate::params::{
     Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 
 /// PI's parameters.
@@ -191,13 +191,12 @@ impl Aqm for Pi {
     ) -> Verdict {
         let p = self.state.p;
         if p > 0.0 && rng.random::<f64>() < p {
-            let v = congestion_signal(self.params.ecn, pkt);
-            if v == Verdict::Mark {
-                self.stats.marks += 1;
-            } else {
-                self.stats.early_drops += 1;
-            }
-            v
+            signal_counted(
+                self.params.ecn,
+                pkt,
+                &mut self.stats.marks,
+                &mut self.stats.early_drops,
+            )
         } else {
             Verdict::Admit
         }

@@ -13,7 +13,9 @@ use crate::params::{
     Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{
+    congestion_signal, count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC,
+};
 use rand::Rng;
 
 /// PIE's parameters.
@@ -366,12 +368,7 @@ impl Aqm for Pie {
             } else {
                 Verdict::Drop
             };
-            if v == Verdict::Mark {
-                self.stats.marks += 1;
-            } else {
-                self.stats.early_drops += 1;
-            }
-            v
+            count_signal(v, &mut self.stats.marks, &mut self.stats.early_drops)
         } else {
             Verdict::Admit
         };

@@ -29,7 +29,7 @@ use crate::params::{
     ParamError, ParamKind as K, ParamMap, ParamSpec, Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 
 /// RED's parameters.
@@ -369,13 +369,12 @@ impl Aqm for Red {
                 if rng.random::<f64>() < pa {
                     self.state.count = 0;
                     self.state.count_bytes = 0;
-                    let v = congestion_signal(p.ecn, pkt);
-                    if v == Verdict::Mark {
-                        self.stats.marks += 1;
-                    } else {
-                        self.stats.early_drops += 1;
-                    }
-                    v
+                    signal_counted(
+                        p.ecn,
+                        pkt,
+                        &mut self.stats.marks,
+                        &mut self.stats.early_drops,
+                    )
                 } else {
                     Verdict::Admit
                 }

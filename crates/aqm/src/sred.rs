@@ -8,7 +8,7 @@ use crate::params::{
     ParamSpec, Params,
 };
 use crate::registry::AqmInfo;
-use crate::{congestion_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
+use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 use rand::Rng;
 
 /// SRED's parameters.
@@ -274,13 +274,12 @@ impl Aqm for Sred {
             0.0
         };
         if s.last_p_zap > 0.0 && rng.random::<f64>() < s.last_p_zap {
-            let v = congestion_signal(p.ecn, pkt);
-            if v == Verdict::Mark {
-                self.stats.marks += 1;
-            } else {
-                self.stats.early_drops += 1;
-            }
-            v
+            signal_counted(
+                p.ecn,
+                pkt,
+                &mut self.stats.marks,
+                &mut self.stats.early_drops,
+            )
         } else {
             Verdict::Admit
         }

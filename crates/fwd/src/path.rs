@@ -18,6 +18,8 @@ use crate::throttle::FlowKey;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::admit::{admit, Admission};
+use qdisc::sample::{queue_sample, queue_series};
 use qdisc::series::Series;
 use qdisc::summary::LinkSummary;
 use qdisc::{Tagged, Ticket, WindowStats};
@@ -131,14 +133,7 @@ fn flow_key(ip: &Ipv4) -> FlowKey {
 impl Path {
     /// A direction starting at `start` (the forwarder's clock at start-up).
     pub fn new(cfg: PathConfig, aqm: Box<dyn Aqm>, rng: AqmRng, start: Time) -> Self {
-        let mut names = vec!["queue_pkts", "queue_bytes"];
-        if aqm.avg_queue().is_some() {
-            names.push("avg_queue");
-        }
-        if aqm.drop_prob().is_some() {
-            names.push("drop_prob");
-        }
-        let series = Series::new(names, cfg.sample_interval, cfg.max_samples);
+        let series = queue_series(Some(aqm.as_ref()), cfg.sample_interval, cfg.max_samples);
         Path {
             cfg,
             aqm,
@@ -165,11 +160,7 @@ impl Path {
     /// in place of the single queue and its AQM.
     pub fn with_fq_codel(mut self, fq: FqCodel<Tagged<Frame>>) -> Self {
         self.fq = Some(Box::new(fq));
-        self.series = Series::new(
-            vec!["queue_pkts", "queue_bytes"],
-            self.cfg.sample_interval,
-            self.cfg.max_samples,
-        );
+        self.series = queue_series(None, self.cfg.sample_interval, self.cfg.max_samples);
         self
     }
 
@@ -254,21 +245,13 @@ impl Path {
     }
 
     fn sample_values(&self, out: &mut [f64; 4]) -> usize {
-        out[0] = self.len_pkts as f64;
-        out[1] = self.len_bytes as f64;
-        let mut n = 2;
-        if self.fq.is_some() {
-            return n;
-        }
-        if let Some(a) = self.aqm.avg_queue() {
-            out[n] = a;
-            n += 1;
-        }
-        if let Some(p) = self.aqm.drop_prob() {
-            out[n] = p;
-            n += 1;
-        }
-        n
+        // FQ-CoDel's series has the queue's two columns only (`with_fq_codel`).
+        let aqm = if self.fq.is_some() {
+            None
+        } else {
+            Some(self.aqm.as_ref())
+        };
+        queue_sample(self.len_pkts, self.len_bytes, aqm, out)
     }
 
     /// Records the time series up to `t` (relative to the start) with the state held until now.
@@ -300,10 +283,6 @@ impl Path {
         record_drop(&mut self.totals, &mut self.stats, ticket, by_aqm);
     }
 
-    fn overflows(&self, size: u32) -> bool {
-        !qdisc::buffer::fits(self.cfg.buffer, self.len_pkts, self.len_bytes, size)
-    }
-
     /// A frame joins the queue at `t`; returns the AQM's verdict when the frame was admitted.
     fn join(&mut self, mut f: Frame, t: Time) -> Option<Verdict> {
         let q = self.view(t);
@@ -315,27 +294,20 @@ impl Path {
             self.join_fq(f, t);
             return None;
         }
-        let v = self.aqm.enqueue(&f.meta, &q, rel, &mut self.rng);
-        if v == Verdict::Drop {
-            self.record_drop(f.ticket, true);
-            return None;
-        }
-        if self.overflows(f.meta.size_bytes) {
-            self.aqm.on_overflow(&f.meta, &q, rel);
-            self.record_drop(f.ticket, false);
-            return None;
-        }
-        if v == Verdict::Mark {
-            if let Some(ip) = &f.ip {
-                frame::mark_ce(&mut f.buf, ip);
+        let aqm = Some(self.aqm.as_mut());
+        let size = f.meta.size_bytes;
+        let v = match admit(aqm, &f.meta, &q, rel, &mut self.rng, self.cfg.buffer, size) {
+            Admission::AqmDrop => {
+                self.record_drop(f.ticket, true);
+                return None;
             }
-            if self.in_window(t) {
-                self.stats.marked += 1;
+            Admission::Overflow(_) => {
+                self.record_drop(f.ticket, false);
+                return None;
             }
-        }
-        if v == Verdict::Throttle && self.in_window(t) {
-            self.stats.throttled += 1;
-        }
+            Admission::Admitted(v) => v,
+        };
+        qdisc::verdict::apply_enqueue(v, &mut f, inw, &mut self.stats);
         let bytes = f.buf.len() as u64;
         f.join = t;
         self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
@@ -369,9 +341,7 @@ impl Path {
         let (np, nb) = (fq.len_pkts(), fq.len_bytes());
         self.set_len(t, np, nb);
         let tagged = out?;
-        if tagged.marked && tagged.ticket.in_window() {
-            self.stats.marked += 1;
-        }
+        qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats);
         Some(tagged.pkt)
     }
 
@@ -412,20 +382,12 @@ impl Path {
             if self.aqm.wants_dequeue() {
                 let q = self.view(t);
                 let rel = t - self.start;
-                match self.aqm.dequeue(&f.meta, sojourn, &q, rel, &mut self.rng) {
-                    Verdict::Drop => {
-                        self.record_drop(f.ticket, true);
-                        continue;
-                    }
-                    Verdict::Mark => {
-                        if let Some(ip) = &f.ip {
-                            frame::mark_ce(&mut f.buf, ip);
-                        }
-                        if f.ticket.in_window() {
-                            self.stats.marked += 1;
-                        }
-                    }
-                    _ => {}
+                let (meta, ticket) = (f.meta, f.ticket);
+                let aqm = Some(self.aqm.as_mut());
+                let (rng, win) = (&mut self.rng, &mut self.stats);
+                if !qdisc::verdict::head(aqm, &mut f, &meta, sojourn, &q, rel, rng, ticket, win) {
+                    self.record_drop(ticket, true);
+                    continue;
                 }
             }
             self.stats.book.settle(f.ticket, false);

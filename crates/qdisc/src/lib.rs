@@ -4,13 +4,16 @@
 //! Clock-agnostic (times are ns on whatever clock the caller keeps) and free of simulator and
 //! socket types: the caller's packet type is reached through small traits.
 
+pub mod admit;
 pub mod buffer;
 pub mod config;
 pub mod hist;
+pub mod sample;
 pub mod series;
 pub mod stats;
 pub mod summary;
 pub mod tagged;
+pub mod verdict;
 pub mod window;
 
 pub use stats::WindowStats;

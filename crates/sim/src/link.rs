@@ -15,6 +15,7 @@ use crate::series::Series;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::admit::{admit, Admission};
 use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::VecDeque;
 
@@ -128,18 +129,8 @@ impl Link {
         max_samples: usize,
     ) -> Self {
         let real = aqm.as_ref().is_some_and(|a| a.wants_dequeue());
-        let series = monitor.then(|| {
-            let mut names = vec!["queue_pkts", "queue_bytes"];
-            if let Some(a) = &aqm {
-                if a.avg_queue().is_some() {
-                    names.push("avg_queue");
-                }
-                if a.drop_prob().is_some() {
-                    names.push("drop_prob");
-                }
-            }
-            Series::new(names, sample_interval, max_samples)
-        });
+        let series = monitor
+            .then(|| qdisc::sample::queue_series(aqm.as_deref(), sample_interval, max_samples));
         Link {
             name,
             from,
@@ -206,20 +197,7 @@ impl Link {
 
     #[inline]
     fn sample_values(&self, buf: &mut [f64; 4]) -> usize {
-        buf[0] = self.len_pkts as f64;
-        buf[1] = self.len_bytes as f64;
-        let mut n = 2;
-        if let Some(a) = &self.aqm {
-            if let Some(v) = a.avg_queue() {
-                buf[n] = v;
-                n += 1;
-            }
-            if let Some(p) = a.drop_prob() {
-                buf[n] = p;
-                n += 1;
-            }
-        }
-        n
+        qdisc::sample::queue_sample(self.len_pkts, self.len_bytes, self.aqm.as_deref(), buf)
     }
 
     /// Records every sample instant strictly before `t` with the state held until now.
@@ -296,10 +274,6 @@ impl Link {
         }
     }
 
-    fn fits(&self, size: u32) -> bool {
-        qdisc::buffer::fits(self.buffer, self.len_pkts, self.len_bytes, size)
-    }
-
     fn check_buffer(&mut self) {
         if qdisc::buffer::exceeded(self.buffer, self.len_pkts, self.len_bytes) {
             self.stats.buffer_violations += 1;
@@ -318,12 +292,9 @@ impl Link {
         let inw = self.in_window(t);
         self.stats.win.arrival(inw, view.len_pkts, pkt.size);
         let meta = pkt.meta();
-        let verdict = match &mut self.aqm {
-            Some(a) => a.enqueue(&meta, &view, t, &mut self.rng),
-            None => Verdict::Admit,
-        };
-        match verdict {
-            Verdict::Drop => {
+        let aqm = self.aqm.as_deref_mut();
+        let verdict = match admit(aqm, &meta, &view, t, &mut self.rng, self.buffer, pkt.size) {
+            Admission::AqmDrop => {
                 self.stats.total_dropped += 1;
                 if inw {
                     self.stats.win.dropped_aqm += 1;
@@ -331,30 +302,20 @@ impl Link {
                 self.stats.win.book.arrive_settled(inw, true);
                 return None;
             }
-            Verdict::Mark => {
-                pkt.flags |= CE;
-                if self.in_window(t) {
-                    self.stats.win.marked += 1;
+            Admission::Overflow(v) => {
+                // The simulator counts a mark even when the buffer then drops the packet (the
+                // forwarder does not; docs/simulator.md).
+                qdisc::verdict::apply_enqueue(v, pkt, inw, &mut self.stats.win);
+                self.stats.total_dropped += 1;
+                if inw {
+                    self.stats.win.dropped_overflow += 1;
                 }
+                self.stats.win.book.arrive_settled(inw, true);
+                return None;
             }
-            Verdict::Throttle => {
-                if self.in_window(t) {
-                    self.stats.win.throttled += 1;
-                }
-            }
-            Verdict::Admit => {}
-        }
-        if !self.fits(pkt.size) {
-            if let Some(a) = &mut self.aqm {
-                a.on_overflow(&meta, &view, t);
-            }
-            self.stats.total_dropped += 1;
-            if inw {
-                self.stats.win.dropped_overflow += 1;
-            }
-            self.stats.win.book.arrive_settled(inw, true);
-            return None;
-        }
+            Admission::Admitted(v) => v,
+        };
+        qdisc::verdict::apply_enqueue(verdict, pkt, inw, &mut self.stats.win);
         if self.real {
             *ticket = self.stats.win.book.arrive(inw);
         } else {
@@ -463,9 +424,7 @@ impl Link {
             );
             let tagged = out?;
             let pkt = tagged.pkt;
-            if tagged.marked && tagged.ticket.in_window() {
-                self.stats.win.marked += 1;
-            }
+            qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats.win);
             self.stats.win.book.settle(tagged.ticket, false);
             self.stats.total_started += 1;
             self.busy = true;
@@ -480,24 +439,15 @@ impl Link {
             self.change(t, -1, -(pkt.size as i64));
             let view = self.view(t);
             let sojourn = t - pkt.enq_time;
-            let verdict = match &mut self.aqm {
-                Some(a) => a.dequeue(&pkt.meta(), sojourn, &view, t, &mut self.rng),
-                None => Verdict::Admit,
-            };
-            match verdict {
-                Verdict::Drop => {
-                    // A head drop, placed at the packet's arrival position (exact).
-                    self.stats.total_started -= 1;
-                    self.record_drop(ticket, true);
-                    continue;
-                }
-                Verdict::Mark => {
-                    pkt.flags |= CE;
-                    if ticket.in_window() {
-                        self.stats.win.marked += 1;
-                    }
-                }
-                _ => {}
+            let meta = pkt.meta();
+            let aqm = self.aqm.as_deref_mut();
+            let win = &mut self.stats.win;
+            let rng = &mut self.rng;
+            if !qdisc::verdict::head(aqm, &mut pkt, &meta, sojourn, &view, t, rng, ticket, win) {
+                // A head drop, placed at the packet's arrival position (exact).
+                self.stats.total_started -= 1;
+                self.record_drop(ticket, true);
+                continue;
             }
             self.stats.win.book.settle(ticket, false);
             self.busy = true;
