@@ -52,7 +52,8 @@ pub struct FlowSummary {
     pub rtt_p90_s: f64,
     /// 99th percentile.
     pub rtt_p99_s: f64,
-    /// Congestion window at the end, segments.
+    /// Congestion window at the end, segments (`NaN`, null in JSON, for an open-loop flow: it
+    /// has no window).
     pub cwnd_final: f64,
     /// Completion time of a finite flow, s since its start.
     pub completion_s: Option<f64>,
@@ -294,7 +295,12 @@ fn flow_summary(sim: &Sim, f: &Flow, window_s: f64) -> FlowSummary {
         rtt_p50_s: percentile(&s.rtt_hist, s.rtt_n, 0.5),
         rtt_p90_s: percentile(&s.rtt_hist, s.rtt_n, 0.9),
         rtt_p99_s: percentile(&s.rtt_hist, s.rtt_n, 0.99),
-        cwnd_final: f.sender.cwnd,
+        // An open-loop flow has no congestion window (its TCP sender is never used).
+        cwnd_final: if f.source.is_some() {
+            f64::NAN
+        } else {
+            f.sender.cwnd
+        },
         completion_s: f.sender.done_at.map(|t| secs((t - f.start) as f64)),
         size_bytes: f.size_bytes,
         base_rtt_s: secs(
