@@ -180,6 +180,7 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
     if let Some(s) = source.as_mut().filter(|s| s.source.echo()) {
         s.echo = Some(traffic::probe::EchoStats::new(cfg.max_samples)); // latency probe
     }
+    let open_loop = source.is_some();
     let limit = fc
         .size_bytes
         .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
@@ -204,8 +205,8 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
         },
         start: fc.start_ns,
         mss: t.mss,
-        cwnd_series: t
-            .trace_cwnd
+        // An open-loop flow has no window to trace.
+        cwnd_series: (t.trace_cwnd && !open_loop)
             .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
         throttle: Throttle::default(),
         bytes_window: 0,
