@@ -34,12 +34,12 @@ fn main() {
     while t < 3_000_000_000u64 {
         t += step;
         sim.run_until(t);
-        let s = &sim.flows[f].sender;
+        let s = &sim.flows[f].tcp().expect("a TCP flow").sender;
         println!(
             "t {:6.3} q {:4} una {:7} nxt {:7} max {:7} cwnd {:8.1} ssth {:6.1} rec {} retx {} fr {} to {} rcv_nxt {} blocks {:?}",
             t as f64 / 1e9, sim.links[0].len_pkts(), s.snd_una, s.snd_nxt, s.snd_max, s.cwnd, s.ssthresh, s.in_recovery,
             s.stats.retransmits, s.stats.fast_retransmits, s.stats.timeouts,
-            sim.flows[f].receiver.rcv_nxt, &sim.flows[f].receiver.blocks()[..sim.flows[f].receiver.blocks().len().min(4)]
+            sim.flows[f].tcp().expect("a TCP flow").receiver.rcv_nxt, &sim.flows[f].tcp().expect("a TCP flow").receiver.blocks()[..sim.flows[f].tcp().expect("a TCP flow").receiver.blocks().len().min(4)]
         );
     }
 }

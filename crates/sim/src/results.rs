@@ -52,7 +52,8 @@ pub struct FlowSummary {
     pub rtt_p90_s: f64,
     /// 99th percentile.
     pub rtt_p99_s: f64,
-    /// Congestion window at the end, segments.
+    /// Congestion window at the end, segments (`NaN`, null in JSON, for an open-loop flow: it
+    /// has no window).
     pub cwnd_final: f64,
     /// Completion time of a finite flow, s since its start.
     pub completion_s: Option<f64>,
@@ -161,7 +162,7 @@ fn nan_if_zero(n: u64, x: f64) -> f64 {
 /// The open-loop fields of a flow's summary (the rest filled by the caller).
 fn udp_summary(f: &Flow) -> FlowSummary {
     let mut out = FlowSummary::default();
-    let (Some(src), u) = (&f.source, &f.udp) else {
+    let (Some(src), u) = (f.source(), &f.udp) else {
         return out;
     };
     let q = |p: f64| u.hist.quantile(p).map(secs);
@@ -181,7 +182,7 @@ fn udp_summary(f: &Flow) -> FlowSummary {
 /// The RTT fields of a latency probe's summary, from its echoes (percentiles from a log-linear
 /// histogram, within 1/32, and within [min, max]; the other fields are left at defaults).
 fn probe_summary(f: &Flow) -> Option<FlowSummary> {
-    let e = f.source.as_ref()?.echo.as_ref()?;
+    let e = f.source()?.echo.as_ref()?;
     // A bucket's midpoint may fall outside the values seen: clamp to [min, max].
     let (lo, hi) = (e.min_ns as f64, e.max_ns as f64);
     let q = |p: f64| {
@@ -268,7 +269,10 @@ fn link_series(l: &crate::link::Link) -> Vec<NamedSeries> {
 
 /// The summary of one flow over a window of `window_s` seconds.
 fn flow_summary(sim: &Sim, f: &Flow, window_s: f64) -> FlowSummary {
-    let s = &f.sender.stats;
+    // An open-loop flow has no TCP sender: no retransmissions, timeouts or RTT samples.
+    let none = SenderStats::default();
+    let tcp = f.tcp();
+    let s = tcp.map_or(&none, |e| &e.sender.stats);
     let (m, lo, hi) = rtt(s);
     let out = FlowSummary {
         name: f.name.clone(),
@@ -276,13 +280,12 @@ fn flow_summary(sim: &Sim, f: &Flow, window_s: f64) -> FlowSummary {
         dst: sim.node_names[f.dst].clone(),
         start_s: secs(f.start as f64),
         // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered.
-        goodput_bps: if f.source.is_some() {
-            f.bytes_window as f64 * 8.0 / window_s
-        } else {
-            f.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s
+        goodput_bps: match tcp {
+            Some(e) => e.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s,
+            None => f.bytes_window as f64 * 8.0 / window_s,
         },
-        delivered_segments: f.receiver.stats.delivered_total,
-        segments_sent: f.source.as_ref().map_or(s.segs_sent, |p| p.sent),
+        delivered_segments: tcp.map_or(0, |e| e.receiver.stats.delivered_total),
+        segments_sent: f.source().map_or(s.segs_sent, |p| p.sent),
         retransmits: s.retransmits,
         timeouts: s.timeouts,
         fast_retransmits: s.fast_retransmits,
@@ -294,8 +297,11 @@ fn flow_summary(sim: &Sim, f: &Flow, window_s: f64) -> FlowSummary {
         rtt_p50_s: percentile(&s.rtt_hist, s.rtt_n, 0.5),
         rtt_p90_s: percentile(&s.rtt_hist, s.rtt_n, 0.9),
         rtt_p99_s: percentile(&s.rtt_hist, s.rtt_n, 0.99),
-        cwnd_final: f.sender.cwnd,
-        completion_s: f.sender.done_at.map(|t| secs((t - f.start) as f64)),
+        // An open-loop flow has no congestion window.
+        cwnd_final: tcp.map_or(f64::NAN, |e| e.sender.cwnd),
+        completion_s: tcp
+            .and_then(|e| e.sender.done_at)
+            .map(|t| secs((t - f.start) as f64)),
         size_bytes: f.size_bytes,
         base_rtt_s: secs(
             f.path
@@ -343,8 +349,7 @@ fn flow_series(f: &Flow) -> impl Iterator<Item = NamedSeries> + '_ {
         cols: vec![("cwnd".into(), cs.cols[0].clone())],
     });
     let probe = f
-        .source
-        .as_ref()
+        .source()
         .and_then(|s| s.echo.as_ref())
         .map(|e| NamedSeries {
             name: format!("probe:{}", f.name),

@@ -45,7 +45,11 @@ fn throttled_flows_slow_down_through_their_window_without_drops() {
     while t < 30 * S {
         t += 10 * MS;
         sim.run_until(t);
-        clamped += sim.flows.iter().filter(|f| f.sender.snd_wnd == 1).count();
+        clamped += sim
+            .flows
+            .iter()
+            .filter(|f| f.tcp().is_some_and(|e| e.sender.snd_wnd == 1))
+            .count();
     }
     let r = sim.finish().unwrap();
     let b = &r.summary.links[0];

@@ -166,7 +166,7 @@ fn handshake_flows_stay_within_the_run_invariants_under_load() {
     let syn_retx: u64 = sim
         .flows
         .iter()
-        .map(|f| f.sender.stats.syn_retransmits)
+        .map(|f| f.tcp().expect("a TCP flow").sender.stats.syn_retransmits)
         .sum();
     // At 1 ms: 20 - 1 in service - 10 queued = 9 lost; at 1 s the link is busy with the data of
     // the others, so some of those 9 may be lost again.

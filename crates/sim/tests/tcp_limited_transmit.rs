@@ -44,7 +44,7 @@ fn run(variant: TcpVariant, limited_transmit: bool) -> Outcome {
     );
     let res = sim.run().unwrap();
     let f = &res.summary.flows[0];
-    let s = &sim.flows[0].sender;
+    let s = &sim.flows[0].tcp().expect("a TCP flow").sender;
     Outcome {
         timeouts: f.timeouts,
         fast_retransmits: f.fast_retransmits,

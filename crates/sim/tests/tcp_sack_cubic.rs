@@ -51,7 +51,7 @@ fn scripted(variant: TcpVariant, drops: Vec<u64>) -> Seen {
     while t < 10 * S {
         t += 100_000;
         sim.run_until(t);
-        let s = &sim.flows[0].sender;
+        let s = &sim.flows[0].tcp().expect("a TCP flow").sender;
         if s.in_recovery && !was && before.is_none() {
             before = Some(last);
             t_in = t;

@@ -64,7 +64,7 @@ fn a_single_drop_halves_the_window_and_recovers_without_timeout() {
     while t < 20 * S {
         t += 100_000;
         sim.run_until(t);
-        let s = &sim.flows[0].sender;
+        let s = &sim.flows[0].tcp().expect("a TCP flow").sender;
         if s.in_recovery && !was && before.is_none() {
             before = Some(last);
         }
@@ -88,7 +88,7 @@ fn a_single_drop_halves_the_window_and_recovers_without_timeout() {
     );
     assert!((after - w / 2.0).abs() <= 1.0, "cwnd {w} -> {after}");
     // Recovered: the window grows again afterwards.
-    assert!(sim.flows[0].sender.cwnd > after + 5.0);
+    assert!(sim.flows[0].tcp().expect("a TCP flow").sender.cwnd > after + 5.0);
 }
 
 #[test]
@@ -123,15 +123,17 @@ fn losing_the_tail_of_a_transfer_times_out_when_rfc6298_says() {
         let rto = rto.max(min_rto);
         let expect = (n_seg - 1) * (data + ack) + rto;
         sim.run_until(expect - 1);
-        assert_eq!(
-            sim.flows[0].sender.stats.timeouts, 0,
-            "min_rto {min_rto}: too early"
-        );
+        let timeouts = |sim: &Sim| {
+            sim.flows[0]
+                .tcp()
+                .expect("a TCP flow")
+                .sender
+                .stats
+                .timeouts
+        };
+        assert_eq!(timeouts(&sim), 0, "min_rto {min_rto}: too early");
         sim.run_until(expect);
-        assert_eq!(
-            sim.flows[0].sender.stats.timeouts, 1,
-            "min_rto {min_rto}: not at {expect}"
-        );
+        assert_eq!(timeouts(&sim), 1, "min_rto {min_rto}: not at {expect}");
         let r = sim.run().unwrap();
         assert_eq!(
             r.summary.flows[0].delivered_segments, n_seg,

@@ -25,7 +25,7 @@ impl Sim {
             let flow = build_flow(cfg, i, fc)?;
             let field = format!("flows[{i}] ({})", fc.name);
             feeders.walk(&links, &fc.path, (fc.src, fc.dst), &format!("{field}.path"))?;
-            if flow.source.is_none() || !fc.rev_path.is_empty() {
+            if flow.source().is_none() || !fc.rev_path.is_empty() {
                 let f = format!("{field}.rev_path");
                 feeders.walk(&links, &fc.rev_path, (fc.dst, fc.src), &f)?;
             }

@@ -1,6 +1,6 @@
 //! End-of-run checks: queue and network conservation, ACKs within what was sent.
 
-use super::{Sim, SimError};
+use super::{Sim, SimError, TcpEnds, Transport};
 use crate::event::Event;
 use crate::packet::Kind;
 use crate::results::{self, Results};
@@ -39,7 +39,7 @@ impl Sim {
             if let Event::LinkArrive(_, p) | Event::HostArrive(p) = e {
                 in_events += 1;
                 let fl = &mut self.flows[p.flow as usize];
-                if fl.source.is_some() && p.kind == Kind::Data && p.ts >= self.warmup {
+                if fl.source().is_some() && p.kind == Kind::Data && p.ts >= self.warmup {
                     fl.udp.in_flight += 1;
                 }
             }
@@ -51,7 +51,7 @@ impl Sim {
             if let Some(fq) = &l.fq {
                 // The open-loop flow's FQ-CoDel queue (whatever the packets' send times).
                 for (f, fl) in self.flows.iter_mut().enumerate() {
-                    if fl.source.is_some() {
+                    if fl.source().is_some() {
                         fl.udp.in_flight += fq.queue_len(fq.queue_of(f as u32)).0 as u64;
                     }
                 }
@@ -83,26 +83,28 @@ impl Sim {
             ));
         }
         for fl in &mut self.flows {
-            if fl.receiver.rcv_nxt > fl.sender.snd_max {
-                v.push(format!(
-                    "flow {}: receiver holds {} segments in order but only {} were sent",
-                    fl.name, fl.receiver.rcv_nxt, fl.sender.snd_max
-                ));
-            }
-            if fl.sender.snd_una > fl.sender.snd_max {
-                v.push(format!(
-                    "flow {}: acknowledged beyond what was sent",
-                    fl.name
-                ));
-            }
-            let cwnd = fl.sender.cwnd;
-            if let Some(cs) = &mut fl.cwnd_series {
-                cs.fill_before(end + 1, &[cwnd]);
+            let mss = fl.mss as f64;
+            if let Transport::Tcp(TcpEnds { sender, receiver }) = &fl.transport {
+                if receiver.rcv_nxt > sender.snd_max {
+                    v.push(format!(
+                        "flow {}: receiver holds {} segments in order but only {} were sent",
+                        fl.name, receiver.rcv_nxt, sender.snd_max
+                    ));
+                }
+                if sender.snd_una > sender.snd_max {
+                    v.push(format!(
+                        "flow {}: acknowledged beyond what was sent",
+                        fl.name
+                    ));
+                }
+                if let Some(cs) = &mut fl.cwnd_series {
+                    cs.fill_before(end + 1, &[sender.cwnd]);
+                }
+                if let Some((b, _)) = &mut fl.delivered {
+                    *b = receiver.stats.delivered_total as f64 * mss;
+                }
             }
             if let Some((b, s)) = &mut fl.delivered {
-                if fl.source.is_none() {
-                    *b = fl.receiver.stats.delivered_total as f64 * fl.mss as f64;
-                }
                 s.fill_before(end + 1, &[*b]);
             }
         }

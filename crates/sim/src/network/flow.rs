@@ -8,7 +8,27 @@ use crate::throttle::Throttle;
 use crate::traffic::{self, OpenLoop};
 use aqm::Time;
 
-/// One flow: its path, its sender and its receiver.
+/// A TCP flow's two ends.
+pub struct TcpEnds {
+    /// Sender.
+    pub sender: Sender,
+    /// Receiver.
+    pub receiver: Receiver,
+}
+
+/// What carries a flow's data: a TCP connection, or an open-loop source (CBR, Poisson, on-off,
+/// latency probe) whose packets no transport acknowledges.
+// Not boxed: TCP flows are the many and their ends are read on every packet; an open-loop flow
+// leaves a few hundred bytes unused.
+#[allow(clippy::large_enum_variant)]
+pub enum Transport {
+    /// A TCP sender and receiver.
+    Tcp(TcpEnds),
+    /// An open-loop source.
+    OpenLoop(OpenLoop),
+}
+
+/// One flow: its path and its transport.
 pub struct Flow {
     /// Name.
     pub name: String,
@@ -20,10 +40,8 @@ pub struct Flow {
     pub path: Vec<u32>,
     /// ACK path.
     pub rev: Vec<u32>,
-    /// Sender.
-    pub sender: Sender,
-    /// Receiver.
-    pub receiver: Receiver,
+    /// TCP or open loop.
+    pub transport: Transport,
     /// Start time.
     pub start: Time,
     /// Payload bytes per segment.
@@ -32,8 +50,6 @@ pub struct Flow {
     pub cwnd_series: Option<Series>,
     /// ModRED's pending ACK-window clamp for this flow.
     pub throttle: Throttle,
-    /// The open-loop source, when the flow is one.
-    pub source: Option<OpenLoop>,
     /// Bytes delivered to the destination in the measurement window (open-loop sources).
     pub bytes_window: u64,
     /// No new data from here (`Time::MAX`: never stops).
@@ -48,6 +64,44 @@ pub struct Flow {
     /// The flow that starts when this one completes, and the think time before it (web
     /// sessions); taken when it is scheduled.
     pub next: Option<(u32, Time)>,
+}
+
+impl Flow {
+    /// The TCP ends, when the flow is TCP.
+    #[inline]
+    pub fn tcp(&self) -> Option<&TcpEnds> {
+        match &self.transport {
+            Transport::Tcp(t) => Some(t),
+            Transport::OpenLoop(_) => None,
+        }
+    }
+
+    /// The TCP ends, mutably.
+    #[inline]
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpEnds> {
+        match &mut self.transport {
+            Transport::Tcp(t) => Some(t),
+            Transport::OpenLoop(_) => None,
+        }
+    }
+
+    /// The open-loop source, when the flow is one.
+    #[inline]
+    pub fn source(&self) -> Option<&OpenLoop> {
+        match &self.transport {
+            Transport::OpenLoop(s) => Some(s),
+            Transport::Tcp(_) => None,
+        }
+    }
+
+    /// The open-loop source, mutably.
+    #[inline]
+    pub fn source_mut(&mut self) -> Option<&mut OpenLoop> {
+        match &mut self.transport {
+            Transport::OpenLoop(s) => Some(s),
+            Transport::Tcp(_) => None,
+        }
+    }
 }
 
 /// What the receiver of an open-loop flow measured: packets received that were sent in the
@@ -126,6 +180,7 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
     if let Some(s) = source.as_mut().filter(|s| s.source.echo()) {
         s.echo = Some(traffic::probe::EchoStats::new(cfg.max_samples)); // latency probe
     }
+    let open_loop = source.is_some();
     let limit = fc
         .size_bytes
         .map(|b| b.div_ceil(t.mss as u64).max(1) as u32);
@@ -139,17 +194,21 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
         dst: fc.dst,
         path: fc.path.iter().map(|&l| l as u32).collect(),
         rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
-        sender: Sender::new(t, limit, marker),
-        receiver: Receiver::new(t)
-            .finite(limit)
-            .per_packet_ce_echo(cc.per_packet_ce_echo()),
+        transport: match source {
+            Some(s) => Transport::OpenLoop(s),
+            None => Transport::Tcp(TcpEnds {
+                sender: Sender::new(t, limit, marker),
+                receiver: Receiver::new(t)
+                    .finite(limit)
+                    .per_packet_ce_echo(cc.per_packet_ce_echo()),
+            }),
+        },
         start: fc.start_ns,
         mss: t.mss,
-        cwnd_series: t
-            .trace_cwnd
+        // An open-loop flow has no window to trace.
+        cwnd_series: (t.trace_cwnd && !open_loop)
             .then(|| Series::new(vec!["cwnd"], cfg.sample_interval_ns, cfg.max_samples)),
         throttle: Throttle::default(),
-        source,
         bytes_window: 0,
         stop: fc.stop_ns.unwrap_or(Time::MAX),
         size_bytes: fc.size_bytes,

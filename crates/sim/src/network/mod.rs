@@ -20,7 +20,7 @@ pub mod run;
 pub mod validate;
 
 pub use error::SimError;
-pub use flow::{Flow, UdpStats};
+pub use flow::{Flow, TcpEnds, Transport, UdpStats};
 pub use links::fq_params;
 
 use crate::event::EventQueue;

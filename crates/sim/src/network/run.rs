@@ -1,6 +1,6 @@
 //! The event loop: packets through links and hosts, timers, open-loop sources.
 
-use super::{Sim, SimError};
+use super::{Sim, SimError, TcpEnds, Transport};
 use crate::event::Event;
 use crate::link::Outcome;
 use crate::packet::{Kind, Packet};
@@ -103,7 +103,9 @@ impl Sim {
         }
         self.out = out;
         // One pending timer event per flow; a deadline that moved earlier gets its own event.
-        let s = &mut self.flows[f].sender;
+        let Some(TcpEnds { sender: s, .. }) = self.flows[f].tcp_mut() else {
+            return; // an open-loop flow has no timers
+        };
         if let Some(d) = s.rto_deadline {
             if s.rto_event.is_none_or(|e| e > d) {
                 s.rto_event = Some(d);
@@ -116,9 +118,9 @@ impl Sim {
                 self.ev.push(d, Event::Pace(f as u32));
             }
         }
-        let fl = &mut self.flows[f];
-        if let Some(cs) = &mut fl.cwnd_series {
-            cs.fill_before(t + 1, &[fl.sender.cwnd]);
+        let cwnd = s.cwnd;
+        if let Some(cs) = &mut self.flows[f].cwnd_series {
+            cs.fill_before(t + 1, &[cwnd]);
         }
     }
 
@@ -126,7 +128,7 @@ impl Sim {
         self.delivered += 1;
         let f = pkt.flow as usize;
         match pkt.kind {
-            Kind::Data if self.flows[f].source.is_some() => {
+            Kind::Data if self.flows[f].source().is_some() => {
                 let fl = &mut self.flows[f];
                 if let Some((b, s)) = &mut fl.delivered {
                     s.fill_before(t + 1, &[*b]);
@@ -138,7 +140,7 @@ impl Sim {
                 if pkt.ts >= self.warmup {
                     fl.udp.record(t - pkt.ts);
                 }
-                if fl.source.as_ref().is_some_and(|s| s.echo.is_some()) {
+                if fl.source().is_some_and(|s| s.echo.is_some()) {
                     // A latency probe: the destination turns the packet around.
                     self.out.push(Packet {
                         kind: Kind::Ack,
@@ -147,9 +149,9 @@ impl Sim {
                     self.inject_out(f, t);
                 }
             }
-            Kind::Ack if self.flows[f].source.is_some() => {
+            Kind::Ack if self.flows[f].source().is_some() => {
                 let w = self.warmup;
-                if let Some(e) = self.flows[f].source.as_mut().and_then(|s| s.echo.as_mut()) {
+                if let Some(e) = self.flows[f].source_mut().and_then(|s| s.echo.as_mut()) {
                     e.record(pkt.ts, t, w);
                 }
             }
@@ -159,13 +161,16 @@ impl Sim {
                 if let Some((b, s)) = &mut fl.delivered {
                     s.fill_before(t + 1, &[*b]);
                 }
-                let ack = fl.receiver.on_data(&pkt, t, in_window);
-                if let Some(mut a) = fl.receiver.take_extra() {
+                let Transport::Tcp(TcpEnds { receiver, .. }) = &mut fl.transport else {
+                    unreachable!("open-loop data is matched above")
+                };
+                let ack = receiver.on_data(&pkt, t, in_window);
+                if let Some(mut a) = receiver.take_extra() {
                     a.flow = f as u32;
                     self.out.push(a);
                 }
                 if let Some((b, _)) = &mut fl.delivered {
-                    *b = fl.receiver.stats.delivered_total as f64 * fl.mss as f64;
+                    *b = receiver.stats.delivered_total as f64 * fl.mss as f64;
                 }
                 if let Some(mut a) = ack {
                     a.flow = f as u32;
@@ -174,7 +179,7 @@ impl Sim {
                 if !self.out.is_empty() {
                     self.inject_out(f, t);
                 }
-                let r = &mut self.flows[f].receiver;
+                let r = &mut self.flows[f].tcp_mut().expect("a TCP flow").receiver;
                 if let Some(d) = r.delack_deadline {
                     if r.delack_event.is_none_or(|e| e > d) {
                         r.delack_event = Some(d);
@@ -183,17 +188,22 @@ impl Sim {
                 }
             }
             Kind::Ack => {
-                if pkt.seq > self.flows[f].sender.snd_max {
+                let fl = &mut self.flows[f];
+                let Transport::Tcp(TcpEnds { sender, .. }) = &mut fl.transport else {
+                    unreachable!("open-loop ACKs are matched above")
+                };
+                if pkt.seq > sender.snd_max {
                     self.violations.push(format!(
                         "flow {}: ACK for segment {} beyond the highest sent {}",
-                        self.flows[f].name, pkt.seq, self.flows[f].sender.snd_max
+                        fl.name, pkt.seq, sender.snd_max
                     ));
                 }
                 let mut out = std::mem::take(&mut self.out);
-                self.flows[f].sender.on_ack(&pkt, t, &mut out);
+                sender.on_ack(&pkt, t, &mut out);
+                let done = sender.done_at.is_some();
                 self.out = out;
                 self.inject_out(f, t);
-                if self.flows[f].next.is_some() && self.flows[f].sender.done_at.is_some() {
+                if self.flows[f].next.is_some() && done {
                     self.start_next(f);
                 }
             }
@@ -206,7 +216,8 @@ impl Sim {
         let Some((n, think)) = self.flows[f].next.take() else {
             return;
         };
-        let at = self.flows[f].sender.done_at.expect("completed") + think;
+        let done = self.flows[f].tcp().and_then(|e| e.sender.done_at);
+        let at = done.expect("completed") + think;
         if at <= self.end {
             self.flows[n as usize].start = at;
             self.ev.push(at, Event::FlowStart(n));
@@ -219,7 +230,7 @@ impl Sim {
         if t >= fl.stop {
             return;
         }
-        let src = fl.source.as_mut().expect("source");
+        let src = fl.source_mut().expect("source");
         let (size, gap) = src.source.emit(&mut src.rng);
         let seq = src.sent as u32;
         src.sent += 1;
@@ -261,7 +272,7 @@ impl Sim {
                     self.try_start(l, t);
                 }
                 Event::Rto(f) => {
-                    let s = &mut self.flows[f as usize].sender;
+                    let s = &mut self.flows[f as usize].tcp_mut().expect("a TCP flow").sender;
                     if s.rto_event != Some(t) {
                         continue; // superseded by an earlier event
                     }
@@ -269,7 +280,7 @@ impl Sim {
                     match s.rto_deadline {
                         Some(d) if d <= t => {
                             let mut out = std::mem::take(&mut self.out);
-                            self.flows[f as usize].sender.on_timeout(t, &mut out);
+                            s.on_timeout(t, &mut out);
                             self.out = out;
                         }
                         _ => {}
@@ -277,7 +288,10 @@ impl Sim {
                     self.inject_out(f as usize, t);
                 }
                 Event::DelAck(f) => {
-                    let r = &mut self.flows[f as usize].receiver;
+                    let r = &mut self.flows[f as usize]
+                        .tcp_mut()
+                        .expect("a TCP flow")
+                        .receiver;
                     if r.delack_event != Some(t) {
                         continue;
                     }
@@ -291,30 +305,36 @@ impl Sim {
                         self.ev.push(d, Event::DelAck(f));
                     }
                 }
-                Event::FlowStart(f) if self.flows[f as usize].source.is_some() => {
-                    let src = self.flows[f as usize].source.as_mut().expect("source");
+                Event::FlowStart(f) if self.flows[f as usize].source().is_some() => {
+                    let src = self.flows[f as usize].source_mut().expect("source");
                     let gap = src.source.first_gap(&mut src.rng);
                     self.ev.push(t + gap, Event::SourceEmit(f));
                 }
                 Event::SourceEmit(f) => self.emit(f, t),
                 Event::FlowStart(f) => {
                     let mut out = std::mem::take(&mut self.out);
-                    self.flows[f as usize].sender.start(t, &mut out);
+                    let tcp = self.flows[f as usize].tcp_mut().expect("a TCP flow");
+                    tcp.sender.start(t, &mut out);
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }
                 Event::Pace(f) => {
-                    let s = &mut self.flows[f as usize].sender;
+                    let s = &mut self.flows[f as usize].tcp_mut().expect("a TCP flow").sender;
                     if s.pacer.event != Some(t) {
                         continue; // superseded by an earlier event
                     }
                     s.pacer.event = None;
                     let mut out = std::mem::take(&mut self.out);
-                    self.flows[f as usize].sender.send_allowed(t, &mut out);
+                    s.send_allowed(t, &mut out);
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }
-                Event::FlowStop(f) => self.flows[f as usize].sender.stop_new_data(),
+                Event::FlowStop(f) => {
+                    // An open-loop source stops by its own `stop` time (`emit`).
+                    if let Some(tcp) = self.flows[f as usize].tcp_mut() {
+                        tcp.sender.stop_new_data();
+                    }
+                }
                 Event::AqmUpdate(l) => {
                     if let Some(n) = self.links[l as usize].aqm_update(t) {
                         self.ev.push(n.max(t + 1), Event::AqmUpdate(l));

@@ -8,9 +8,9 @@
 //! valid samples too).
 
 use super::cc::{AckSample, CongestionControl};
-use super::recovery::{Prr, Scoreboard};
+use super::recovery::{Recovery, Scoreboard};
 use super::{Marker, SenderStats, RTT_BUCKETS, RTT_BUCKETS_PER_DECADE};
-use crate::config::{RecoveryKind, TcpConfig};
+use crate::config::TcpConfig;
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETX, SYN};
 use aqm::{Precedence, Time};
 
@@ -40,8 +40,9 @@ pub struct SenderParams {
 pub struct Sender {
     /// Settings fixed for the flow's life.
     pub params: SenderParams,
-    /// Loss recovery.
-    pub(crate) recovery: RecoveryKind,
+    /// Loss recovery (`[tcp] recovery`, [`super::recovery::build`]); `None` only while it is
+    /// processing an ACK or a timeout (it is lent the sender).
+    recovery: Option<Box<dyn Recovery>>,
     /// Oldest unacknowledged segment.
     pub snd_una: u32,
     /// Next segment to send.
@@ -57,9 +58,6 @@ pub struct Sender {
     pub(crate) dupacks: u32,
     /// In fast recovery.
     pub in_recovery: bool,
-    pub(crate) recover: u32,
-    pub(crate) recover_valid: bool,
-    pub(crate) partial_seen: bool,
     pub(crate) ecn_recover: u32,
     cwr_pending: bool,
     srtt: f64,
@@ -78,10 +76,8 @@ pub struct Sender {
     marker: Option<Marker>,
     /// Congestion controller (`[tcp] cc`, from [`super::cc::REGISTRY`]).
     pub cc: Box<dyn CongestionControl>,
-    /// SACK scoreboard (SACK recovery).
+    /// SACK scoreboard (when the recovery uses SACK).
     pub sb: Option<Scoreboard>,
-    /// Proportional Rate Reduction state of the current recovery (SACK variants).
-    pub prr: Prr,
     /// Counters.
     pub stats: SenderStats,
     /// Without timestamps: the next RTT sample is taken from the ACK that covers this segment
@@ -107,8 +103,8 @@ impl Sender {
     pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
         // The network builder checks the name first (a configuration error, not a panic).
         let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
-        let recovery = cfg.recovery_kind();
-        let sb = (recovery == RecoveryKind::Sack).then(Scoreboard::default);
+        let recovery = super::recovery::build(cfg.recovery_kind());
+        let sb = recovery.uses_sack().then(Scoreboard::default);
         Sender {
             params: SenderParams {
                 pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
@@ -120,7 +116,7 @@ impl Sender {
                 syn_size: cfg.header_bytes + cfg.option_bytes(),
                 limited_transmit: cfg.limited_transmit,
             },
-            recovery,
+            recovery: Some(recovery),
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -129,9 +125,6 @@ impl Sender {
             snd_wnd: cfg.rwnd_segments,
             dupacks: 0,
             in_recovery: false,
-            recover: 0,
-            recover_valid: false,
-            partial_seen: false,
             ecn_recover: 0,
             cwr_pending: false,
             srtt: 0.0,
@@ -146,7 +139,6 @@ impl Sender {
             marker,
             cc,
             sb,
-            prr: Prr::default(),
             stats: SenderStats::default(),
             timed_until: 0,
             connecting: cfg.handshake,
@@ -294,11 +286,19 @@ impl Sender {
     pub fn on_ack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
         if self.connecting || ack.flags & SYN != 0 {
             self.on_synack(ack, now, out);
-        } else if self.sb.is_some() {
-            self.on_ack_sack(ack, now, out);
         } else {
-            self.on_ack_newreno(ack, now, out);
+            let mut r = self
+                .recovery
+                .take()
+                .expect("recovery is back after each call");
+            r.on_ack(self, ack, now, out);
+            self.recovery = Some(r);
         }
+    }
+
+    /// The loss recovery's name (`[tcp] recovery`).
+    pub fn recovery_name(&self) -> &'static str {
+        self.recovery.as_ref().map_or("", |r| r.name())
     }
 
     /// What an ACK of `acked` segments (cumulative) delivering `delivered` segments tells the
@@ -400,12 +400,13 @@ impl Sender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.lt_sent = 0;
-        self.recover = self.snd_max;
-        self.recover_valid = true;
         self.snd_nxt = self.snd_una;
-        if let Some(b) = self.sb.as_mut() {
-            b.high_rxt = None;
-        }
+        let mut r = self
+            .recovery
+            .take()
+            .expect("recovery is back after each call");
+        r.on_timeout(self);
+        self.recovery = Some(r);
         self.rto = (self.rto * 2).min(self.params.max_rto);
         self.send_allowed(now, out);
     }

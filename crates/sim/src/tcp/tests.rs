@@ -459,3 +459,108 @@ fn paced_departures_follow_the_linux_rate() {
     s.send_allowed(0, &mut out);
     assert_eq!(out.len(), 10);
 }
+
+/// A duplicate ACK of `una` (no new data) with one SACK block `[a, b)`.
+fn sack_ack(una: u32, a: u32, b: u32) -> Packet {
+    let mut p = ack(una, 0);
+    p.sack[0] = (a, b);
+    p
+}
+
+/// Send 20, lose 3 (RFC 6675 + RFC 6937 PRR-SSRB behind the `Recovery` trait), by hand:
+/// segments 100..119 outstanding, cwnd 20, 100-102 lost; 103..119 arrive, each SACKed.
+/// - Dup ACK 3 (103-105 SACKed): IsLost(100) (3 SACKed above): ssthresh = 20 / 2 = 10,
+///   RecoverFS = 20, retransmit 100 (prr_out 1, HighRxt 100); pipe = 14 unSACKed not-lost
+///   (106..119) + 1 retransmitted = 15 = cwnd.
+/// - Each later dup ACK SACKs one more (DeliveredData 1). While pipe > ssthresh,
+///   sndcnt = ceil(prr_delivered x 10 / 20) - prr_out: ACK 4 (pipe 14): 1 - 1 = 0; ACK 5
+///   (13): 0; ACK 6 (12): 2 - 1 = 1 -> NextSeg rule (1): 101; ACK 7 (12): 0; ACK 8 (11):
+///   3 - 2 = 1 -> 102; ACK 9 (11): 0.
+/// - ACK 10: pipe 10 = ssthresh: SSRB, MIN(10 - 10, ...) = 0. ACKs 11-17: pipe 9 each time
+///   (one more SACKed, one new segment sent the ACK before): MIN(1, MAX(prr_delivered -
+///   prr_out, 1) + 1) = 1 -> no hole left above HighRxt: rule (2), new data 120..126.
+/// - prr_out = 10 = ssthresh by the last duplicate ACK; the retransmissions of 100, 101 are
+///   partial ACKs (still in recovery), and that of 102 acknowledges RecoveryPoint (120):
+///   recovery ends with cwnd = ssthresh = 10.
+#[test]
+fn sack_recovery_prr_sends_by_hand_after_three_losses() {
+    let mut s = sender_at(TcpVariant::Sack, 20);
+    assert_eq!(s.recovery_name(), "sack");
+    let mut sent: Vec<Vec<u32>> = Vec::new();
+    let mut cwnds = Vec::new();
+    for top in 104..=120 {
+        let mut out = Vec::new();
+        s.on_ack(&sack_ack(100, 103, top), 1000, &mut out);
+        sent.push(out.iter().map(|p| p.seq).collect());
+        cwnds.push(s.cwnd);
+    }
+    let e: &[u32] = &[];
+    let want: Vec<&[u32]> = vec![
+        e,
+        e,
+        &[100], // dup ACKs 1-3
+        e,
+        e,
+        &[101],
+        e,
+        &[102],
+        e, // pipe > ssthresh: proportional part
+        e,
+        &[120],
+        &[121],
+        &[122],
+        &[123],
+        &[124],
+        &[125],
+        &[126], // SSRB
+    ];
+    assert_eq!(sent, want);
+    assert_eq!(s.ssthresh, 10.0);
+    assert_eq!(cwnds[2], 15.0, "cwnd = pipe at the fast retransmit");
+    assert_eq!(cwnds[9], 10.0, "cwnd = pipe + sndcnt = 10 + 0");
+    assert!(s.in_recovery);
+    let mut out = Vec::new();
+    s.on_ack(&sack_ack(101, 103, 120), 2000, &mut out);
+    s.on_ack(&sack_ack(102, 103, 120), 2000, &mut out);
+    assert!(s.in_recovery, "partial ACKs keep SACK recovery");
+    s.on_ack(&ack(120, 0), 2000, &mut out);
+    assert!(!s.in_recovery);
+    assert_eq!(
+        s.cwnd, 10.0,
+        "RFC 6937: cwnd = ssthresh at the end of recovery"
+    );
+    assert_eq!(s.stats.retransmits, 3);
+}
+
+/// `[tcp] recovery` picks the algorithm apart from the preset, and a timeout tells it:
+/// NewReno and SACK remember `recover` = HighData (RFC 6582 s. 4, RFC 6675 s. 5.1), so the
+/// duplicate ACKs of the go-back-N do not start a second reduction; Reno does not.
+#[test]
+fn recovery_is_chosen_by_name_and_hears_of_timeouts() {
+    use crate::config::RecoveryKind;
+    for (kind, name, reenters) in [
+        (RecoveryKind::Reno, "reno", true),
+        (RecoveryKind::NewReno, "newreno", false),
+        (RecoveryKind::Sack, "sack", false),
+    ] {
+        let c = TcpConfig {
+            recovery: Some(kind),
+            ..cfg(TcpVariant::Cubic)
+        };
+        let mut s = Sender::new(&c, None, None);
+        assert_eq!((s.recovery_name(), s.cc.name()), (name, "cubic"));
+        s.snd_una = 100;
+        s.snd_nxt = 120;
+        s.snd_max = 120;
+        s.cwnd = 20.0;
+        let mut out = Vec::new();
+        s.on_timeout(5000, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![100]);
+        // Three duplicate ACKs of 100 (SACKing 101..104 for the SACK sender) below recover 120.
+        for top in 102..105 {
+            s.on_ack(&sack_ack(100, 101, top), 6000, &mut out);
+        }
+        assert_eq!(s.in_recovery, reenters, "{name}");
+        assert_eq!(s.stats.fast_retransmits, reenters as u64, "{name}");
+    }
+}

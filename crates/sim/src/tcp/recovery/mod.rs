@@ -1,15 +1,59 @@
 //! Loss recovery, apart from congestion control: what to retransmit and how fast during
-//! recovery. NewReno (RFC 6582) lives in [`newreno`]; SACK-based recovery (RFC 6675) in [`sack`]
-//! with Proportional Rate Reduction (RFC 6937) in [`prr`]; limited transmit (RFC 3042) in
-//! [`limited`].
+//! recovery, one algorithm per file behind [`Recovery`] (as ns-3 keeps `TcpRecoveryOps` apart
+//! from `TcpCongestionOps`), chosen by `[tcp] recovery` ([`build`]):
+//! - [`reno`]: RFC 5681 s. 3.2 fast retransmit / fast recovery (ends on the first new ACK);
+//! - [`newreno`]: RFC 6582 (partial ACKs, `recover`);
+//! - [`sack`]: RFC 6675 SACK loss recovery with Proportional Rate Reduction ([`prr`], RFC 6937).
+//!
+//! Limited transmit (RFC 3042) is in [`limited`]. The sender keeps what every part of it reads:
+//! the duplicate-ACK count, the in-recovery flag (RTT sampling and ECN consult it) and the SACK
+//! scoreboard (a go-back-N after a timeout skips SACKed segments, RFC 6675 s. 5.1); a recovery
+//! keeps its own state (NewReno's `recover`, SACK's RecoveryPoint and PRR).
 
 pub mod limited;
 pub mod newreno;
 pub mod prr;
+pub mod reno;
 pub mod sack;
 
+pub use newreno::NewReno;
 pub use prr::Prr;
-pub use sack::Scoreboard;
+pub use reno::Reno;
+pub use sack::{Sack, Scoreboard};
+
+use crate::config::RecoveryKind;
+use crate::packet::Packet;
+use crate::tcp::Sender;
+use aqm::Time;
 
 /// RFC 5681 / RFC 6675's DupThresh.
 pub const DUP_THRESH: u32 = 3;
+
+/// A loss-recovery algorithm: it processes every ACK of an established connection (growing the
+/// window through the sender's congestion controller outside recovery) and forgets its episode
+/// on a retransmission timeout.
+pub trait Recovery: std::fmt::Debug + Send {
+    /// The name used in `[tcp] recovery`.
+    fn name(&self) -> &'static str;
+
+    /// Whether the sender keeps a SACK scoreboard for this recovery.
+    fn uses_sack(&self) -> bool {
+        false
+    }
+
+    /// Processes an ACK; segments to send go to `out`.
+    fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>);
+
+    /// The retransmission timer expired (the sender has already left recovery and set
+    /// ssthresh): what the recovery must remember of it.
+    fn on_timeout(&mut self, s: &mut Sender);
+}
+
+/// The recovery `kind` names (`[tcp] recovery`).
+pub fn build(kind: RecoveryKind) -> Box<dyn Recovery> {
+    match kind {
+        RecoveryKind::Reno => Box::new(Reno),
+        RecoveryKind::NewReno => Box::new(NewReno::default()),
+        RecoveryKind::Sack => Box::new(Sack::default()),
+    }
+}

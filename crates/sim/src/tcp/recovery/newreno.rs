@@ -1,75 +1,52 @@
-//! Fast retransmit and fast recovery without SACK: Reno (RFC 5681 s. 3.2: recovery ends on the
-//! first new ACK) and NewReno (RFC 6582 s. 3.2: partial ACKs retransmit the next hole, recovery
-//! ends when `recover` is acknowledged).
+//! NewReno (RFC 6582 s. 3.2): Reno's fast recovery ([`super::reno`]) where a partial ACK
+//! retransmits the next hole and recovery ends only when `recover` (the highest segment sent
+//! when it began) is acknowledged; a new recovery starts only on duplicate ACKs above `recover`,
+//! so one window's losses (or a timeout's go-back-N) cause one reduction.
 
-use super::DUP_THRESH;
-use crate::config::RecoveryKind;
+use super::reno::fast_recovery_ack;
+use super::Recovery;
 use crate::packet::Packet;
 use crate::tcp::Sender;
 use aqm::Time;
 
-impl Sender {
-    /// Processes an ACK with Reno / NewReno recovery; segments to send go to `out`.
-    pub(crate) fn on_ack_newreno(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
-        self.snd_wnd = ack.rwnd;
-        let a = ack.seq;
-        if a > self.snd_una {
-            let newly = a - self.snd_una;
-            self.advance_una(a, ack.ts, now);
-            let sample = self.ack_sample(ack, newly, newly, now);
-            self.cc.on_ack_event(&sample);
-            // RFC 6298 s. 5.2-5.3, except that in NewReno fast recovery only the first partial
-            // ACK restarts the timer (RFC 6582 s. 3.2 step 5 and s. 4, the "Impatient"
-            // variant), so a window with many losses ends in a timeout instead of one
-            // retransmission per round trip.
-            let mut restart = true;
-            if self.in_recovery {
-                if self.recovery == RecoveryKind::Reno || a >= self.recover {
-                    // Full ACK (NewReno) or any new ACK (Reno): deflate to ssthresh, leave.
-                    self.cwnd = self.ssthresh;
-                    self.in_recovery = false;
-                    self.dupacks = 0;
-                } else {
-                    // RFC 6582 s. 3.2 step 5: partial ACK: retransmit the first unacknowledged
-                    // segment, deflate by the amount acknowledged, add back one segment.
-                    self.retransmit_head(now, out);
-                    self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
-                    restart = !self.partial_seen;
-                    self.partial_seen = true;
-                }
-            } else {
-                self.dupacks = 0;
-                self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, &sample);
-            }
-            self.after_new_ack(restart, now);
-            self.on_ecn_echo(ack, now);
-        } else if a == self.snd_una && self.snd_max > self.snd_una {
-            // A duplicate ACK: one segment delivered (as Linux's `tcp_add_reno_sack`).
-            let sample = self.ack_sample(ack, 0, 1, now);
-            self.cc.on_ack_event(&sample);
-            self.dupacks += 1;
-            if self.in_recovery {
-                self.cwnd += 1.0; // RFC 5681 s. 3.2 step 4: inflate
-            } else if self.dupacks == DUP_THRESH {
-                // RFC 6582 s. 3.2 step 1: only when the ACK covers more than `recover`.
-                let allowed =
-                    self.recovery == RecoveryKind::Reno || !self.recover_valid || a > self.recover;
-                if allowed {
-                    let flight = self.flight_for_ssthresh();
-                    self.ssthresh = self.cc.on_congestion(self.cwnd, flight, now);
-                    self.recover = self.snd_max;
-                    self.recover_valid = true;
-                    self.in_recovery = true;
-                    self.partial_seen = false;
-                    self.stats.fast_retransmits += 1;
-                    self.retransmit_head(now, out);
-                    self.cwnd = self.ssthresh + 3.0;
-                    self.ecn_recover = self.snd_max;
-                }
-            } else {
-                self.limited_transmit_newreno(now, out);
-            }
-        }
-        self.send_allowed(now, out);
+/// NewReno's state.
+#[derive(Clone, Debug, Default)]
+pub struct NewReno {
+    /// RFC 6582's `recover`: the highest segment sent when recovery (or a timeout) began.
+    pub(super) recover: u32,
+    /// `recover` has been set (before the first congestion event any ACK may start recovery).
+    pub(super) recover_valid: bool,
+    /// A partial ACK was seen in this recovery (only the first restarts the timer).
+    pub(super) partial_seen: bool,
+}
+
+impl NewReno {
+    /// RFC 6582 s. 3.2 step 1: whether duplicate ACKs acknowledging up to `a` may start recovery.
+    pub(super) fn may_enter(&self, a: u32) -> bool {
+        !self.recover_valid || a > self.recover
+    }
+
+    /// Recovery begins with `snd_max` the highest segment sent (step 2: recover = HighData).
+    pub(super) fn start(&mut self, snd_max: u32) {
+        self.recover = snd_max;
+        self.recover_valid = true;
+        self.partial_seen = false;
+    }
+}
+
+impl Recovery for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
+        fast_recovery_ack(s, Some(self), ack, now, out);
+    }
+
+    /// RFC 6582 s. 3.2 step 1 with s. 4's note: after a timeout, recover = HighData, so the
+    /// duplicate ACKs of the go-back-N retransmissions do not start another recovery.
+    fn on_timeout(&mut self, s: &mut Sender) {
+        self.recover = s.snd_max;
+        self.recover_valid = true;
     }
 }

@@ -4,7 +4,7 @@
 //! RFC 6675's "(DupThresh - 1) x SMSS + 1 octets SACKed above" is "DupThresh segments SACKed
 //! above". Rule (4) of NextSeg (the rescue retransmission, a MAY) is not implemented.
 
-use super::{Prr, DUP_THRESH};
+use super::{Prr, Recovery, DUP_THRESH};
 use crate::packet::{Packet, SackBlock};
 use crate::tcp::Sender;
 use aqm::Time;
@@ -137,96 +137,127 @@ impl Scoreboard {
     }
 }
 
-impl Sender {
+/// SACK loss recovery's state (`[tcp] recovery = "sack"`); the scoreboard is the sender's
+/// ([`Sender::sb`]).
+#[derive(Clone, Debug, Default)]
+pub struct Sack {
+    /// RFC 6675's RecoveryPoint (HighData when recovery or a timeout began).
+    recover: u32,
+    /// `recover` has been set.
+    recover_valid: bool,
+    /// Proportional Rate Reduction of the current recovery.
+    pub prr: Prr,
+}
+
+impl Recovery for Sack {
+    fn name(&self) -> &'static str {
+        "sack"
+    }
+
+    fn uses_sack(&self) -> bool {
+        true
+    }
+
     /// Processes an ACK with SACK recovery (RFC 6675 s. 5) and PRR (RFC 6937).
-    pub(crate) fn on_ack_sack(&mut self, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
-        self.snd_wnd = ack.rwnd;
+    fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
+        s.snd_wnd = ack.rwnd;
         let a = ack.seq;
-        let newly = a.saturating_sub(self.snd_una);
+        let newly = a.saturating_sub(s.snd_una);
         if newly > 0 {
-            self.advance_una(a, ack.ts, now);
+            s.advance_una(a, ack.ts, now);
         }
-        let sb = self.sb.as_mut().expect("SACK sender has a scoreboard");
-        sb.advance(self.snd_una);
-        let sacked = sb.apply(&ack.sack, self.snd_max);
-        let head_lost = sb.is_lost(self.snd_una);
-        let sample = self.ack_sample(ack, newly, newly + sacked, now);
-        self.cc.on_ack_event(&sample);
-        if self.in_recovery {
-            if self.snd_una >= self.recover {
+        let sb = s.sb.as_mut().expect("SACK sender has a scoreboard");
+        sb.advance(s.snd_una);
+        let sacked = sb.apply(&ack.sack, s.snd_max);
+        let head_lost = sb.is_lost(s.snd_una);
+        let sample = s.ack_sample(ack, newly, newly + sacked, now);
+        s.cc.on_ack_event(&sample);
+        if s.in_recovery {
+            if s.snd_una >= self.recover {
                 // RFC 6675 s. 5: recovery ends when RecoveryPoint is acknowledged; RFC 6937:
                 // cwnd = ssthresh.
-                self.cwnd = self.ssthresh;
-                self.in_recovery = false;
-                self.dupacks = 0;
+                s.cwnd = s.ssthresh;
+                s.in_recovery = false;
+                s.dupacks = 0;
             } else {
-                self.prr_step((newly + sacked) as u64, now, out);
+                self.prr_step(s, (newly + sacked) as u64, now, out);
             }
         } else if newly > 0 {
-            self.dupacks = 0;
-            self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, &sample);
-        } else if self.snd_max > self.snd_una {
-            self.dupacks += 1;
+            s.dupacks = 0;
+            s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
+        } else if s.snd_max > s.snd_una {
+            s.dupacks += 1;
         }
-        let allowed = !self.recover_valid || self.snd_una >= self.recover;
-        if !self.in_recovery
-            && self.snd_max > self.snd_una
+        let allowed = !self.recover_valid || s.snd_una >= self.recover;
+        if !s.in_recovery
+            && s.snd_max > s.snd_una
             && allowed
-            && (self.dupacks >= DUP_THRESH || head_lost)
+            && (s.dupacks >= DUP_THRESH || head_lost)
         {
-            self.enter_sack_recovery(now, out);
-        } else if !self.in_recovery && newly == 0 {
-            self.limited_transmit_sack(now, out);
+            self.enter(s, now, out);
+        } else if !s.in_recovery && newly == 0 {
+            s.limited_transmit_sack(now, out);
         }
         if newly > 0 {
-            self.after_new_ack(true, now);
-            self.on_ecn_echo(ack, now);
+            s.after_new_ack(true, now);
+            s.on_ecn_echo(ack, now);
         }
-        if !self.in_recovery {
-            self.send_allowed(now, out);
+        if !s.in_recovery {
+            s.send_allowed(now, out);
         }
     }
 
+    /// RecoveryPoint = HighData (no new recovery for the go-back-N's duplicate ACKs) and
+    /// HighRxt forgotten: after a timeout every unSACKed segment is sent again.
+    fn on_timeout(&mut self, s: &mut Sender) {
+        self.recover = s.snd_max;
+        self.recover_valid = true;
+        if let Some(b) = s.sb.as_mut() {
+            b.high_rxt = None;
+        }
+    }
+}
+
+impl Sack {
     /// RFC 6675 s. 5 step (4) with RFC 6937's initialisation: RecoveryPoint = HighData,
     /// ssthresh from the congestion controller, retransmit the first unacknowledged segment.
-    fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let flight = self.flight();
-        let flight_lt = self.flight_for_ssthresh();
-        self.ssthresh = self.cc.on_congestion(self.cwnd, flight_lt, now);
-        self.recover = self.snd_max;
+    fn enter(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) {
+        let flight = s.flight();
+        let flight_lt = s.flight_for_ssthresh();
+        s.ssthresh = s.cc.on_congestion(s.cwnd, flight_lt, now);
+        self.recover = s.snd_max;
         self.recover_valid = true;
-        self.in_recovery = true;
-        self.ecn_recover = self.snd_max;
-        self.stats.fast_retransmits += 1;
+        s.in_recovery = true;
+        s.ecn_recover = s.snd_max;
+        s.stats.fast_retransmits += 1;
         self.prr = Prr::start(flight);
-        self.retransmit_head(now, out);
+        s.retransmit_head(now, out);
         self.prr.sent(1);
-        let sb = self.sb.as_mut().expect("SACK sender has a scoreboard");
-        sb.high_rxt = Some(self.snd_una);
-        self.cwnd = sb.pipe(self.snd_max) as f64;
+        let sb = s.sb.as_mut().expect("SACK sender has a scoreboard");
+        sb.high_rxt = Some(s.snd_una);
+        s.cwnd = sb.pipe(s.snd_max) as f64;
     }
 
     /// One ACK in recovery: PRR's sndcnt, then that many segments chosen by NextSeg.
-    fn prr_step(&mut self, delivered: u64, now: Time, out: &mut Vec<Packet>) {
-        let pipe = self.sb.as_ref().map_or(0, |b| b.pipe(self.snd_max)) as u64;
-        let sndcnt = self.prr.on_ack(delivered, pipe, self.ssthresh);
-        self.cwnd = (pipe + sndcnt) as f64; // RFC 6937 s. 3.1: cwnd = pipe + sndcnt
+    fn prr_step(&mut self, s: &mut Sender, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+        let pipe = s.sb.as_ref().map_or(0, |b| b.pipe(s.snd_max)) as u64;
+        let sndcnt = self.prr.on_ack(delivered, pipe, s.ssthresh);
+        s.cwnd = (pipe + sndcnt) as f64; // RFC 6937 s. 3.1: cwnd = pipe + sndcnt
         for _ in 0..sndcnt {
-            let new_ok =
-                self.more_data(self.snd_max) && self.snd_max < self.snd_una + self.snd_wnd.max(1);
-            let new_data = new_ok.then_some(self.snd_max);
-            let Some(s) = self.sb.as_ref().and_then(|b| b.next_seg(new_data)) else {
+            let new_ok = s.more_data(s.snd_max) && s.snd_max < s.snd_una + s.snd_wnd.max(1);
+            let new_data = new_ok.then_some(s.snd_max);
+            let Some(seg) = s.sb.as_ref().and_then(|b| b.next_seg(new_data)) else {
                 break;
             };
-            let p = self.make_segment(s, now);
+            let p = s.make_segment(seg, now);
             out.push(p);
-            if s == self.snd_max {
-                self.snd_max += 1;
-                self.snd_nxt = self.snd_max;
-            } else if let Some(b) = self.sb.as_mut() {
-                b.high_rxt = Some(s);
+            if seg == s.snd_max {
+                s.snd_max += 1;
+                s.snd_nxt = s.snd_max;
+            } else if let Some(b) = s.sb.as_mut() {
+                b.high_rxt = Some(seg);
             }
-            self.arm_if_stopped(now);
+            s.arm_if_stopped(now);
             self.prr.sent(1);
         }
     }
