@@ -304,7 +304,9 @@ def test_lindrop_scenarios_carry_table2_and_section_4_2(monkeypatch):
     v = scenario.from_dict(sc)  # validates
     # Table 2's 300 is ns-2's queue-limit; ns-2's RED counts it in bytes (queue_in_bytes_) of
     # mean_pktsize_ 500 B: 150 kB in aqmlab, 300 still handed to ns-2. PI's is in packets.
-    assert v.topology.buffer == "150kB" and sc["topology"]["delay"] == "300ms"
+    # The model holds the parsed buffer (packets, bytes) and keeps the text as written.
+    assert v.topology.buffer == (None, 150_000) and str(v.topology.buffer) == "150kB"
+    assert sc["topology"]["delay"] == "300ms"
     monkeypatch.setattr(core, "ns2_available", lambda: True)
     key = {"delay": "WAN_300", "congestion": "heavy", "aqm": "red"}
     red_ns2 = lindrop._ns2_specs(exp, key, sc, 1)
