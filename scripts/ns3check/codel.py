@@ -503,19 +503,10 @@ def main(argv: list[str] | None = None) -> None:
         default=[1],
         help="ns-3 runs with the start times of these aqmlab seeds (1 = the scenario's)",
     )
-    ap.add_argument("--ns3-venv", type=Path, default=Path("/work/ns3venv"))
-    ap.add_argument("--workdir", type=Path, default=ROOT / "target" / "crosscheck-ns3-codel")
-    ap.add_argument("--fresh", action="store_true", help="ignore cached results")
-    ap.add_argument("--rerun-ours", action="store_true", help="rerun aqmlab, keep cached ns-3 runs")
-    ap.add_argument(
-        "--report-only", action="store_true", help="rewrite the section from cached results"
-    )
-    ap.add_argument("--doc", type=Path, default=DOC)
+    base.add_cache_options(ap, ROOT / "target" / "crosscheck-ns3-codel", DOC, "section")
     args = ap.parse_args(argv)
 
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    cache = args.workdir / "results.json"
-    results: dict = json.loads(cache.read_text()) if cache.exists() and not args.fresh else {}
+    cache, results = base.cached_results(args)
     tomls = sorted(
         [*SCEN_DIR.glob("codel-*.toml"), *SCEN_DIR.glob("pie-*.toml")],
         key=lambda p: case_order(p.stem),

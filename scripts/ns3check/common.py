@@ -4,7 +4,9 @@ and the Markdown table helpers."""
 
 from __future__ import annotations
 
+import argparse
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -129,3 +131,23 @@ def table(rows: list[list[str]], head: list[str]) -> str:
 
 def ms(x: float) -> str:
     return f"{1e3 * x:.2f}"
+
+
+def add_cache_options(ap: argparse.ArgumentParser, workdir: Path, doc: Path, what: str) -> None:
+    """The options the dumbbell and CoDel cross-checks share: where ns-3 is, where their results
+    are cached, and the doc section they rewrite (``what`` names it in the help)."""
+    ap.add_argument("--ns3-venv", type=Path, default=Path("/work/ns3venv"))
+    ap.add_argument("--workdir", type=Path, default=workdir)
+    ap.add_argument("--fresh", action="store_true", help="ignore cached results")
+    ap.add_argument("--rerun-ours", action="store_true", help="rerun aqmlab, keep cached ns-3 runs")
+    ap.add_argument(
+        "--report-only", action="store_true", help=f"rewrite the {what} from cached results"
+    )
+    ap.add_argument("--doc", type=Path, default=doc)
+
+
+def cached_results(args: argparse.Namespace) -> tuple[Path, dict]:
+    """The results cache of ``args.workdir`` (created) and what it holds (nothing with --fresh)."""
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    cache = args.workdir / "results.json"
+    return cache, (json.loads(cache.read_text()) if cache.exists() and not args.fresh else {})

@@ -43,7 +43,9 @@ from ns3check.common import (
     PKT,
     ROOT,
     VARIANTS,
+    add_cache_options,
     build,
+    cached_results,
     f3,
     git_state,
     kpps,
@@ -421,20 +423,11 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="*", help="case names (file stems); default: all")
     ap.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
-    ap.add_argument("--ns3-venv", type=Path, default=Path("/work/ns3venv"))
-    ap.add_argument("--workdir", type=Path, default=ROOT / "target" / "crosscheck-ns3")
     ap.add_argument("--jobs", type=int, default=1, help="ns-3 runs in parallel (timings suffer)")
-    ap.add_argument("--fresh", action="store_true", help="ignore cached results")
-    ap.add_argument("--rerun-ours", action="store_true", help="rerun aqmlab, keep cached ns-3 runs")
-    ap.add_argument(
-        "--report-only", action="store_true", help="rewrite the doc from cached results"
-    )
-    ap.add_argument("--doc", type=Path, default=DOC)
+    add_cache_options(ap, ROOT / "target" / "crosscheck-ns3", DOC, "doc")
     args = ap.parse_args(argv)
 
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    cache = args.workdir / "results.json"
-    results: dict = json.loads(cache.read_text()) if cache.exists() and not args.fresh else {}
+    cache, results = cached_results(args)
     # This script's cases are DropTail and RED; CoDel/PIE cases belong to `crosscheck_ns3.py codel`.
     tomls = sorted(
         (p for p in SCEN_DIR.glob("*.toml") if p.stem.startswith(("dt-", "red-"))),
