@@ -9,6 +9,7 @@ pub mod buffer;
 pub mod config;
 pub mod hist;
 pub mod sample;
+pub mod sched;
 pub mod series;
 pub mod stats;
 pub mod summary;
