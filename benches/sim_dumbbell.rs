@@ -6,8 +6,10 @@
 //! second for each repetition, events per second, and the process's peak resident memory
 //! (VmHWM). A second part runs 10,000 flows to show memory at scale. A third part runs the same
 //! 100-flow dumbbell with `cubic` senders (CUBIC + SACK + PRR, issue 9: >= 1 M packets/s).
+//! A fourth, `-- bbr` alone, runs it with BBR v1 senders (`cc = "bbr"`, SACK recovery, paced;
+//! issue 22: >= 600 k packets per CPU-second).
 //! Run: `cargo bench -p aqmlab-sim --bench sim_dumbbell` (release profile, one core);
-//! `-- cubic` (or `-- newreno`) runs that 100-flow part alone, three times.
+//! `-- cubic` (or `-- newreno`, `-- bbr`) runs that 100-flow part alone, three times.
 
 use sim::config::{AqmConfig, TcpVariant};
 use sim::topo::{default_tcp, Dumbbell};
@@ -23,9 +25,13 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
-fn dumbbell(flows: usize, seconds: u64, variant: TcpVariant) -> Dumbbell {
+/// The senders: a variant, and a congestion controller other than the variant's.
+type Senders = (TcpVariant, Option<&'static str>);
+
+fn dumbbell(flows: usize, seconds: u64, (variant, cc): Senders) -> Dumbbell {
     let mut tcp = default_tcp();
     tcp.variant = variant;
+    tcp.cc = cc.map(str::to_string);
     Dumbbell {
         flows,
         rate_bps: 100_000_000,
@@ -45,7 +51,7 @@ fn dumbbell(flows: usize, seconds: u64, variant: TcpVariant) -> Dumbbell {
     }
 }
 
-fn run(flows: usize, seconds: u64, variant: TcpVariant) -> (f64, u64, u64, f64, f64) {
+fn run(flows: usize, seconds: u64, variant: Senders) -> (f64, u64, u64, f64, f64) {
     let cfg = dumbbell(flows, seconds, variant).config();
     let t = Instant::now();
     let mut sim = Sim::new(&cfg).expect("config");
@@ -62,7 +68,7 @@ fn run(flows: usize, seconds: u64, variant: TcpVariant) -> (f64, u64, u64, f64, 
 }
 
 /// `reps` runs of the 100-flow dumbbell with `variant`; prints each and the median rate.
-fn reference(variant: TcpVariant, reps: usize) {
+fn reference(variant: Senders, reps: usize) {
     let mut rates = Vec::new();
     for rep in 0..reps {
         let (wall, pkts, events, util, q) = run(100, 60, variant);
@@ -85,24 +91,31 @@ fn main() {
     // `cargo bench` passes --bench; `cubic` selects the CUBIC part alone.
     if std::env::args().any(|a| a == "cubic") {
         println!("reference dumbbell with cubic senders (CUBIC + SACK + PRR), 60 s simulated");
-        reference(TcpVariant::Cubic, 3);
+        reference((TcpVariant::Cubic, None), 3);
+        return;
+    }
+    if std::env::args().any(|a| a == "bbr") {
+        println!("reference dumbbell with bbr senders (BBR v1 + SACK, paced), 60 s simulated");
+        reference((TcpVariant::Sack, Some("bbr")), 3);
         return;
     }
     if std::env::args().any(|a| a == "newreno") {
         println!("reference dumbbell, NewReno, 60 s simulated");
-        reference(TcpVariant::NewReno, 3);
+        reference((TcpVariant::NewReno, None), 3);
         return;
     }
     println!("reference dumbbell: 100 flows, 100 Mb/s, RED 50/150/300, 60 s simulated");
-    reference(TcpVariant::NewReno, 5);
+    reference((TcpVariant::NewReno, None), 5);
     println!("  peak memory so far {:.1} MiB", peak_rss_mib());
     println!("scale: 10,000 flows, same dumbbell, 20 s simulated");
-    let (wall, pkts, _, util, _) = run(10_000, 20, TcpVariant::NewReno);
+    let (wall, pkts, _, util, _) = run(10_000, 20, (TcpVariant::NewReno, None));
     println!(
         "  {pkts} bottleneck packets in {wall:.2} s wall = {:.0} pkts/s (util {util:.4}); peak memory {:.1} MiB (target < 1024)",
         pkts as f64 / wall,
         peak_rss_mib()
     );
     println!("reference dumbbell with cubic senders (CUBIC + SACK + PRR), 60 s simulated");
-    reference(TcpVariant::Cubic, 3);
+    reference((TcpVariant::Cubic, None), 3);
+    println!("reference dumbbell with bbr senders (BBR v1 + SACK, paced), 60 s simulated");
+    reference((TcpVariant::Sack, Some("bbr")), 3);
 }

@@ -985,7 +985,7 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("limitedTransmit", "RFC 3042 limited transmit (ns-3's default true)",
                  o.limitedTransmit);
     cmd.AddValue("recovery", "classic | prr (ns-3's default) | prr-rfc (RFC 6937, below)", o.recovery);
-    cmd.AddValue("tcp", "newreno | cubic (ns3::TcpCubic: beta 0.7, C 0.4, fast convergence)", o.tcpCc);
+    cmd.AddValue("tcp", "newreno | cubic (ns3::TcpCubic: beta 0.7, C 0.4, fast convergence) | bbr (ns3::TcpBbr, v1, paced)", o.tcpCc);
     cmd.AddValue("minRto", "TCP minimum RTO, ms (ns-3's default is 1000; aqmlab's 200)", o.minRtoMs);
     cmd.AddValue("delAck", "TCP DelAckCount (1: an ACK per segment; ns-3's default 2)", o.delAckCount);
     cmd.AddValue("delAckTimeout", "TCP DelAckTimeout, ms (ns-3's default 200)", o.delAckTimeoutMs);
@@ -1020,7 +1020,13 @@ SetTcpDefaults(const Options& o)
 {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(o.tcpCc == "cubic" ? TcpCubic::GetTypeId()
+                                   : o.tcpCc == "bbr" ? TcpBbr::GetTypeId()
                                                       : TcpNewReno::GetTypeId()));
+    if (o.tcpCc == "bbr")
+    {
+        // BBR paces (ns-3's TcpBbr, as Linux's tcp_bbr.c, needs pacing on).
+        Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
+    }
     TypeId recovery = TcpClassicRecovery::GetTypeId();
     if (o.recovery == "prr")
     {

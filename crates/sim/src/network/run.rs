@@ -325,7 +325,7 @@ impl Sim {
                     }
                     s.pacer.event = None;
                     let mut out = std::mem::take(&mut self.out);
-                    s.send_allowed(t, &mut out);
+                    s.send_paced(t, &mut out);
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }

@@ -24,6 +24,7 @@
 pub mod cc;
 pub mod handshake;
 pub mod pacing;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod sender;

@@ -92,6 +92,9 @@ pub struct Sender {
     pub(crate) lt_sent: u32,
     /// Pacing clock (`[tcp] pacing`).
     pub pacer: super::pacing::Pacer,
+    /// Per-segment send records and delivery state for the delivery-rate sample
+    /// ([`super::rate`]), kept when the controller asks for it.
+    pub rate: Option<super::rate::RateState>,
 }
 
 impl Sender {
@@ -105,6 +108,8 @@ impl Sender {
         let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
         let recovery = super::recovery::build(cfg.recovery_kind());
         let sb = recovery.uses_sack().then(Scoreboard::default);
+        let rate = cc.wants_rate_sample().then(super::rate::RateState::default);
+        let pace = cfg.pacing || cc.needs_pacing();
         Sender {
             params: SenderParams {
                 pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
@@ -145,9 +150,10 @@ impl Sender {
             syn_retries: 0,
             lt_sent: 0,
             pacer: super::pacing::Pacer {
-                on: cfg.pacing,
+                on: pace,
                 ..Default::default()
             },
+            rate,
         }
     }
 
@@ -225,6 +231,9 @@ impl Sender {
             self.cwr_pending = false;
         }
         self.stats.segs_sent += 1;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_send(seg, now, self.snd_max - self.snd_una);
+        }
         let precedence = match &mut self.marker {
             Some(m) => m.colour(self.params.pkt_size, now),
             None => Precedence::Out,
@@ -274,6 +283,23 @@ impl Sender {
             }
             self.arm_if_stopped(now);
         }
+        if self.rate.is_some() && !self.more_data(self.snd_nxt) {
+            // tcp_rate_check_app_limited: nothing more to send and room in the window.
+            let cwnd = self.cwnd;
+            if let Some(r) = self.rate.as_mut().filter(|r| (r.in_flight as f64) < cwnd) {
+                r.mark_app_limited();
+            }
+        }
+    }
+
+    /// The pacing clock's call: what [`Sender::send_allowed`] allows, or, in SACK recovery under
+    /// a controller that sets cwnd itself, what NextSeg chooses.
+    pub fn send_paced(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.in_recovery && self.sb.is_some() && self.cc.controls_cwnd() {
+            self.send_by_next_seg(now, out);
+        } else {
+            self.send_allowed(now, out);
+        }
     }
 
     pub(crate) fn retransmit_head(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -302,16 +328,26 @@ impl Sender {
     }
 
     /// What an ACK of `acked` segments (cumulative) delivering `delivered` segments tells the
-    /// congestion controller.
+    /// congestion controller; with send records, the ACK's SACK blocks are delivered and
+    /// the delivery-rate sample taken ([`super::rate`]).
     #[inline]
     pub(crate) fn ack_sample(
-        &self,
+        &mut self,
         ack: &Packet,
         acked: u32,
         delivered: u32,
         now: Time,
     ) -> AckSample {
+        let mut rate = super::rate::RateSample::default();
+        if let Some(r) = self.rate.as_mut() {
+            if self.sb.is_some() {
+                r.on_sack(&ack.sack, self.snd_una, self.snd_max);
+            }
+            rate = r.gen(now, self.min_rtt);
+            rate.in_recovery = self.in_recovery;
+        }
         AckSample {
+            rate,
             now,
             acked,
             delivered,
@@ -320,6 +356,23 @@ impl Sender {
             snd_nxt: self.snd_nxt,
             srtt_ns: self.srtt,
             min_rtt_ns: self.min_rtt,
+        }
+    }
+
+    /// A controller that sets the window itself ([`CongestionControl::controls_cwnd`]): its
+    /// window after this ACK, given the flight and recovery state the ACK left.
+    pub(crate) fn cc_control(&mut self, sample: &mut AckSample) {
+        if let Some(r) = self.rate.as_ref() {
+            sample.rate.in_flight = r.in_flight;
+        }
+        sample.rate.in_recovery = self.in_recovery;
+        sample.rate.high_data = self.snd_max;
+        sample.rate.edt = self.pacer.next_send;
+        self.cwnd = self.cc.cong_control(self.cwnd, sample).max(1.0);
+        if self.cc.asks_app_limited() {
+            if let Some(r) = self.rate.as_mut() {
+                r.mark_app_limited();
+            }
         }
     }
 
@@ -338,6 +391,9 @@ impl Sender {
                 self.rtt_sample(now.saturating_sub(ts) as f64);
             }
             self.timed_until = self.snd_nxt.max(a);
+        }
+        if let Some(r) = self.rate.as_mut() {
+            r.on_cum_ack(self.snd_una, a);
         }
         self.snd_una = a;
         self.lt_sent = 0;
@@ -367,7 +423,9 @@ impl Sender {
             && self.snd_una > self.ecn_recover
         {
             self.ssthresh = self.cc.on_ecn(self.cwnd, self.flight(), now);
-            self.cwnd = self.ssthresh.max(1.0);
+            if !self.cc.controls_cwnd() {
+                self.cwnd = self.ssthresh.max(1.0);
+            }
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
             self.stats.ecn_reductions += 1;
@@ -401,6 +459,9 @@ impl Sender {
         self.dupacks = 0;
         self.lt_sent = 0;
         self.snd_nxt = self.snd_una;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_timeout();
+        }
         let mut r = self
             .recovery
             .take()

@@ -5,21 +5,23 @@
 //!
 //! Adding an algorithm: one file here implementing the trait, and one line in [`REGISTRY`].
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod reno;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use reno::Reno;
 
+use super::rate::RateSample;
 use aqm::Time;
 
 /// What one ACK tells the congestion controller (in the spirit of Linux's `struct ack_sample`
-/// and the per-ACK part of `struct rate_sample`: segments delivered, ECN feedback, RTT).
-///
-/// Not yet here: the delivery-rate interval and app-limited flag of Linux's `rate_sample`
-/// (they need a per-segment send record; BBR will add it).
+/// and `struct rate_sample`: segments delivered, ECN feedback, RTT, and, for a controller that
+/// asks for it ([`CongestionControl::wants_rate_sample`]), the delivery-rate sample of
+/// [`super::rate`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckSample {
     /// Arrival time of the ACK.
@@ -40,6 +42,9 @@ pub struct AckSample {
     pub srtt_ns: f64,
     /// Smallest RTT sample, ns (0 before the first sample).
     pub min_rtt_ns: f64,
+    /// The delivery-rate sample (Linux's `rate_sample`); the default (invalid, zero counts)
+    /// unless the controller asked for it.
+    pub rate: RateSample,
 }
 
 /// What the sender tells its congestion controller and what it asks of it.
@@ -77,6 +82,37 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn pacing_rate(&self) -> Option<f64> {
         None
     }
+    /// The sender is to keep per-segment send records and fill [`AckSample::rate`]
+    /// ([`super::rate`]).
+    fn wants_rate_sample(&self) -> bool {
+        false
+    }
+    /// The sender is to pace whatever `[tcp] pacing` says (BBR: Linux's `SK_PACING_NEEDED`).
+    fn needs_pacing(&self) -> bool {
+        false
+    }
+    /// The controller sets the window itself on every ACK, in and out of recovery (Linux's
+    /// `cong_control`): the sender then leaves cwnd alone (no PRR, no deflation to ssthresh,
+    /// no ECN halving) and calls [`CongestionControl::cong_control`] instead of
+    /// [`CongestionControl::on_ack`].
+    fn controls_cwnd(&self) -> bool {
+        false
+    }
+    /// Linux's `cong_control`: on every ACK after loss detection, the new window from the
+    /// current `cwnd` and the sample (whose `rate.in_flight` and `rate.in_recovery` are those
+    /// after the ACK). Only called when [`CongestionControl::controls_cwnd`].
+    fn cong_control(&mut self, cwnd: f64, _s: &AckSample) -> f64 {
+        cwnd
+    }
+    /// After [`CongestionControl::cong_control`]: the sender is to mark the current flight
+    /// application-limited (BBR's PROBE_RTT sets Linux's `tp->app_limited`); asking clears it.
+    fn asks_app_limited(&mut self) -> bool {
+        false
+    }
+    /// The controller itself, for tests and traces that read its state (`None`: not offered).
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// A constructor of a congestion controller.
@@ -87,6 +123,8 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", || Box::new(Reno)),
     ("cubic", || Box::new(Cubic::default())),
     ("dctcp", || Box::new(Dctcp::default())),
+    ("bbr", || Box::new(Bbr::default())),
+    ("bbr1", || Box::new(Bbr::default())),
 ];
 
 /// The controller registered as `name`.

@@ -40,8 +40,10 @@ pub(super) fn fast_recovery_ack(
     if a > s.snd_una {
         let newly = a - s.snd_una;
         s.advance_una(a, ack.ts, now);
-        let sample = s.ack_sample(ack, newly, newly, now);
+        let mut sample = s.ack_sample(ack, newly, newly, now);
         s.cc.on_ack_event(&sample);
+        // A controller that sets cwnd itself (BBR): recovery leaves the window to it.
+        let own = s.cc.controls_cwnd();
         // RFC 6298 s. 5.2-5.3, except that in NewReno fast recovery only the first partial
         // ACK restarts the timer (RFC 6582 s. 3.2 step 5 and s. 4, the "Impatient"
         // variant), so a window with many losses ends in a timeout instead of one
@@ -53,30 +55,42 @@ pub(super) fn fast_recovery_ack(
                 // segment, deflate by the amount acknowledged, add back one segment.
                 Some(n) => {
                     s.retransmit_head(now, out);
-                    s.cwnd = (s.cwnd - newly as f64 + 1.0).max(1.0);
+                    if !own {
+                        s.cwnd = (s.cwnd - newly as f64 + 1.0).max(1.0);
+                    }
                     restart = !n.partial_seen;
                     n.partial_seen = true;
                 }
                 // Full ACK (NewReno) or any new ACK (Reno): deflate to ssthresh, leave.
                 None => {
-                    s.cwnd = s.ssthresh;
+                    if !own {
+                        s.cwnd = s.ssthresh;
+                    }
                     s.in_recovery = false;
                     s.dupacks = 0;
                 }
             }
         } else {
             s.dupacks = 0;
-            s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
+            if !own {
+                s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
+            }
         }
         s.after_new_ack(restart, now);
         s.on_ecn_echo(ack, now);
+        if own {
+            s.cc_control(&mut sample);
+        }
     } else if a == s.snd_una && s.snd_max > s.snd_una {
         // A duplicate ACK: one segment delivered (as Linux's `tcp_add_reno_sack`).
-        let sample = s.ack_sample(ack, 0, 1, now);
+        let mut sample = s.ack_sample(ack, 0, 1, now);
         s.cc.on_ack_event(&sample);
+        let own = s.cc.controls_cwnd();
         s.dupacks += 1;
         if s.in_recovery {
-            s.cwnd += 1.0; // RFC 5681 s. 3.2 step 4: inflate
+            if !own {
+                s.cwnd += 1.0; // RFC 5681 s. 3.2 step 4: inflate
+            }
         } else if s.dupacks == DUP_THRESH {
             // RFC 6582 s. 3.2 step 1: only when the ACK covers more than `recover`.
             if newreno.as_deref().is_none_or(|n| n.may_enter(a)) {
@@ -88,11 +102,16 @@ pub(super) fn fast_recovery_ack(
                 s.in_recovery = true;
                 s.stats.fast_retransmits += 1;
                 s.retransmit_head(now, out);
-                s.cwnd = s.ssthresh + 3.0;
+                if !own {
+                    s.cwnd = s.ssthresh + 3.0;
+                }
                 s.ecn_recover = s.snd_max;
             }
         } else {
             s.limited_transmit_newreno(now, out);
+        }
+        if own {
+            s.cc_control(&mut sample);
         }
     }
     s.send_allowed(now, out);

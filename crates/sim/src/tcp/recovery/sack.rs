@@ -170,21 +170,28 @@ impl Recovery for Sack {
         sb.advance(s.snd_una);
         let sacked = sb.apply(&ack.sack, s.snd_max);
         let head_lost = sb.is_lost(s.snd_una);
-        let sample = s.ack_sample(ack, newly, newly + sacked, now);
+        let mut sample = s.ack_sample(ack, newly, newly + sacked, now);
         s.cc.on_ack_event(&sample);
+        // A controller that sets cwnd itself (BBR, Linux's `cong_control`): no PRR, no
+        // deflation to ssthresh (Linux's tcp_end_cwnd_reduction returns early for it).
+        let own = s.cc.controls_cwnd();
         if s.in_recovery {
             if s.snd_una >= self.recover {
                 // RFC 6675 s. 5: recovery ends when RecoveryPoint is acknowledged; RFC 6937:
                 // cwnd = ssthresh.
-                s.cwnd = s.ssthresh;
+                if !own {
+                    s.cwnd = s.ssthresh;
+                }
                 s.in_recovery = false;
                 s.dupacks = 0;
-            } else {
+            } else if !own {
                 self.prr_step(s, (newly + sacked) as u64, now, out);
             }
         } else if newly > 0 {
             s.dupacks = 0;
-            s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
+            if !own {
+                s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
+            }
         } else if s.snd_max > s.snd_una {
             s.dupacks += 1;
         }
@@ -201,6 +208,12 @@ impl Recovery for Sack {
         if newly > 0 {
             s.after_new_ack(true, now);
             s.on_ecn_echo(ack, now);
+        }
+        if own {
+            s.cc_control(&mut sample);
+            if s.in_recovery {
+                s.send_by_next_seg(now, out);
+            }
         }
         if !s.in_recovery {
             s.send_allowed(now, out);
@@ -235,7 +248,9 @@ impl Sack {
         self.prr.sent(1);
         let sb = s.sb.as_mut().expect("SACK sender has a scoreboard");
         sb.high_rxt = Some(s.snd_una);
-        s.cwnd = sb.pipe(s.snd_max) as f64;
+        if !s.cc.controls_cwnd() {
+            s.cwnd = sb.pipe(s.snd_max) as f64;
+        }
     }
 
     /// One ACK in recovery: PRR's sndcnt, then that many segments chosen by NextSeg.
@@ -244,21 +259,55 @@ impl Sack {
         let sndcnt = self.prr.on_ack(delivered, pipe, s.ssthresh);
         s.cwnd = (pipe + sndcnt) as f64; // RFC 6937 s. 3.1: cwnd = pipe + sndcnt
         for _ in 0..sndcnt {
-            let new_ok = s.more_data(s.snd_max) && s.snd_max < s.snd_una + s.snd_wnd.max(1);
-            let new_data = new_ok.then_some(s.snd_max);
-            let Some(seg) = s.sb.as_ref().and_then(|b| b.next_seg(new_data)) else {
+            let Some(seg) = s.next_seg_now() else {
                 break;
             };
-            let p = s.make_segment(seg, now);
-            out.push(p);
-            if seg == s.snd_max {
-                s.snd_max += 1;
-                s.snd_nxt = s.snd_max;
-            } else if let Some(b) = s.sb.as_mut() {
-                b.high_rxt = Some(seg);
-            }
-            s.arm_if_stopped(now);
+            s.send_next_seg(seg, now, out);
             self.prr.sent(1);
+        }
+    }
+}
+
+impl Sender {
+    /// RFC 6675 NextSeg with new data allowed when the application and the receiver's window
+    /// allow it.
+    fn next_seg_now(&self) -> Option<u32> {
+        let new_ok =
+            self.more_data(self.snd_max) && self.snd_max < self.snd_una + self.snd_wnd.max(1);
+        let new_data = new_ok.then_some(self.snd_max);
+        self.sb.as_ref().and_then(|b| b.next_seg(new_data))
+    }
+
+    /// Sends `seg` chosen by NextSeg (new data moves snd_max, a retransmission HighRxt).
+    fn send_next_seg(&mut self, seg: u32, now: Time, out: &mut Vec<Packet>) {
+        let p = self.make_segment(seg, now);
+        out.push(p);
+        if seg == self.snd_max {
+            self.snd_max += 1;
+            self.snd_nxt = self.snd_max;
+        } else if let Some(b) = self.sb.as_mut() {
+            b.high_rxt = Some(seg);
+        }
+        self.arm_if_stopped(now);
+    }
+
+    /// In recovery under a controller that sets cwnd itself: RFC 6675 s. 5 step (C),
+    /// segments chosen by NextSeg while pipe < cwnd (Linux's tcp_xmit_retransmit_queue under
+    /// `cong_control`), paced when pacing is on (Linux paces retransmissions too).
+    pub(crate) fn send_by_next_seg(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut pipe = self.sb.as_ref().map_or(0, |b| b.pipe(self.snd_max));
+        while (pipe as f64) < self.cwnd.floor() {
+            let Some(seg) = self.next_seg_now() else {
+                break;
+            };
+            if !self.pacer.allows(now) {
+                break;
+            }
+            if self.pacer.on {
+                self.pacer.sent(now, self.pacing_rate());
+            }
+            self.send_next_seg(seg, now, out);
+            pipe += 1;
         }
     }
 }

@@ -1,0 +1,646 @@
+//! BBR v1 as Linux's `net/ipv4/tcp_bbr.c` (draft-cardwell-iccrg-bbr-congestion-control-00):
+//! a model of the path (max delivery rate over 10 round trips, min RTT over 10 s) sets the
+//! pacing rate (gain x bw) and the window (gain x bw x min RTT, at least 4 segments), with
+//! the state machine
+//!
+//! - STARTUP: pacing and cwnd gain 2/ln 2 (Linux's 739/256) until the pipe is full: 3 rounds
+//!   in a row without 25% growth of the max-bw estimate (`bbr_check_full_bw_reached`);
+//! - DRAIN: pacing gain 1/2.885 (88/256) until the packets in flight fall to one BDP;
+//! - PROBE_BW: the 8-phase pacing-gain cycle 5/4, 3/4, 1 x 6, cwnd gain 2, one phase per min
+//!   RTT (the 5/4 phase lasts until inflight reaches 5/4 BDP or a loss; the 3/4 phase ends
+//!   early when inflight falls to one BDP); it starts at a random phase other than 3/4;
+//! - PROBE_RTT: when the min RTT has not been refreshed for 10 s, cwnd 4 for max(200 ms, one
+//!   round) after inflight reaches 4, then back to PROBE_BW (or STARTUP);
+//!
+//! with `bbr_set_cwnd`'s window (slow start toward the target, packet conservation in the
+//! first round of recovery, the saved cwnd restored after it), the quantization budget
+//! (`bbr_quantization_budget`: 3 x the TSO goal, rounded up to even, + 2 in the 5/4 phase), the
+//! ACK-aggregation allowance (`bbr_update_ack_aggregation`) and the 1% pacing margin.
+//!
+//! Differences from Linux (docs/simulator.md): real numbers instead of Linux's fixed point
+//! (gains are Linux's exact fractions); no long-term (policer) bandwidth estimate
+//! (`lt_bw`); no idle restart (the simulator's sources do not pause); the TSO goal of the
+//! quantization budget is computed from the pacing rate as Linux does (pacing shift 10) with
+//! 1500-byte packets for the 1.2 Mb/s threshold; the random start phase of PROBE_BW draws
+//! from a generator seeded by the time and delivered count of the flow's first entry into
+//! PROBE_BW (deterministic per run, different across flows); the initial pacing rate assumes
+//! Linux's initial window of 10.
+
+use super::{AckSample, CongestionControl};
+use aqm::{Time, NS_PER_SEC};
+
+/// STARTUP's gain, 2/ln 2 as Linux's `bbr_high_gain` = BBR_UNIT x 2885 / 1000 + 1.
+pub const HIGH_GAIN: f64 = 739.0 / 256.0;
+/// DRAIN's pacing gain, Linux's `bbr_drain_gain` = BBR_UNIT x 1000 / 2885.
+pub const DRAIN_GAIN: f64 = 88.0 / 256.0;
+/// PROBE_BW's cwnd gain (`bbr_cwnd_gain`).
+pub const CWND_GAIN: f64 = 2.0;
+/// PROBE_BW's pacing-gain cycle (`bbr_pacing_gain`).
+pub const PACING_GAIN: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// Window of the max-bw filter, round trips (`bbr_bw_rtts` = CYCLE_LEN + 2).
+pub const BW_RTTS: u64 = 10;
+/// Window of the min-RTT filter, ns (`bbr_min_rtt_win_sec`).
+pub const MIN_RTT_WIN: Time = 10 * NS_PER_SEC;
+/// Time at cwnd 4 in PROBE_RTT, ns (`bbr_probe_rtt_mode_ms`).
+pub const PROBE_RTT_TIME: Time = 200_000_000;
+/// Smallest window, segments (`bbr_cwnd_min_target`).
+pub const CWND_MIN: u32 = 4;
+/// Growth that counts as "still growing" in STARTUP (`bbr_full_bw_thresh`).
+pub const FULL_BW_THRESH: f64 = 1.25;
+/// Rounds without that growth that end STARTUP (`bbr_full_bw_cnt`).
+pub const FULL_BW_CNT: u32 = 3;
+/// Pacing below the estimate, percent (`bbr_pacing_margin_percent`).
+pub const PACING_MARGIN: f64 = 0.01;
+/// Linux's initial window (`TCP_INIT_CWND`).
+pub const INIT_CWND: u32 = 10;
+/// Rounds of the ACK-aggregation max filter (`bbr_extra_acked_win_rtts`).
+pub const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+/// Cap of the ACK-aggregation allowance, ns of bw (`bbr_extra_acked_max_us`).
+pub const EXTRA_ACKED_MAX: Time = 100_000_000;
+
+/// BBR's modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Ramp up to fill the pipe.
+    Startup,
+    /// Drain the queue STARTUP built.
+    Drain,
+    /// Steady state: cycle the pacing gain around the estimate.
+    ProbeBw,
+    /// Cut inflight to 4 to measure the min RTT.
+    ProbeRtt,
+}
+
+/// Linux's congestion-avoidance states as BBR sees them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    /// `TCP_CA_Open`.
+    Open,
+    /// `TCP_CA_Recovery`.
+    Recovery,
+    /// `TCP_CA_Loss` (after a retransmission timeout).
+    Loss,
+}
+
+/// Kathleen Nichols' windowed max filter as Linux's `lib/win_minmax.c`: the best, second and
+/// third best samples of the window, each with its time (here round count).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MaxFilter {
+    s: [(u64, f64); 3],
+}
+
+impl MaxFilter {
+    /// The current max.
+    pub fn get(&self) -> f64 {
+        self.s[0].1
+    }
+
+    /// All three estimates set to `(t, v)` (`minmax_reset`).
+    pub fn reset(&mut self, t: u64, v: f64) {
+        self.s = [(t, v); 3];
+    }
+
+    /// Adds the sample `v` at time `t` with window `win` (`minmax_running_max`).
+    pub fn update(&mut self, win: u64, t: u64, v: f64) -> f64 {
+        let val = (t, v);
+        if v >= self.s[0].1 || t - self.s[2].0 > win {
+            self.reset(t, v);
+            return v;
+        }
+        if v >= self.s[1].1 {
+            self.s[2] = val;
+            self.s[1] = val;
+        } else if v >= self.s[2].1 {
+            self.s[2] = val;
+        }
+        // minmax_subwin_update.
+        let dt = t - self.s[0].0;
+        if dt > win {
+            self.s[0] = self.s[1];
+            self.s[1] = self.s[2];
+            self.s[2] = val;
+            if t - self.s[0].0 > win {
+                self.s[0] = self.s[1];
+                self.s[1] = self.s[2];
+                self.s[2] = val;
+            }
+        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
+            self.s[2] = val;
+            self.s[1] = val;
+        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
+            self.s[2] = val;
+        }
+        self.s[0].1
+    }
+}
+
+/// BBR v1's state (Linux's `struct bbr`); bandwidths in segments per ns, times in ns.
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    /// Current mode.
+    pub mode: Mode,
+    /// Min RTT over the filter window, ns (`None`: no sample yet, Linux's ~0U).
+    pub min_rtt: Option<Time>,
+    /// When `min_rtt` was last set.
+    pub min_rtt_stamp: Time,
+    /// End of PROBE_RTT's 200 ms (`None`: inflight not yet down to 4).
+    pub probe_rtt_done_stamp: Option<Time>,
+    /// A round has passed at cwnd 4 in PROBE_RTT.
+    pub probe_rtt_round_done: bool,
+    /// Max delivery-rate filter over [`BW_RTTS`] rounds.
+    pub bw: MaxFilter,
+    /// Packet-timed rounds so far.
+    pub rtt_cnt: u64,
+    /// Connection's delivered count that ends the current round.
+    pub next_rtt_delivered: u64,
+    /// Start of the current gain-cycle phase (a delivered time).
+    pub cycle_stamp: Time,
+    /// Congestion state seen on the previous ACK.
+    pub prev_ca_state: CaState,
+    /// Packet conservation (first round of recovery).
+    pub packet_conservation: bool,
+    /// This ACK starts a round.
+    pub round_start: bool,
+    /// Current pacing gain.
+    pub pacing_gain: f64,
+    /// Current cwnd gain.
+    pub cwnd_gain: f64,
+    /// STARTUP found the pipe full.
+    pub full_bw_reached: bool,
+    /// Rounds without 25% growth.
+    pub full_bw_cnt: u32,
+    /// The bw STARTUP's growth is measured against.
+    pub full_bw: f64,
+    /// Index in [`PACING_GAIN`].
+    pub cycle_idx: usize,
+    /// An RTT sample has set the pacing rate.
+    pub has_seen_rtt: bool,
+    /// Window saved on entering recovery or PROBE_RTT.
+    pub prior_cwnd: u32,
+    /// Pacing rate, segments per second.
+    pub pacing_rate: f64,
+    /// Start of the ACK-aggregation epoch.
+    pub ack_epoch_stamp: Time,
+    /// Segments (S)ACKed in the epoch.
+    pub ack_epoch_acked: u64,
+    /// Max extra ACKed in the current and previous windows.
+    pub extra_acked: [u64; 2],
+    /// Rounds in the current extra-ACKed window.
+    pub extra_acked_win_rtts: u32,
+    /// Current extra-ACKed window.
+    pub extra_acked_win_idx: usize,
+    /// The timeout's highest segment sent: the Loss state lasts until it is acknowledged.
+    loss_high: Option<u32>,
+    /// A timeout happened and the next ACK enters the Loss state.
+    loss_pending: bool,
+    in_loss: bool,
+    /// Random state for PROBE_BW's start phase (seeded on first use).
+    rng: u64,
+    /// The controller asks the sender to mark the flight app-limited (PROBE_RTT).
+    app_limited_req: bool,
+    /// Earliest departure of the next paced segment (the sender's pacing clock).
+    edt: Time,
+}
+
+impl Default for Bbr {
+    fn default() -> Self {
+        Bbr {
+            mode: Mode::Startup,
+            min_rtt: None,
+            min_rtt_stamp: 0,
+            probe_rtt_done_stamp: None,
+            probe_rtt_round_done: false,
+            bw: MaxFilter::default(),
+            rtt_cnt: 0,
+            next_rtt_delivered: 0,
+            cycle_stamp: 0,
+            prev_ca_state: CaState::Open,
+            packet_conservation: false,
+            round_start: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            full_bw_reached: false,
+            full_bw_cnt: 0,
+            full_bw: 0.0,
+            cycle_idx: 0,
+            has_seen_rtt: false,
+            prior_cwnd: 0,
+            // bbr_init_pacing_rate_from_rtt without an RTT: high_gain x 10 segments / 1 ms.
+            pacing_rate: rate_per_sec(INIT_CWND as f64 / 1e6, HIGH_GAIN),
+            ack_epoch_stamp: 0,
+            ack_epoch_acked: 0,
+            extra_acked: [0; 2],
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
+            loss_high: None,
+            loss_pending: false,
+            in_loss: false,
+            rng: 0,
+            app_limited_req: false,
+            edt: 0,
+        }
+    }
+}
+
+/// A bw (segments per ns) with a gain as a pacing rate, segments per second, 1% below
+/// (`bbr_rate_bytes_per_sec`).
+fn rate_per_sec(bw: f64, gain: f64) -> f64 {
+    bw * gain * NS_PER_SEC as f64 * (1.0 - PACING_MARGIN)
+}
+
+/// SplitMix64 (a seed mixer) for the random start phase.
+fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Bbr {
+    /// The bandwidth estimate (segments per ns).
+    pub fn max_bw(&self) -> f64 {
+        self.bw.get()
+    }
+
+    /// `bbr_bdp`: ceil(bw x min_rtt x gain); the initial window before any RTT sample.
+    pub fn bdp(&self, bw: f64, gain: f64) -> u32 {
+        match self.min_rtt {
+            None => INIT_CWND,
+            Some(r) => {
+                let w = bw * r as f64 * gain;
+                // Linux rounds up after its fixed-point product; guard float noise.
+                (w - 1e-9).ceil().max(0.0) as u32
+            }
+        }
+    }
+
+    /// `bbr_tso_segs_goal` without a device limit: pacing rate x 2^-10 s in segments, at least 2
+    /// (1 below 1.2 Mb/s, 100 segments per second of 1500 bytes), at most 127.
+    pub fn tso_segs_goal(&self) -> u32 {
+        let min = if self.pacing_rate < 100.0 { 1 } else { 2 };
+        ((self.pacing_rate / 1024.0) as u32).max(min).min(127)
+    }
+
+    /// `bbr_quantization_budget`.
+    pub fn quantization_budget(&self, cwnd: u32) -> u32 {
+        let mut cwnd = cwnd + 3 * self.tso_segs_goal();
+        cwnd = (cwnd + 1) & !1;
+        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
+            cwnd += 2;
+        }
+        cwnd
+    }
+
+    /// `bbr_inflight`: the BDP with a gain and the quantization budget.
+    pub fn inflight(&self, bw: f64, gain: f64) -> u32 {
+        self.quantization_budget(self.bdp(bw, gain))
+    }
+
+    /// `bbr_packets_in_net_at_edt`: inflight when the next paced segment leaves at `edt`.
+    fn in_net_at_edt(&self, inflight: u32, now: Time, edt: Time) -> u32 {
+        let interval = edt.max(now) - now;
+        let delivered = (self.max_bw() * interval as f64) as u32;
+        let mut at_edt = inflight;
+        if self.pacing_gain > 1.0 {
+            at_edt += self.tso_segs_goal();
+        }
+        at_edt.saturating_sub(delivered)
+    }
+
+    /// `bbr_save_cwnd`.
+    fn save_cwnd(&mut self, cwnd: u32) {
+        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
+            self.prior_cwnd = cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(cwnd);
+        }
+    }
+
+    fn advance_cycle_phase(&mut self, delivered_time: Time) {
+        self.cycle_idx = (self.cycle_idx + 1) % PACING_GAIN.len();
+        self.cycle_stamp = delivered_time;
+    }
+
+    /// `bbr_reset_probe_bw_mode`: a random phase other than 3/4 (index 7 - rand(7), then
+    /// advanced).
+    fn reset_probe_bw_mode(&mut self, s: &AckSample) {
+        self.mode = Mode::ProbeBw;
+        if self.rng == 0 {
+            self.rng = s.now ^ s.rate.total_delivered.rotate_left(32) ^ 0x5DEE_CE66;
+        }
+        let r = (splitmix(&mut self.rng) % 7) as usize;
+        self.cycle_idx = PACING_GAIN.len() - 1 - r;
+        self.advance_cycle_phase(s.rate.delivered_time);
+    }
+
+    fn reset_mode(&mut self, s: &AckSample) {
+        if self.full_bw_reached {
+            self.reset_probe_bw_mode(s);
+        } else {
+            self.mode = Mode::Startup;
+        }
+    }
+
+    /// `bbr_update_bw`: rounds and the max-bw filter.
+    fn update_bw(&mut self, s: &AckSample) {
+        self.round_start = false;
+        let rs = &s.rate;
+        if rs.delivered < 0 || rs.interval_ns <= 0 {
+            return;
+        }
+        if rs.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = rs.total_delivered;
+            self.rtt_cnt += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        let bw = rs.delivered as f64 / rs.interval_ns as f64;
+        if !rs.is_app_limited || bw >= self.max_bw() {
+            self.bw.update(BW_RTTS, self.rtt_cnt, bw);
+        }
+    }
+
+    /// `bbr_update_ack_aggregation`.
+    fn update_ack_aggregation(&mut self, s: &AckSample, cwnd: u32) {
+        let rs = &s.rate;
+        if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0 {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
+            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let epoch = rs.delivered_time.saturating_sub(self.ack_epoch_stamp);
+        let mut expected = (self.max_bw() * epoch as f64) as u64;
+        if self.ack_epoch_acked <= expected
+            || self.ack_epoch_acked + rs.acked_sacked as u64 >= 1 << 20
+        {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_stamp = rs.delivered_time;
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked as u64).min(0xFFFFF);
+        let extra = (self.ack_epoch_acked - expected).min(cwnd as u64);
+        let i = self.extra_acked_win_idx;
+        if extra > self.extra_acked[i] {
+            self.extra_acked[i] = extra;
+        }
+    }
+
+    /// `bbr_is_next_cycle_phase` / `bbr_update_cycle_phase`.
+    fn update_cycle_phase(&mut self, s: &AckSample) {
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let rs = &s.rate;
+        let full_length =
+            rs.delivered_time.saturating_sub(self.cycle_stamp) > self.min_rtt.unwrap_or(Time::MAX);
+        let next = if self.pacing_gain == 1.0 {
+            full_length
+        } else {
+            let inflight = self.in_net_at_edt(rs.prior_in_flight, s.now, self.edt);
+            let bw = self.max_bw();
+            if self.pacing_gain > 1.0 {
+                full_length && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain))
+            } else {
+                full_length || inflight <= self.inflight(bw, 1.0)
+            }
+        };
+        if next {
+            self.advance_cycle_phase(rs.delivered_time);
+        }
+    }
+
+    /// `bbr_check_full_bw_reached`.
+    fn check_full_bw_reached(&mut self, s: &AckSample) {
+        if self.full_bw_reached || !self.round_start || s.rate.is_app_limited {
+            return;
+        }
+        if self.max_bw() >= self.full_bw * FULL_BW_THRESH {
+            self.full_bw = self.max_bw();
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
+    }
+
+    /// `bbr_check_drain`.
+    fn check_drain(&mut self, s: &AckSample) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+        }
+        if self.mode == Mode::Drain
+            && self.in_net_at_edt(s.rate.in_flight, s.now, self.edt)
+                <= self.inflight(self.max_bw(), 1.0)
+        {
+            self.reset_probe_bw_mode(s);
+        }
+    }
+
+    /// `bbr_check_probe_rtt_done`: after 200 ms and a round at cwnd 4, restore and leave.
+    fn check_probe_rtt_done(&mut self, s: &AckSample, cwnd: &mut u32) {
+        if self.probe_rtt_done_stamp.is_none_or(|d| s.now <= d) {
+            return;
+        }
+        self.min_rtt_stamp = s.now;
+        *cwnd = (*cwnd).max(self.prior_cwnd);
+        self.reset_mode(s);
+    }
+
+    /// `bbr_update_min_rtt`: the 10 s min-RTT filter and PROBE_RTT.
+    fn update_min_rtt(&mut self, s: &AckSample, cwnd: &mut u32) {
+        let rs = &s.rate;
+        let expired = s.now > self.min_rtt_stamp + MIN_RTT_WIN;
+        if rs.rtt_ns >= 0 && (self.min_rtt.is_none_or(|m| (rs.rtt_ns as Time) < m) || expired) {
+            self.min_rtt = Some(rs.rtt_ns as Time);
+            self.min_rtt_stamp = s.now;
+        }
+        if expired && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.save_cwnd(*cwnd);
+            self.probe_rtt_done_stamp = None;
+        }
+        if self.mode == Mode::ProbeRtt {
+            // Ignore low-rate samples during this mode.
+            self.app_limited_req = true;
+            if self.probe_rtt_done_stamp.is_none() && rs.in_flight <= CWND_MIN {
+                self.probe_rtt_done_stamp = Some(s.now + PROBE_RTT_TIME);
+                self.probe_rtt_round_done = false;
+                self.next_rtt_delivered = rs.total_delivered;
+            } else if self.probe_rtt_done_stamp.is_some() {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done(s, cwnd);
+                }
+            }
+        }
+    }
+
+    /// `bbr_update_gains`.
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
+            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw => (PACING_GAIN[self.cycle_idx], CWND_GAIN),
+            Mode::ProbeRtt => (1.0, 1.0),
+        };
+    }
+
+    /// `bbr_set_pacing_rate`: the pacing rate only rises before the pipe is full.
+    fn set_pacing_rate(&mut self, s: &AckSample, cwnd: u32) {
+        if !self.has_seen_rtt && s.srtt_ns > 0.0 {
+            // bbr_init_pacing_rate_from_rtt: high_gain x cwnd / SRTT.
+            self.has_seen_rtt = true;
+            self.pacing_rate = rate_per_sec(cwnd as f64 / s.srtt_ns, HIGH_GAIN);
+        }
+        let rate = rate_per_sec(self.max_bw(), self.pacing_gain);
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    /// `bbr_set_cwnd_to_recover_or_restore`: `Some(cwnd)` under packet conservation.
+    fn recover_or_restore(&mut self, s: &AckSample, state: CaState, cwnd: &mut u32) -> bool {
+        let rs = &s.rate;
+        let acked = rs.acked_sacked;
+        if rs.losses > 0 {
+            *cwnd = cwnd.saturating_sub(rs.losses).max(1);
+        }
+        if state == CaState::Recovery && self.prev_ca_state != CaState::Recovery {
+            self.packet_conservation = true;
+            self.next_rtt_delivered = rs.total_delivered;
+            *cwnd = rs.in_flight + acked;
+        } else if self.prev_ca_state >= CaState::Recovery && state < CaState::Recovery {
+            *cwnd = (*cwnd).max(self.prior_cwnd);
+            self.packet_conservation = false;
+        }
+        self.prev_ca_state = state;
+        if self.packet_conservation {
+            *cwnd = (*cwnd).max(rs.in_flight + acked);
+            return true;
+        }
+        false
+    }
+
+    /// `bbr_set_cwnd`.
+    fn set_cwnd(&mut self, s: &AckSample, state: CaState, mut cwnd: u32) -> u32 {
+        let acked = s.rate.acked_sacked;
+        if acked > 0 && !self.recover_or_restore(s, state, &mut cwnd) {
+            let bw = self.max_bw();
+            let mut target = self.bdp(bw, self.cwnd_gain);
+            target += self.ack_aggregation_cwnd();
+            target = self.quantization_budget(target);
+            if self.full_bw_reached {
+                cwnd = (cwnd + acked).min(target);
+            } else if cwnd < target || s.rate.total_delivered < INIT_CWND as u64 {
+                cwnd += acked;
+            }
+            cwnd = cwnd.max(CWND_MIN);
+        }
+        if self.mode == Mode::ProbeRtt {
+            cwnd = cwnd.min(CWND_MIN);
+        }
+        cwnd
+    }
+
+    /// `bbr_ack_aggregation_cwnd`.
+    fn ack_aggregation_cwnd(&self) -> u32 {
+        if !self.full_bw_reached {
+            return 0;
+        }
+        let max = (self.max_bw() * EXTRA_ACKED_MAX as f64) as u64;
+        self.extra_acked[0].max(self.extra_acked[1]).min(max) as u32
+    }
+}
+
+impl CongestionControl for Bbr {
+    fn name(&self) -> &'static str {
+        "bbr"
+    }
+
+    fn on_ack(&mut self, cwnd: f64, _ssthresh: f64, _s: &AckSample) -> f64 {
+        cwnd
+    }
+
+    /// `bbr_ssthresh`: saves cwnd for after recovery; ssthresh is not lowered.
+    fn on_congestion(&mut self, cwnd: f64, _flight: u32, _now: Time) -> f64 {
+        self.save_cwnd(cwnd as u32);
+        f64::INFINITY
+    }
+
+    /// `bbr_set_state(TCP_CA_Loss)`: the next ACK is in the Loss state; full-pipe growth is
+    /// measured afresh and the timeout ends a round.
+    fn on_timeout(&mut self) {
+        self.prev_ca_state = CaState::Loss;
+        self.full_bw = 0.0;
+        self.round_start = true;
+        self.loss_pending = true;
+        self.in_loss = true;
+    }
+
+    fn pacing_rate(&self) -> Option<f64> {
+        Some(self.pacing_rate)
+    }
+
+    fn wants_rate_sample(&self) -> bool {
+        true
+    }
+
+    fn needs_pacing(&self) -> bool {
+        true
+    }
+
+    fn controls_cwnd(&self) -> bool {
+        true
+    }
+
+    fn asks_app_limited(&mut self) -> bool {
+        std::mem::take(&mut self.app_limited_req)
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
+    /// `bbr_main`: update the model, then the pacing rate and the window.
+    fn cong_control(&mut self, cwnd: f64, s: &AckSample) -> f64 {
+        self.edt = s.rate.edt;
+        if self.loss_pending {
+            self.loss_pending = false;
+            self.loss_high = Some(s.rate.high_data);
+        }
+        if self.in_loss && self.loss_high.is_some_and(|h| s.snd_una >= h) {
+            self.in_loss = false;
+            self.loss_high = None;
+        }
+        let state = if self.in_loss {
+            CaState::Loss
+        } else if s.rate.in_recovery {
+            CaState::Recovery
+        } else {
+            CaState::Open
+        };
+        let mut w = cwnd.floor().max(1.0) as u32;
+        self.update_bw(s);
+        self.update_ack_aggregation(s, w);
+        self.update_cycle_phase(s);
+        self.check_full_bw_reached(s);
+        self.check_drain(s);
+        self.update_min_rtt(s, &mut w);
+        self.update_gains();
+        self.set_pacing_rate(s, w);
+        self.set_cwnd(s, state, w) as f64
+    }
+}
+
+#[cfg(test)]
+#[path = "bbr_tests.rs"]
+mod tests;

@@ -1,0 +1,571 @@
+//! The delivery-rate sample, as Linux's `net/ipv4/tcp_rate.c` (and
+//! draft-cheng-iccrg-delivery-rate-estimation): each transmission records the connection's
+//! delivery state at that moment ([`TxRecord`]); an ACK that delivers segments yields a
+//! [`RateSample`] from the record of the most recently sent of them:
+//!
+//! - `delivered` = connection's delivered now - the record's `delivered`;
+//! - `interval` = max(send_elapsed, ack_elapsed), send_elapsed = that segment's send time -
+//!   the record's `first_tx` (the send time of the first segment of its flight), ack_elapsed =
+//!   now - the record's `delivered_time` (`tcp_rate_gen`: the larger of the two, so ACK
+//!   compression cannot inflate the rate);
+//! - a sample whose interval is shorter than the min RTT is discarded (interval -1), as Linux;
+//! - `is_app_limited`: the record was sent while the connection was application-limited
+//!   (`tcp_rate_check_app_limited`: no more data to send and fewer than cwnd in flight; cleared
+//!   once `delivered` passes the mark). A connection starts with the mark set (Linux's
+//!   `tp->app_limited = ~0U` in `tcp_init_sock`): the first flight's samples are app-limited.
+//!
+//! Units: segments and ns. The sender keeps one record per segment from `snd_una` to `snd_max`
+//! (this file owns it; another recovery, RACK, may read the send times). The record is kept only
+//! when the congestion controller asks for rate samples
+//! ([`super::cc::CongestionControl::wants_rate_sample`]), so other controllers pay nothing.
+//!
+//! Loss marking: a segment counts as lost (`tp->lost`, `rs->losses` of the ACK that marked it)
+//! when DupThresh segments above it are SACKed (RFC 6675 IsLost, as the SACK recovery decides)
+//! or on a retransmission timeout (all outstanding, as `tcp_enter_loss`). A retransmission that
+//! is lost again is not detected (RACK would).
+
+use aqm::Time;
+use std::collections::VecDeque;
+
+/// RFC 6675's DupThresh (segments SACKed above a hole that mark it lost).
+const DUP_THRESH: u32 = super::recovery::DUP_THRESH;
+
+/// What one transmission of a segment recorded (Linux's `tcp_skb_cb.tx` with the skb's send time).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TxRecord {
+    /// Time of this (re)transmission (`skb->skb_mstamp_ns`).
+    pub sent: Time,
+    /// Connection's `delivered` when it was sent.
+    pub delivered: u64,
+    /// Connection's `delivered_time` when it was sent (`tx.delivered_mstamp`).
+    pub delivered_time: Time,
+    /// Send time of the first segment of the flight it belongs to (`tx.first_tx_mstamp`).
+    pub first_tx: Time,
+    /// Sent while application-limited (`tx.is_app_limited`).
+    pub app_limited: bool,
+    /// It is a retransmission (`TCPCB_RETRANS`).
+    pub retrans: bool,
+    /// Delivered (cumulatively acknowledged or SACKed).
+    pub acked: bool,
+    /// Marked lost (counted once in the connection's `lost`).
+    pub lost: bool,
+}
+
+/// One ACK's rate sample (Linux's `struct rate_sample`), with the connection's totals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Connection's delivered count when the sample's segment was sent (`prior_delivered`).
+    pub prior_delivered: u64,
+    /// Segments delivered over the interval; -1: no valid sample on this ACK.
+    pub delivered: i64,
+    /// Length of the interval, ns; -1: no valid sample.
+    pub interval_ns: i64,
+    /// The sample's segment was sent while application-limited.
+    pub is_app_limited: bool,
+    /// The sample's segment was a retransmission.
+    pub is_retrans: bool,
+    /// Segments newly delivered by this ACK (cumulative + SACKed, `acked_sacked`).
+    pub acked_sacked: u32,
+    /// Segments newly marked lost by this ACK (`losses`).
+    pub losses: u32,
+    /// RTT of the most recently sent segment this ACK delivered that was not retransmitted, ns;
+    /// -1: none (`rtt_us`).
+    pub rtt_ns: i64,
+    /// Packets in flight before the ACK (`prior_in_flight`).
+    pub prior_in_flight: u32,
+    /// Packets in flight after the ACK (`tcp_packets_in_flight`): sent, not delivered, not
+    /// marked lost unless retransmitted since.
+    pub in_flight: u32,
+    /// Connection's total delivered after the ACK (`tp->delivered`).
+    pub total_delivered: u64,
+    /// Connection's total marked lost (`tp->lost`).
+    pub total_lost: u64,
+    /// Time of the latest delivery (`tp->delivered_mstamp`).
+    pub delivered_time: Time,
+    /// The sender is in loss recovery after this ACK (set by the sender before
+    /// [`super::cc::CongestionControl::cong_control`]).
+    pub in_recovery: bool,
+    /// One past the highest segment sent (`snd_max`, set as `in_recovery`).
+    pub high_data: u32,
+    /// Earliest departure of the next paced segment (the pacer's clock, Linux's
+    /// `tcp_wstamp_ns`; set as `in_recovery`).
+    pub edt: Time,
+}
+
+impl Default for RateSample {
+    fn default() -> Self {
+        RateSample {
+            prior_delivered: 0,
+            delivered: -1,
+            interval_ns: -1,
+            is_app_limited: false,
+            is_retrans: false,
+            acked_sacked: 0,
+            losses: 0,
+            rtt_ns: -1,
+            prior_in_flight: 0,
+            in_flight: 0,
+            total_delivered: 0,
+            total_lost: 0,
+            delivered_time: 0,
+            in_recovery: false,
+            high_data: 0,
+            edt: 0,
+        }
+    }
+}
+
+impl RateSample {
+    /// The delivery rate, segments per ns (`None` when the sample is invalid).
+    pub fn rate(&self) -> Option<f64> {
+        (self.delivered >= 0 && self.interval_ns > 0)
+            .then(|| self.delivered as f64 / self.interval_ns as f64)
+    }
+}
+
+/// The per-ACK choice of the sample's segment (the most recently sent one delivered).
+#[derive(Clone, Copy, Debug, Default)]
+struct Pick {
+    have: bool,
+    sent: Time,
+    seq: u32,
+    prior_delivered: u64,
+    prior_time: Time,
+    send_elapsed: Time,
+    app_limited: bool,
+    retrans: bool,
+    /// Send time of the newest non-retransmitted delivered segment (RTT sample).
+    rtt_sent: Option<Time>,
+}
+
+/// The sender's per-segment send records and the connection's delivery state.
+#[derive(Clone, Debug)]
+pub struct RateState {
+    /// Sequence number of `recs[0]` (`snd_una` after the last ACK).
+    base: u32,
+    recs: VecDeque<TxRecord>,
+    /// Segments delivered since the start (`tp->delivered`).
+    pub delivered: u64,
+    /// Time of the latest delivery (`tp->delivered_mstamp`).
+    pub delivered_time: Time,
+    /// Send time of the first segment of the current flight (`tp->first_tx_mstamp`).
+    pub first_tx: Time,
+    /// Application-limited mark: `Some(d)`: limited until `delivered` exceeds `d`
+    /// (`tp->app_limited`, 0 meaning none).
+    pub app_limited: Option<u64>,
+    /// Segments marked lost since the start (`tp->lost`).
+    pub lost: u64,
+    /// Packets in flight (`tcp_packets_in_flight`).
+    pub in_flight: u32,
+    /// Lowest segment not yet examined for loss marking.
+    lost_scan: u32,
+    pick: Pick,
+    /// Segments delivered by the ACK being processed.
+    acked_now: u32,
+    /// Segments marked lost by the ACK being processed.
+    lost_now: u32,
+    /// In flight before the ACK being processed.
+    prior_in_flight: Option<u32>,
+}
+
+impl Default for RateState {
+    fn default() -> Self {
+        RateState {
+            base: 0,
+            recs: VecDeque::new(),
+            delivered: 0,
+            delivered_time: 0,
+            first_tx: 0,
+            // tcp_init_sock: tp->app_limited = ~0U: the first flight is app-limited.
+            app_limited: Some(0),
+            lost: 0,
+            in_flight: 0,
+            lost_scan: 0,
+            pick: Pick::default(),
+            acked_now: 0,
+            lost_now: 0,
+            prior_in_flight: None,
+        }
+    }
+}
+
+impl RateState {
+    /// The record of segment `seq`, if it is still held.
+    pub fn record(&self, seq: u32) -> Option<&TxRecord> {
+        seq.checked_sub(self.base)
+            .and_then(|i| self.recs.get(i as usize))
+    }
+
+    /// Segment `seq` leaves at `now`; `packets_out` segments were sent and not cumulatively
+    /// acknowledged before it (`tcp_rate_skb_sent`).
+    pub fn on_send(&mut self, seq: u32, now: Time, packets_out: u32) {
+        if packets_out == 0 {
+            // The flight starts now: the interval begins with this send.
+            self.first_tx = now;
+            self.delivered_time = now;
+        }
+        if self.recs.is_empty() {
+            self.base = seq;
+        }
+        let Some(i) = seq.checked_sub(self.base).map(|i| i as usize) else {
+            return;
+        };
+        let rec = TxRecord {
+            sent: now,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_tx: self.first_tx,
+            app_limited: self.app_limited.is_some(),
+            retrans: false,
+            acked: false,
+            lost: false,
+        };
+        if i < self.recs.len() {
+            let old = self.recs[i];
+            // A retransmission: back in flight unless it still was (an RTO resends what was
+            // in flight, marked lost just before).
+            if old.acked {
+                return;
+            }
+            if old.lost && !old.retrans {
+                self.in_flight += 1;
+            }
+            self.recs[i] = TxRecord {
+                retrans: true,
+                lost: old.lost,
+                ..rec
+            };
+        } else {
+            while self.recs.len() < i {
+                // Never happens with a contiguous sender; keep indexing right if it does.
+                self.recs.push_back(TxRecord {
+                    acked: true,
+                    ..TxRecord::default()
+                });
+            }
+            self.recs.push_back(rec);
+            self.in_flight += 1;
+        }
+    }
+
+    /// Starts an ACK's accounting (before any delivery); `in_flight` is the flight before it.
+    fn begin(&mut self) {
+        if self.prior_in_flight.is_none() {
+            self.prior_in_flight = Some(self.in_flight);
+            self.pick = Pick::default();
+            self.acked_now = 0;
+            self.lost_now = 0;
+        }
+    }
+
+    /// Segment `seq` is delivered at `now` (`tcp_rate_skb_delivered`).
+    fn deliver(&mut self, seq: u32) {
+        let Some(i) = seq.checked_sub(self.base).map(|i| i as usize) else {
+            return;
+        };
+        let Some(r) = self.recs.get_mut(i) else {
+            return;
+        };
+        if r.acked {
+            return;
+        }
+        r.acked = true;
+        if !r.lost || r.retrans {
+            self.in_flight -= 1;
+        }
+        let r = *r;
+        self.delivered += 1;
+        self.acked_now += 1;
+        let p = &mut self.pick;
+        // The most recently sent (later send time; same time: higher sequence), as
+        // tcp_skb_sent_after.
+        if !p.have || r.sent > p.sent || (r.sent == p.sent && seq > p.seq) {
+            p.have = true;
+            p.sent = r.sent;
+            p.seq = seq;
+            p.prior_delivered = r.delivered;
+            p.prior_time = r.delivered_time;
+            p.send_elapsed = r.sent.saturating_sub(r.first_tx);
+            p.app_limited = r.app_limited;
+            p.retrans = r.retrans;
+            // Later deliveries' intervals start at this segment's send (tp->first_tx_mstamp).
+            self.first_tx = r.sent;
+        }
+        if !r.retrans && p.rtt_sent.is_none_or(|t| r.sent > t) {
+            p.rtt_sent = Some(r.sent);
+        }
+    }
+
+    /// A cumulative ACK moves `snd_una` from `from` to `to`: those segments are delivered and
+    /// their records dropped.
+    pub fn on_cum_ack(&mut self, from: u32, to: u32) {
+        self.begin();
+        for s in from..to {
+            self.deliver(s);
+        }
+        while self.base < to {
+            if self.recs.pop_front().is_none() {
+                self.base = to;
+                break;
+            }
+            self.base += 1;
+        }
+    }
+
+    /// The ACK's SACK blocks (segments in `[lo, hi)` only).
+    pub fn on_sack(&mut self, blocks: &[(u32, u32)], lo: u32, hi: u32) {
+        self.begin();
+        let mut top = None;
+        for &(a, b) in blocks {
+            let (a, b) = (a.max(lo), b.min(hi));
+            for s in a..b {
+                self.deliver(s);
+            }
+            if a < b {
+                top = top.max(Some(b));
+            }
+        }
+        if let Some(top) = top {
+            self.mark_lost(top);
+        }
+    }
+
+    /// RFC 6675 IsLost below the highest SACKed segment `top` (exclusive): every undelivered
+    /// segment with DupThresh SACKed segments above it is marked lost, once.
+    fn mark_lost(&mut self, top: u32) {
+        // The lost boundary: the DupThresh-th highest delivered segment.
+        let mut above = 0;
+        let mut bound = None;
+        let mut s = top;
+        while s > self.base && s > self.lost_scan {
+            s -= 1;
+            if self.record(s).is_some_and(|r| r.acked) {
+                above += 1;
+                if above == DUP_THRESH {
+                    bound = Some(s);
+                    break;
+                }
+            }
+        }
+        let Some(bound) = bound else {
+            return;
+        };
+        for s in self.lost_scan.max(self.base)..bound {
+            let i = (s - self.base) as usize;
+            let r = &mut self.recs[i];
+            if !r.acked && !r.lost {
+                r.lost = true;
+                if !r.retrans {
+                    self.in_flight -= 1;
+                }
+                self.lost += 1;
+                self.lost_now += 1;
+            }
+        }
+        self.lost_scan = self.lost_scan.max(bound);
+    }
+
+    /// A retransmission timeout: every outstanding undelivered segment is marked lost
+    /// (`tcp_enter_loss`); nothing is in flight.
+    pub fn on_timeout(&mut self) {
+        for r in self.recs.iter_mut() {
+            if !r.acked && (!r.lost || r.retrans) {
+                if !r.lost {
+                    self.lost += 1;
+                }
+                r.lost = true;
+                r.retrans = false;
+            }
+        }
+        self.in_flight = 0;
+        self.lost_scan = self.base + self.recs.len() as u32;
+    }
+
+    /// Ends an ACK's accounting at `now` with `min_rtt_ns` the sender's min RTT
+    /// (`tcp_rate_gen`): the sample.
+    pub fn gen(&mut self, now: Time, min_rtt_ns: f64) -> RateSample {
+        self.begin();
+        let prior_in_flight = self.prior_in_flight.take().unwrap_or(self.in_flight);
+        if self.app_limited.is_some_and(|m| self.delivered > m) {
+            self.app_limited = None;
+        }
+        if self.acked_now > 0 {
+            self.delivered_time = now;
+        }
+        let p = self.pick;
+        let mut rs = RateSample {
+            acked_sacked: self.acked_now,
+            losses: self.lost_now,
+            rtt_ns: p.rtt_sent.map_or(-1, |t| now.saturating_sub(t) as i64),
+            prior_in_flight,
+            in_flight: self.in_flight,
+            total_delivered: self.delivered,
+            total_lost: self.lost,
+            delivered_time: self.delivered_time,
+            is_app_limited: p.app_limited,
+            is_retrans: p.retrans,
+            prior_delivered: p.prior_delivered,
+            ..RateSample::default()
+        };
+        if !p.have {
+            return rs;
+        }
+        let send_elapsed = p.send_elapsed as i64;
+        let ack_elapsed = self.delivered_time.saturating_sub(p.prior_time) as i64;
+        let interval = send_elapsed.max(ack_elapsed);
+        // Linux: an interval below min RTT means mis-timed delivery (e.g. ACK compression or
+        // a retransmission's stale record): no sample.
+        if (interval as f64) < min_rtt_ns {
+            return rs;
+        }
+        rs.delivered = (self.delivered - p.prior_delivered) as i64;
+        rs.interval_ns = interval;
+        rs
+    }
+
+    /// `tcp_rate_check_app_limited` when the sender has no more data to send and fewer than
+    /// cwnd segments in flight: samples taken until this flight is delivered are app-limited.
+    pub fn mark_app_limited(&mut self) {
+        self.app_limited = Some((self.delivered + self.in_flight as u64).max(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Time = 1_000_000;
+
+    /// A steady flight: 10 segments sent 1 ms apart from t = 0, each ACKed alone 100 ms
+    /// after its send. By hand (tcp_rate.c), the ACK of segment 9 at 109 ms: the record of 9
+    /// was sent at 9 ms with delivered = 0 (nothing delivered before 100 ms), first_tx = 0 ->
+    /// send_elapsed = 9 ms; delivered_time at send = 0 -> ack_elapsed = 109 ms; interval =
+    /// max = 109 ms; delivered = 10 - 0 = 10: 10 / 109 ms.
+    #[test]
+    fn first_flight_by_hand() {
+        let mut r = RateState::default();
+        for s in 0..10u32 {
+            r.on_send(s, s as Time * MS, s);
+        }
+        let mut last = RateSample::default();
+        for s in 0..10u32 {
+            r.on_cum_ack(s, s + 1);
+            last = r.gen((100 + s as Time) * MS, 100.0 * MS as f64);
+        }
+        assert_eq!(last.delivered, 10);
+        assert_eq!(last.interval_ns, 109 * MS as i64);
+        assert_eq!(last.prior_delivered, 0);
+        assert_eq!(last.rtt_ns, 100 * MS as i64);
+        // Sent before any delivery: the initial app-limited mark (tcp_init_sock).
+        assert!(last.is_app_limited);
+        assert_eq!((last.total_delivered, last.in_flight), (10, 0));
+    }
+
+    /// Second round: segment 10 sent at 100 ms (when 0 was ACKed: delivered 1,
+    /// delivered_time 100 ms, first_tx = 0's send time 0), ACKed at 200 ms with 11 delivered.
+    /// send_elapsed = 100 - 0 = 100 ms, ack_elapsed = 200 - 100 = 100 ms: 10 segments / 100 ms
+    /// = the bottleneck's 1 segment per 10 ms... here 0.1 segment per ms.
+    #[test]
+    fn second_round_measures_the_ack_clock() {
+        let mut r = RateState::default();
+        for s in 0..10u32 {
+            r.on_send(s, s as Time * 10 * MS, s);
+        }
+        // Segment s is ACKed at 100 + 10 s ms; each ACK releases segment s + 10.
+        let mut got = Vec::new();
+        for s in 0..20u32 {
+            let now = (100 + 10 * s as Time) * MS;
+            r.on_cum_ack(s, s + 1);
+            let rs = r.gen(now, 100.0 * MS as f64);
+            got.push(rs);
+            r.on_send(s + 10, now, 9);
+        }
+        // ACK of segment 10 (index 10) at 200 ms: prior_delivered = 1 (delivered when 10 was
+        // sent), delivered now 11 -> 10 segments; interval = max(100 - 90, 200 - 100) = 100 ms.
+        let rs = got[10];
+        assert_eq!(rs.prior_delivered, 1);
+        assert_eq!(rs.delivered, 10);
+        assert_eq!(rs.interval_ns, 100 * MS as i64);
+        assert!((rs.rate().unwrap() - 0.1 / MS as f64).abs() < 1e-15);
+        // Sent after the first delivery cleared the mark: not app-limited.
+        assert!(!rs.is_app_limited);
+        // First flight: ACK of 0 at 100 ms: interval max(0, 100) = 100 ms, 1 segment.
+        assert_eq!((got[0].delivered, got[0].interval_ns), (1, 100 * MS as i64));
+    }
+
+    /// An interval below min RTT gives no sample (tcp_rate_gen's check).
+    #[test]
+    fn interval_below_min_rtt_is_discarded() {
+        let mut r = RateState::default();
+        r.on_send(0, 0, 0);
+        r.on_cum_ack(0, 1);
+        let rs = r.gen(50 * MS, 100.0 * MS as f64);
+        assert_eq!((rs.delivered, rs.interval_ns), (-1, -1));
+        assert_eq!(rs.rate(), None);
+        assert_eq!(rs.acked_sacked, 1);
+    }
+
+    /// SACKs deliver, IsLost marks losses once, the flight excludes lost segments until they
+    /// are retransmitted: 10 sent, 0 lost, SACKs for 1..=4 arrive.
+    #[test]
+    fn sack_delivery_and_loss_marking() {
+        let mut r = RateState::default();
+        for s in 0..10u32 {
+            r.on_send(s, s as Time * MS, s);
+        }
+        r.on_sack(&[(1, 3)], 0, 10);
+        let a = r.gen(100 * MS, 50.0 * MS as f64);
+        // Two SACKed above 0: not lost yet (DupThresh 3).
+        assert_eq!((a.acked_sacked, a.losses, a.in_flight), (2, 0, 8));
+        r.on_sack(&[(1, 4)], 0, 10);
+        let b = r.gen(101 * MS, 50.0 * MS as f64);
+        // Third SACK: 0 is lost; flight = 10 - 3 SACKed - 1 lost.
+        assert_eq!(
+            (b.acked_sacked, b.losses, b.in_flight, b.total_lost),
+            (1, 1, 6, 1)
+        );
+        r.on_sack(&[(1, 5)], 0, 10);
+        let c = r.gen(102 * MS, 50.0 * MS as f64);
+        assert_eq!((c.losses, c.total_lost), (0, 1), "counted once");
+        // Retransmitting 0 puts it back in flight; its delivery is a retransmission's sample.
+        r.on_send(0, 103 * MS, 10);
+        assert_eq!(r.in_flight, 6);
+        r.on_cum_ack(0, 5);
+        let d = r.gen(200 * MS, 50.0 * MS as f64);
+        assert_eq!((d.acked_sacked, d.in_flight, d.total_delivered), (1, 5, 5));
+        assert!(d.is_retrans);
+        assert_eq!(d.rtt_ns, -1, "no RTT from a retransmission (Karn)");
+    }
+
+    #[test]
+    fn app_limited_mark_clears_after_the_flight() {
+        let mut r = RateState::default();
+        r.on_send(0, 0, 0);
+        r.on_cum_ack(0, 1);
+        r.gen(100 * MS, 0.0);
+        assert_eq!(r.app_limited, None);
+        r.on_send(1, 100 * MS, 0);
+        r.on_send(2, 100 * MS, 1);
+        r.mark_app_limited();
+        // Limited until delivered > 1 + 2 in flight = 3.
+        assert_eq!(r.app_limited, Some(3));
+        r.on_send(3, 101 * MS, 2);
+        r.on_cum_ack(1, 4);
+        let s = r.gen(200 * MS, 0.0);
+        // The sample's segment (3) was sent under the mark; delivered 4 > 3 clears it.
+        assert!(s.is_app_limited);
+        assert_eq!(r.app_limited, None);
+    }
+
+    #[test]
+    fn timeout_marks_all_outstanding_lost() {
+        let mut r = RateState::default();
+        for s in 0..5u32 {
+            r.on_send(s, 0, s);
+        }
+        r.on_timeout();
+        assert_eq!((r.lost, r.in_flight), (5, 0));
+        r.on_send(0, MS, 5);
+        assert_eq!(r.in_flight, 1);
+    }
+}
