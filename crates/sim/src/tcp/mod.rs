@@ -10,7 +10,7 @@
 //! - `cubic`: CUBIC (RFC 9438) + SACK recovery + PRR: Linux's default.
 //!
 //! The variants are presets ([`TcpVariant::preset`]) of a congestion controller, chosen by name
-//! from [`cc::REGISTRY`] (`[tcp] cc`: `reno`, `cubic`, `dctcp`), and a loss recovery
+//! from [`cc::REGISTRY`] (`[tcp] cc`: `reno`, `cubic`, `dctcp`, `ledbat`), and a loss recovery
 //! (`[tcp] recovery`: `reno`, `newreno`, `sack`); either half can be set apart. Optional pacing
 //! ([`pacing`], Linux's internal pacing).
 //!

@@ -332,7 +332,9 @@ impl Sender {
         // RTO fire on queueing delay (docs/reproductions.md, seed 004: 306 timeouts instead of
         // ns-2's 54 on the same network).
         if self.params.timestamps {
-            self.rtt_sample(now.saturating_sub(ts) as f64);
+            let r = now.saturating_sub(ts) as f64;
+            self.rtt_sample(r);
+            self.cc.on_delay_sample(r, now);
         } else if a > self.timed_until {
             if !self.in_recovery {
                 self.rtt_sample(now.saturating_sub(ts) as f64);

@@ -7,10 +7,12 @@
 
 pub mod cubic;
 pub mod dctcp;
+pub mod ledbat;
 pub mod reno;
 
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use ledbat::Ledbat;
 pub use reno::Reno;
 
 use aqm::Time;
@@ -60,6 +62,10 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn on_ecn(&mut self, cwnd: f64, flight: u32, now: Time) -> f64 {
         self.on_congestion(cwnd, flight, now)
     }
+    /// A delay sample, ns, with `[tcp] timestamps` on: from the transmission whose timestamp an
+    /// ACK of new data echoes to the ACK's arrival (RFC 7323 s. 4.1; LEDBAT's one-way delay
+    /// stand-in, see [`ledbat`]). Called before [`CongestionControl::on_ack`].
+    fn on_delay_sample(&mut self, _owd_ns: f64, _now: Time) {}
     /// A retransmission timeout (after [`CongestionControl::on_congestion`]).
     fn on_timeout(&mut self) {}
     /// The receiver is to echo CE packet by packet as DCTCP's receiver (RFC 8257 s. 3.2)
@@ -87,6 +93,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", || Box::new(Reno)),
     ("cubic", || Box::new(Cubic::default())),
     ("dctcp", || Box::new(Dctcp::default())),
+    ("ledbat", || Box::new(Ledbat::default())),
 ];
 
 /// The controller registered as `name`.
