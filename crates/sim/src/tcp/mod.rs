@@ -11,7 +11,7 @@
 //!
 //! The variants are presets ([`TcpVariant::preset`]) of a congestion controller, chosen by name
 //! from [`cc::REGISTRY`] (`[tcp] cc`: `reno`, `cubic`, `dctcp`, `ledbat`), and a loss recovery
-//! (`[tcp] recovery`: `reno`, `newreno`, `sack`); either half can be set apart. Optional pacing
+//! (`[tcp] recovery`: `reno`, `newreno`, `sack`, `rack`); either half can be set apart. Optional pacing
 //! ([`pacing`], Linux's internal pacing).
 //!
 //! Common to all: retransmission timer RFC 6298 (s. 2 estimator, s. 5 timer management,

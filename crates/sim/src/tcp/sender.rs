@@ -78,6 +78,8 @@ pub struct Sender {
     pub cc: Box<dyn CongestionControl>,
     /// SACK scoreboard (when the recovery uses SACK).
     pub sb: Option<Scoreboard>,
+    /// Each outstanding segment's last transmission (when the recovery keeps it: RACK).
+    pub rack_sent: Option<super::recovery::rack::SentRecord>,
     /// Counters.
     pub stats: SenderStats,
     /// Without timestamps: the next RTT sample is taken from the ACK that covers this segment
@@ -105,6 +107,7 @@ impl Sender {
         let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
         let recovery = super::recovery::build(cfg.recovery_kind());
         let sb = recovery.uses_sack().then(Scoreboard::default);
+        let rack_sent = recovery.keeps_send_times().then(Default::default);
         Sender {
             params: SenderParams {
                 pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
@@ -139,6 +142,7 @@ impl Sender {
             marker,
             cc,
             sb,
+            rack_sent,
             stats: SenderStats::default(),
             timed_until: 0,
             connecting: cfg.handshake,
@@ -225,6 +229,9 @@ impl Sender {
             self.cwr_pending = false;
         }
         self.stats.segs_sent += 1;
+        if let Some(r) = self.rack_sent.as_mut() {
+            r.sent(seg, now, flags & RETX != 0);
+        }
         let precedence = match &mut self.marker {
             Some(m) => m.colour(self.params.pkt_size, now),
             None => Precedence::Out,
@@ -385,6 +392,15 @@ impl Sender {
         }
         if self.snd_una >= self.snd_max {
             return;
+        }
+        let mut r = self
+            .recovery
+            .take()
+            .expect("recovery is back after each call");
+        let handled = r.on_timer(self, now, out);
+        self.recovery = Some(r);
+        if handled {
+            return; // the recovery's own timer (RACK's reordering timer, TLP's probe)
         }
         self.stats.timeouts += 1;
         // RFC 5681 s. 3.1 eq. 4: ssthresh no more than max(FlightSize / 2, 2). During NewReno
