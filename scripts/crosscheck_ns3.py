@@ -5,6 +5,7 @@ cross-check (docs/crosscheck-ns3.md). Every one compiles ``scripts/ns3_dumbbell.
 /work/ns3venv/bin/pip install ns3==3.44.post0``) and caches its runs under ``target/``.
 
     .venv/bin/python scripts/crosscheck_ns3.py tcp --jobs 2 --write-doc   # the current matrix
+    .venv/bin/python scripts/crosscheck_ns3.py transports --jobs 2  # DCTCP and LEDBAT (2026-11-25)
     .venv/bin/python scripts/crosscheck_ns3.py codel                      # CoDel and PIE (2026-11-22)
     .venv/bin/python scripts/crosscheck_ns3.py dumbbell                   # DropTail and RED (2026-11-22)
     .venv/bin/python scripts/crosscheck_ns3.py tcp --help                 # a subcommand's options
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Subcommand -> (module under scripts/ns3check/, what it checks).
 CHECKS = {
     "tcp": "ns-3's default TCP and CUBIC: TCP x AQM x flows, a parking lot, web traffic",
+    "transports": "DCTCP through RED as dctcp-example.cc marks, LEDBAT beside NewReno",
     "codel": "CoDel and PIE on the default dumbbell (superseded by tcp, kept runnable)",
     "dumbbell": "DropTail and RED on the dumbbells of 2026-11-22 (superseded by tcp, kept runnable)",
 }
