@@ -30,8 +30,9 @@
 //!   one segment; so it runs until the first loss (ssthresh starts unlimited) and again after
 //!   a timeout, up to ssthresh.
 //! - A loss: ssthresh = max(FlightSize / 2, 2) (ns-3's `TcpNewReno::GetSsThresh`).
-//! - Without delay samples (`[tcp] timestamps` off) congestion avoidance is Reno's, as ns-3
-//!   falls back to `TcpNewReno::CongestionAvoidance` without timestamps.
+//! - Before the first delay sample congestion avoidance is Reno's, as ns-3 falls back to
+//!   `TcpNewReno::CongestionAvoidance` without timestamps. Without `[tcp] timestamps` there are
+//!   no samples, and the network builder refuses `cc = "ledbat"` ([`CongestionControl::needs_timestamps`]).
 //!
 //! **One-way delay** (RFC 6817 s. 2.3 asks for it; ns-3 uses the receiver's TSval on the ACK
 //! minus the TSecr it echoes, both in ms): the simulator's ACKs do not carry the receiver's
@@ -125,6 +126,10 @@ impl Ledbat {
 impl CongestionControl for Ledbat {
     fn name(&self) -> &'static str {
         "ledbat"
+    }
+
+    fn needs_timestamps(&self) -> bool {
+        true
     }
 
     fn on_delay_sample(&mut self, owd_ns: f64, now: Time) {

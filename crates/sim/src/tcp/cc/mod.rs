@@ -73,6 +73,11 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn per_packet_ce_echo(&self) -> bool {
         false
     }
+    /// The controller needs delay samples ([`CongestionControl::on_delay_sample`]): the network
+    /// builder refuses it without `[tcp] timestamps`.
+    fn needs_timestamps(&self) -> bool {
+        false
+    }
     /// The controller's estimate of the fraction of segments CE-marked (DCTCP's alpha), for
     /// tests and traces; `None` when it keeps none.
     fn ecn_alpha(&self) -> Option<f64> {
