@@ -156,6 +156,9 @@ pub struct Rack {
     pub probes: u64,
     /// Congestion responses to losses repaired by a probe (s. 7.4.2).
     pub tlp_reductions: u64,
+    /// A segment may be marked lost and not yet retransmitted (spares the scan for one on every
+    /// ACK outside recovery).
+    lost_seen: bool,
     /// Newly delivered segments of the ACK being processed (kept to reuse the allocation).
     scratch: Vec<u32>,
 }
@@ -211,8 +214,12 @@ impl Recovery for Rack {
         } else if newly > 0 {
             s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
         }
-        if !s.in_recovery && !self.after_timeout(s) && self.next_lost(s).is_some() {
-            self.enter(s, delivered, now, out);
+        if !s.in_recovery && !self.after_timeout(s) && self.lost_seen {
+            if self.next_lost(s).is_some() {
+                self.enter(s, delivered, now, out);
+            } else {
+                self.lost_seen = false;
+            }
         }
         if newly > 0 {
             s.after_new_ack(true, now);
@@ -260,6 +267,7 @@ impl Recovery for Rack {
         self.recover_valid = true;
         self.tlp_end_seq = None;
         self.timer = TimerMode::Rto;
+        self.lost_seen = true;
         let sb = s.sb.as_ref().expect("RACK sender has a scoreboard");
         if let Some(r) = s.rack_sent.as_mut() {
             for seg in s.snd_una..s.snd_max {
@@ -367,6 +375,7 @@ impl Rack {
             if deadline <= now {
                 if let Some(f) = rec.flags_mut(k) {
                     *f = (*f | LOST) & !RETRANS;
+                    self.lost_seen = true;
                 }
             } else {
                 timeout = timeout.max(deadline - now);
