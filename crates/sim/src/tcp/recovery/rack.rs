@@ -4,11 +4,12 @@
 //!
 //! - **RACK** (s. 6.2): each segment's last transmission time is kept ([`SentRecord`], filled by
 //!   the sender at every transmission). On each ACK the most recently sent segment among those
-//!   newly delivered (cumulatively or by SACK) sets RACK.xmit_ts / RACK.end_seq and RACK.rtt
+//!   newly delivered (cumulatively or by SACK) sets RACK.xmit_ts and RACK.rtt
 //!   (step 2, with its test for ACKs of an original transmission of a retransmitted segment:
 //!   RTT below min_RTT, or the echoed timestamp older than the retransmission);
 //!   a delivered never-retransmitted segment below RACK.fack sets RACK.reordering_seen (step 3);
-//!   an unacknowledged segment sent before RACK.xmit_ts is lost once
+//!   an unacknowledged segment sent before it (equal timestamps: by the order of transmission,
+//!   where the RFC compares end sequences: see [`sent_after`]) is lost once
 //!   `xmit_ts + RACK.rtt + RACK.reo_wnd <= now` (step 5), else the reordering timer is armed for
 //!   the largest remaining time.
 //! - **reo_wnd** (step 4): `min(RACK.min_RTT / 4, SRTT)`, but 0 while no reordering has been
@@ -63,6 +64,8 @@ const EVER_RETRANS: u8 = 4;
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
     xmit_ts: Time,
+    /// Rank of its last transmission among all the flow's transmissions (from 1).
+    order: u64,
     flags: u8,
 }
 
@@ -74,6 +77,8 @@ struct Seg {
 pub struct SentRecord {
     base: u32,
     segs: VecDeque<Seg>,
+    /// Transmissions so far.
+    sent: u64,
 }
 
 impl SentRecord {
@@ -88,8 +93,10 @@ impl SentRecord {
         if self.segs.len() <= i {
             self.segs.resize(i + 1, Seg::default());
         }
+        self.sent += 1;
         let s = &mut self.segs[i];
         s.xmit_ts = now;
+        s.order = self.sent;
         if retx {
             s.flags |= RETRANS | EVER_RETRANS;
         }
@@ -131,9 +138,10 @@ pub enum TimerMode {
 /// ([`Sender::sb`]), the transmission record too ([`Sender::rack_sent`]).
 #[derive(Clone, Debug, Default)]
 pub struct Rack {
-    /// RACK.xmit_ts, RACK.end_seq: the most recently sent delivered segment (end 0: none yet).
+    /// RACK.xmit_ts and the transmission's rank (in place of RACK.end_seq, see
+    /// [`sent_after`]): the most recently sent delivered segment (rank 0: none yet).
     xmit_ts: Time,
-    end_seq: u32,
+    order: u64,
     /// RACK.rtt: the RTT of that segment, ns.
     pub rtt: Time,
     /// RACK.fack: the highest end of a delivered segment.
@@ -163,10 +171,13 @@ pub struct Rack {
     scratch: Vec<u32>,
 }
 
-/// RFC 8985 s. 6.2 RACK_sent_after: (t1, seq1) sent after (t2, seq2).
+/// RFC 8985 s. 6.2 RACK_sent_after: transmission (t1, rank o1) after (t2, o2). The RFC breaks a
+/// tie of timestamps by the higher end sequence; here by the order of transmission (a counter),
+/// which is the same for new data but right also for a retransmission that leaves in the same
+/// nanosecond as new data (common in the simulator, where one ACK releases both at once).
 #[inline]
-fn sent_after(t1: Time, seq1: u32, t2: Time, seq2: u32) -> bool {
-    t1 > t2 || (t1 == t2 && seq1 > seq2)
+fn sent_after(t1: Time, o1: u64, t2: Time, o2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && o1 > o2)
 }
 
 impl Recovery for Rack {
@@ -307,7 +318,7 @@ impl Rack {
     fn update(&mut self, s: &Sender, ack: &Packet, now: Time) {
         let rec = Self::record(s);
         let min_rtt = s.min_rtt_ns();
-        let mut best: Option<(Time, u32)> = None;
+        let mut best: Option<(Time, u64)> = None;
         for &k in &self.scratch {
             let seg = rec.get(k);
             let end = k + 1;
@@ -322,15 +333,15 @@ impl Rack {
                 self.reordering_seen = true;
             }
             self.fack = self.fack.max(end);
-            if best.is_none_or(|(t, e)| sent_after(seg.xmit_ts, end, t, e)) {
-                best = Some((seg.xmit_ts, end));
+            if best.is_none_or(|(t, o)| sent_after(seg.xmit_ts, seg.order, t, o)) {
+                best = Some((seg.xmit_ts, seg.order));
             }
         }
-        if let Some((t, e)) = best {
+        if let Some((t, o)) = best {
             self.rtt = now.saturating_sub(t);
-            if self.end_seq == 0 || sent_after(t, e, self.xmit_ts, self.end_seq) {
+            if self.order == 0 || sent_after(t, o, self.xmit_ts, self.order) {
                 self.xmit_ts = t;
-                self.end_seq = e;
+                self.order = o;
             }
         }
     }
@@ -347,7 +358,7 @@ impl Rack {
     /// RFC 8985 s. 6.2 step 5 (RACK_detect_loss): marks lost the segments sent before
     /// RACK.xmit_ts whose time is up; returns the reordering timeout (0: none).
     fn detect_loss(&mut self, s: &mut Sender, now: Time) -> Time {
-        if self.end_seq == 0 {
+        if self.order == 0 {
             return 0;
         }
         let (una, max) = (s.snd_una, s.snd_max);
@@ -364,7 +375,7 @@ impl Rack {
             if seg.flags & LOST != 0 && seg.flags & RETRANS == 0 {
                 continue; // lost, waiting for its retransmission
             }
-            if !sent_after(self.xmit_ts, self.end_seq, seg.xmit_ts, k + 1) {
+            if !sent_after(self.xmit_ts, self.order, seg.xmit_ts, seg.order) {
                 if seg.flags & EVER_RETRANS == 0 {
                     // First transmissions go out in sequence order: none later was sent before.
                     break;
@@ -631,8 +642,8 @@ mod tests {
 
     /// RFC 8985 s. 3.4.2 (lost retransmission): P1 and P2 lost; the SACK of P3 marks both lost
     /// (R1 and R2 go out together at 260 ms). R1 is lost again and R2 SACKed: R2 was sent after
-    /// R1 (same time, higher sequence: RACK_sent_after) and its RTT has passed since R1 went
-    /// out, so R1 is marked lost and sent again.
+    /// R1 (same time, later: RACK_sent_after) and its RTT has passed since R1 went out, so R1 is
+    /// marked lost and sent again.
     #[test]
     fn rfc8985_example_lost_retransmission() {
         let (mut s, mut r) = rack_sender();
