@@ -9,7 +9,7 @@
 //     script): lines `node host|router`, `link NAME FROM TO RATE_BPS DELAY_S BUFFER_PKTS AQM
 //     MONITOR` (unidirectional, as aqmlab's; each link needs its reverse, which becomes the other
 //     direction of one ns-3 point-to-point channel, and both must have the same delay) and
-//     `flow SRC DST START_S SIZE_BYTES` (0 = bulk). Routes are ns-3's global routing (fewest
+//     `flow SRC DST START_S SIZE_BYTES [CC]` (0 = bulk; CC: that sender host's --tcp). Routes are ns-3's global routing (fewest
 //     hops); the topologies of the cross-checks are trees, so each route is the only one and is
 //     aqmlab's too.
 //   otherwise the dumbbell of one scenarios/crosscheck/*.toml case, from --flows, --delays (file
@@ -25,7 +25,7 @@
 // ("droptail") with MaxSize = the link's buffer in packets. Installed before addresses are
 // assigned, so Ipv4AddressHelper installs no default (FqCoDel) queue disc.
 //
-// TCP options: --tcp=newreno|cubic, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
+// TCP options: --tcp=newreno|cubic|dctcp|ledbat, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
 // (TcpCubic's HyStart), --mtu, --probePrr (a unit probe of ns-3's PRR, no network). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
@@ -41,7 +41,8 @@
 // LInterm = 1/max_p, QW, Wait (--redWait), Gentle (--redGentle), MeanPktSize, LinkBandwidth and
 // LinkDelay of its link, UseHardDrop; CoDel: Target, Interval, MinBytes; PIE: QueueDelayReference,
 // Tupdate, A, B, MaxBurstAllowance, UseDequeueRateEstimator, UseCapDropAdjustment,
-// UseDerandomization. ECN and L4S off.
+// UseDerandomization. ECN and L4S off, except RED's with --redEcn (dctcp-example.cc's UseEcn on,
+// UseHardDrop off).
 //
 // Measured per monitored link over the window [warmup, duration] (the first monitored link's
 // numbers are also the top-level fields, as before):
@@ -448,6 +449,7 @@ struct FlowSpec
     uint32_t dst = 0;
     double start = 0;
     uint64_t size = 0; // bytes; 0 = bulk
+    std::string cc;    // congestion control of this flow's sender host ("" = --tcp's)
 };
 
 struct Graph
@@ -510,6 +512,7 @@ ReadGraph(const std::string& path)
         {
             FlowSpec fl;
             ok = bool(in >> fl.src >> fl.dst >> fl.start >> fl.size);
+            in >> fl.cc; // optional: the flow's congestion control (CcType)
             g.flows.push_back(fl);
         }
         else
@@ -704,6 +707,34 @@ FlowAck(uint32_t i, SequenceNumber32 /*old*/, SequenceNumber32 now)
     }
 }
 
+// The TCP congestion control named (--tcp, or a flow line's last field); exits with 2 otherwise.
+TypeId
+CcType(const std::string& name)
+{
+    if (name == "newreno")
+    {
+        return TcpNewReno::GetTypeId();
+    }
+    if (name == "cubic")
+    {
+        return TcpCubic::GetTypeId();
+    }
+    if (name == "dctcp")
+    {
+        return TcpDctcp::GetTypeId(); // ECN on by itself (DctcpEcn mode, ECT(0))
+    }
+    if (name == "bbr")
+    {
+        return TcpBbr::GetTypeId(); // v1, paced (SetTcpDefaults turns pacing on)
+    }
+    if (name == "ledbat")
+    {
+        return TcpLedbat::GetTypeId();
+    }
+    std::cerr << "tcp: newreno, cubic, dctcp or ledbat, not " << name << "\n";
+    std::exit(2);
+}
+
 // A sink per flow (its own port) and a BulkSendApplication; traces on the sender's socket once
 // its application has created it.
 void
@@ -726,6 +757,13 @@ InstallFlows(const Graph& g, const Net& net)
         BulkSendHelper src("ns3::TcpSocketFactory", InetSocketAddress(net.hostAddr[fs.dst], port));
         src.SetAttribute("SendSize", UintegerValue(14600));
         src.SetAttribute("MaxBytes", UintegerValue(fs.size));
+        if (!fs.cc.empty())
+        {
+            // The sender host's sockets (the flow's is created when its application starts).
+            net.nodes.Get(fs.src)->GetObject<TcpL4Protocol>()->SetAttribute(
+                "SocketType",
+                TypeIdValue(CcType(fs.cc)));
+        }
         ApplicationContainer ca = src.Install(net.nodes.Get(fs.src));
         ca.Start(Seconds(fs.start));
         FlowRec& f = g_flows[i];
@@ -944,6 +982,7 @@ struct Options
     uint32_t delAckTimeoutMs = 200;
     bool hystart = false;
     bool redWait = false;
+    bool redEcn = false;
     bool redGentle = false;
     std::string cwndTrace;
     double minTh = 50;
@@ -985,7 +1024,11 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("limitedTransmit", "RFC 3042 limited transmit (ns-3's default true)",
                  o.limitedTransmit);
     cmd.AddValue("recovery", "classic | prr (ns-3's default) | prr-rfc (RFC 6937, below)", o.recovery);
-    cmd.AddValue("tcp", "newreno | cubic (ns3::TcpCubic: beta 0.7, C 0.4, fast convergence) | bbr (ns3::TcpBbr, v1, paced)", o.tcpCc);
+    cmd.AddValue("tcp",
+                 "newreno | cubic (ns3::TcpCubic: beta 0.7, C 0.4, fast convergence) | dctcp | ledbat"
+                 " | bbr (ns3::TcpBbr, v1, paced)",
+                 o.tcpCc);
+    cmd.AddValue("redEcn", "RED marks ECT packets: UseEcn on, UseHardDrop off", o.redEcn);
     cmd.AddValue("minRto", "TCP minimum RTO, ms (ns-3's default is 1000; aqmlab's 200)", o.minRtoMs);
     cmd.AddValue("delAck", "TCP DelAckCount (1: an ACK per segment; ns-3's default 2)", o.delAckCount);
     cmd.AddValue("delAckTimeout", "TCP DelAckTimeout, ms (ns-3's default 200)", o.delAckTimeoutMs);
@@ -1018,10 +1061,7 @@ Parse(Options& o, int argc, char* argv[])
 void
 SetTcpDefaults(const Options& o)
 {
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(o.tcpCc == "cubic" ? TcpCubic::GetTypeId()
-                                   : o.tcpCc == "bbr" ? TcpBbr::GetTypeId()
-                                                      : TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(CcType(o.tcpCc)));
     if (o.tcpCc == "bbr")
     {
         // BBR paces (ns-3's TcpBbr, as Linux's tcp_bbr.c, needs pacing on).
@@ -1069,8 +1109,8 @@ SetAqmDefaults(const Options& o)
     Config::SetDefault("ns3::RedQueueDisc::Gentle", BooleanValue(o.redGentle)); // default true
     Config::SetDefault("ns3::RedQueueDisc::Wait", BooleanValue(o.redWait));     // default true
     Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(o.meanPktSize));
-    Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(true));
-    Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(false));
+    Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(!o.redEcn));
+    Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(o.redEcn));
 
     // CoDel: the values are ns-3.44's defaults too, except MaxSize (1500000B by default).
     Config::SetDefault("ns3::CoDelQueueDisc::Target", TimeValue(MicroSeconds(o.codelTargetMs * 1e3)));

@@ -64,10 +64,22 @@ def test_bad_names_are_one_line_errors_with_exit_2(tmp_path):
     for tcp, words in [
         ('cc = "vegas"', ["tcp.cc", "reno, cubic, dctcp"]),
         ('cc = "dctcp"', ["tcp.ecn", "dctcp"]),
-        ('recovery = "rack"', ["tcp.recovery"]),
+        ('recovery = "fack"', ["tcp.recovery", "rack"]),
+        ('cc = "ledbat"', ["tcp.timestamps", "ledbat"]),
     ]:
         r = _cli(tmp_path, tcp)
         assert r.returncode == 2, (tcp, r.stderr)
         err = r.stderr.strip()
         assert "\n" not in err and "Traceback" not in err, err
         assert all(w in err for w in words), err
+
+
+def test_rack_and_ledbat_run_from_a_scenario():
+    # RACK-TLP and LEDBAT are chosen by name and reach the simulator (their behaviour is tested
+    # in crates/sim: tcp/recovery/rack.rs, tcp/cc/ledbat.rs).
+    for tcp in ({"recovery": "rack"}, {"cc": "ledbat", "timestamps": True}):
+        doc = {**DOC, "tcp": tcp, "aqm": {"name": "droptail"}}
+        t = scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]
+        assert {k: t[k] for k in tcp} == tcp
+        res = aqmlab.run(doc, plot=False)
+        assert sum(f["goodput_bps"] for f in res.summary["flows"]) > 0.9 * 20e6, tcp

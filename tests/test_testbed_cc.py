@@ -80,3 +80,42 @@ def test_a_mapped_module_the_kernel_cannot_load_is_refused_with_the_reason(monke
         plan.make(sc, scenario.build_config(sc), "dctcp")
     assert str(e.value).startswith("cc: the kernel has no 'dctcp'"), str(e.value)
     assert "module tcp_dctcp not loadable" in str(e.value)
+
+
+def _with_tcp(**kv):
+    d = tomllib.loads(SCENARIO.read_text())
+    d.setdefault("tcp", {}).update(kv)
+    return scenario.from_dict(d)
+
+
+def test_the_scenarios_cc_and_recovery_choose_the_module_and_sack(monkeypatch):
+    # `[tcp] cc` replaces the variant's congestion control, `recovery` its SACK setting (the
+    # scenario's variant is newreno: Linux reno without SACK).
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic", "dctcp", "bbr"})
+    for kv, cc, sack in [
+        ({"cc": "dctcp"}, "dctcp", False),
+        ({"cc": "dctcp", "recovery": "sack"}, "dctcp", True),
+        ({"cc": "reno", "recovery": "newreno"}, "reno", False),
+        ({"cc": "cubic", "recovery": "rack"}, "cubic", True),
+    ]:
+        sc = _with_tcp(**kv)
+        p = plan.make(sc, scenario.build_config(sc))
+        assert (_flow_ccs(p), p.sack) == ({cc}, sack), kv
+
+
+@pytest.mark.parametrize(
+    ("kv", "start", "why"),
+    [
+        ({"cc": "dctcp"}, "tcp.cc: the kernel has no 'dctcp'", "(it has cubic reno)"),
+        ({"cc": "ledbat"}, "tcp.cc: 'ledbat' cannot run", "no LEDBAT module"),
+        ({"recovery": "reno"}, "tcp.recovery: 'reno' cannot run", "no classic Reno"),
+    ],
+)
+def test_a_scenario_cc_the_kernel_lacks_is_one_line_naming_the_field(monkeypatch, kv, start, why):
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic"})
+    monkeypatch.setattr(plan, "_try_load", lambda cc: f"module tcp_{cc} not loadable")
+    sc = _with_tcp(**kv)
+    with pytest.raises(InputError) as e:
+        plan.make(sc, scenario.build_config(sc))
+    msg = str(e.value)
+    assert msg.startswith(start) and why in msg and "\n" not in msg, msg

@@ -53,6 +53,8 @@ DOC = ROOT / "docs" / "crosscheck-ns3.md"
 BEGIN, END = "<!-- tcp-matrix:begin -->", "<!-- tcp-matrix:end -->"
 HET = [f"{d}ms" for d in range(1, 20, 2)]
 GOODPUT_TOL, QUEUE_TOL = 0.02, 0.15
+#: aqmlab's `[tcp] cc` names -> ns3_dumbbell.cc's (a flow line's last field).
+NS3_CC = {"reno": "newreno", "cubic": "cubic", "dctcp": "dctcp", "ledbat": "ledbat"}
 DUMBBELL = {
     "type": "dumbbell",
     "rate": "100Mbps",
@@ -80,15 +82,15 @@ TCPS = {
         "aqmlab": {**_COMMON_TCP, "variant": "sack", **_AQMLAB_DEFAULT},
         "ns3": ["--tcp=newreno", *_NS3_DEFAULT],
     },
-    "cubic": {
-        "aqmlab": {**_COMMON_TCP, "variant": "cubic", **_AQMLAB_DEFAULT},
-        "ns3": ["--tcp=cubic", *_NS3_DEFAULT],
-    },
     # BBR v1 (scripts/ns3check/bbr.py): aqmlab's tcp/cc/bbr.rs with SACK recovery against ns-3's
     # TcpBbr with PRR (which BBR's own window overrides on both sides), both paced.
     "bbr": {
         "aqmlab": {**_COMMON_TCP, "variant": "sack", "cc": "bbr", **_AQMLAB_DEFAULT},
         "ns3": ["--tcp=bbr", *_NS3_DEFAULT],
+    },
+    "cubic": {
+        "aqmlab": {**_COMMON_TCP, "variant": "cubic", **_AQMLAB_DEFAULT},
+        "ns3": ["--tcp=cubic", *_NS3_DEFAULT],
     },
     "newreno": {
         "aqmlab": {**_COMMON_TCP, "variant": "newreno", "min_rto": "200ms", "delack": False},
@@ -143,9 +145,17 @@ def dumps(d: dict) -> str:
             out.append(f"[{k}]\n" + "\n".join(f"{kk} = {_toml_value(x)}" for kk, x in v.items()))
         elif isinstance(v, list):
             for t in v:
+                flat = {kk: x for kk, x in t.items() if not isinstance(x, dict)}
                 out.append(
-                    f"[[{k}]]\n" + "\n".join(f"{kk} = {_toml_value(x)}" for kk, x in t.items())
+                    f"[[{k}]]\n" + "\n".join(f"{kk} = {_toml_value(x)}" for kk, x in flat.items())
                 )
+                # A table inside an array entry (a flow group's own [flows.tcp]).
+                for kk, sub in t.items():
+                    if isinstance(sub, dict):
+                        out.append(
+                            f"[{k}.{kk}]\n"
+                            + "\n".join(f"{a} = {_toml_value(b)}" for a, b in sub.items())
+                        )
     return "\n\n".join(out) + "\n"
 
 
@@ -274,7 +284,12 @@ def graph_text(cfg: dict) -> str:
             raise SystemExit(
                 f"flow {f['name']} starts before one RTT: no room for ns-3's handshake"
             )
-        lines.append(f"flow {f['src']} {f['dst']} {start:.9f} {f.get('size_bytes') or 0}")
+        # A flow's own congestion control, in ns-3's name, when the scenario sets one
+        # (scripts/ns3_dumbbell.cc sets it on the flow's sender host).
+        cc = NS3_CC.get((f.get("tcp") or {}).get("cc") or "", "")
+        lines.append(
+            f"flow {f['src']} {f['dst']} {start:.9f} {f.get('size_bytes') or 0} {cc}".rstrip()
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -490,18 +505,8 @@ def write_doc(table: str, markers: tuple[str, str] = (BEGIN, END)) -> None:
     DOC.write_text(pre + begin + "\n" + table + end + post)
 
 
-def main(
-    argv: list[str] | None = None,
-    *,
-    cases_fn=None,
-    markers: tuple[str, str] = (BEGIN, END),
-    label: str = "tcp",
-) -> None:
-    """The cross-check; another subcommand (bbr.py) passes its own cases, doc markers and
-    label (its work directory is target/crosscheck-ns3-LABEL)."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a subset: 10 and 100 flows, 3 AQMs")
-    ap.add_argument("--cases", nargs="*", help="case names (default: the whole matrix)")
+def add_run_options(ap: argparse.ArgumentParser, workdir: Path) -> None:
+    """The options of a cross-check built on :func:`run_case` (this one's and ``transports``)."""
     ap.add_argument("--seeds", nargs="+", type=int, default=[1])
     ap.add_argument("--duration", type=float, default=15.0, help="simulated seconds")
     ap.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
@@ -519,27 +524,51 @@ def main(
     ap.add_argument("--fresh", action="store_true", help="ignore cached runs")
     ap.add_argument("--write-doc", action="store_true", help="put the table into the doc")
     ap.add_argument("--ns3-venv", type=Path, default=Path("/work/ns3venv"))
-    ap.add_argument("--workdir", type=Path, default=ROOT / "target" / f"crosscheck-ns3-{label}")
-    a = ap.parse_args(argv)
-    a.workdir.mkdir(parents=True, exist_ok=True)
-    # One build directory per version of the program: a rebuild never replaces a binary that
-    # another invocation is running.
+    ap.add_argument("--workdir", type=Path, default=workdir)
+
+
+def build_exe(a: argparse.Namespace) -> Path:
+    """ns3_dumbbell.cc compiled for these options. One build directory per version of the
+    program: a rebuild never replaces a binary that another invocation is running."""
     digest = hashlib.sha1(base.SRC.read_bytes()).hexdigest()[:12]
     (ROOT / "target" / "ns3-build" / digest).mkdir(parents=True, exist_ok=True)
-    a.exe = base.build(a.ns3_venv, ROOT / "target" / "ns3-build" / digest)
-    cases = (cases_fn or matrix)(a.quick, a.duration, a.warmup)
+    return base.build(a.ns3_venv, ROOT / "target" / "ns3-build" / digest)
+
+
+def run_cases(cases: dict[str, dict], a: argparse.Namespace) -> dict[str, list[dict]]:
+    """The cases named by ``--cases`` (default: all), every seed, ``--jobs`` at a time."""
     if a.cases:
         unknown = [c for c in a.cases if c not in cases]
         if unknown:
             raise SystemExit(f"--cases: unknown {', '.join(unknown)}; known: {', '.join(cases)}")
         cases = {c: cases[c] for c in a.cases}
-    t0 = time.monotonic()
     jobs = [(name, seed) for name in cases for seed in a.seeds]
     results: dict[str, list[dict]] = {name: [] for name in cases}
     with cf.ThreadPoolExecutor(a.jobs) as ex:
         futs = {ex.submit(run_case, a.exe, cases[n], s, a): n for n, s in jobs}
         for fu in cf.as_completed(futs):
             results[futs[fu]].append(fu.result())
+    return results
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    cases_fn=None,
+    markers: tuple[str, str] = (BEGIN, END),
+    label: str = "tcp",
+) -> None:
+    """The cross-check; another subcommand (bbr.py) passes its own cases, doc markers and
+    label (its work directory is target/crosscheck-ns3-LABEL)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a subset: 10 and 100 flows, 3 AQMs")
+    ap.add_argument("--cases", nargs="*", help="case names (default: the whole matrix)")
+    add_run_options(ap, ROOT / "target" / f"crosscheck-ns3-{label}")
+    a = ap.parse_args(argv)
+    a.workdir.mkdir(parents=True, exist_ok=True)
+    a.exe = build_exe(a)
+    t0 = time.monotonic()
+    results = run_cases((cases_fn or matrix)(a.quick, a.duration, a.warmup), a)
     git = base.git_state()
     meta = (
         f"Generated by `scripts/crosscheck_ns3.py {label}` on {time.strftime('%Y-%m-%d')} "

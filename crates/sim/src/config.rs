@@ -117,6 +117,8 @@ pub enum RecoveryKind {
     NewReno,
     /// RFC 6675 SACK loss recovery with PRR (RFC 6937).
     Sack,
+    /// RACK-TLP (RFC 8985) loss detection with PRR, Linux's default.
+    Rack,
 }
 
 impl TcpVariant {

@@ -126,7 +126,7 @@ class Tcp(BaseModel):
     handshake: StrictBool = False
     limited_transmit: StrictBool = False
     cc: str | None = None  # congestion controller by name (Rust's tcp::cc::REGISTRY checks it)
-    recovery: Literal["reno", "newreno", "sack"] | None = None
+    recovery: Literal["reno", "newreno", "sack", "rack"] | None = None
     pacing: StrictBool = False
 
 

@@ -38,6 +38,13 @@ NO_LINUX = {
     "ledbat": "Linux has no LEDBAT module (tcp_lp is TCP-LP, a different algorithm)",
 }
 
+#: aqmlab's congestion controllers (`[tcp] cc`) -> Linux modules; LEDBAT has none (NO_LINUX).
+CC_LINUX = {"reno": "reno", "cubic": "cubic", "dctcp": "dctcp", "bbr": "bbr", "prague": "prague"}
+
+#: aqmlab's loss recoveries (`[tcp] recovery`) -> SACK on. Linux recovers with RACK-TLP and SACK
+#: (or NewReno without SACK) whatever is chosen; classic Reno recovery it lacks (NO_LINUX).
+RECOVERY_SACK = {"newreno": False, "sack": True, "rack": True}
+
 #: Where a module outside mainline Linux comes from (said when it is missing).
 _OUT_OF_TREE = {"prague": "not in mainline Linux (the L4S team's kernel tree has tcp_prague)"}
 
@@ -126,6 +133,25 @@ def _tcp_setting(sc, i: int, key: str) -> tuple[Any, str]:
     return getattr(sc.tcp, key), f"tcp.{key}"
 
 
+def _cc_and_recovery(sc, i: int, cc: str, sack: bool, fld: str) -> tuple[str, bool, str]:
+    """The group's `cc` and `recovery` when set (they replace the variant's halves): the Linux
+    module, SACK on, and the field that chose the module."""
+    name, cfld = _tcp_setting(sc, i, "cc")
+    if name is not None:
+        if name not in CC_LINUX and name in NO_LINUX:
+            raise InputError(f"{cfld}: {name!r} cannot run on the testbed: {NO_LINUX[name]}")
+        cc, fld = CC_LINUX.get(name, name), cfld
+    rec, rfld = _tcp_setting(sc, i, "recovery")
+    if rec is not None:
+        if rec not in RECOVERY_SACK:
+            raise InputError(
+                f"{rfld}: {rec!r} cannot run on the testbed: Linux has no classic Reno recovery "
+                "(its reno module is NewReno); use newreno, sack or rack"
+            )
+        sack = RECOVERY_SACK[rec]
+    return cc, sack, fld
+
+
 def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
     """Per group: the congestion control; refuses what real stacks cannot do. ``cc_override``
     (a key of :data:`VARIANTS`) replaces every group's variant."""
@@ -149,6 +175,8 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
             raise InputError(f"{fld}: {variant!r} cannot run on the testbed: {NO_LINUX[variant]}")
         if variant in VARIANTS:
             cc, sack = VARIANTS[variant]
+            if cc_override is None:
+                cc, sack, fld = _cc_and_recovery(sc, i, cc, sack, fld)
         elif cc_override is not None and variant in avail:
             cc, sack = variant, True  # any other congestion control of this kernel, with SACK
         else:

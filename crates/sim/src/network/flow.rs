@@ -162,6 +162,13 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
             cc.name()
         ));
     }
+    if cc.needs_timestamps() && !t.timestamps && fc.poisson.is_none() && fc.source.is_none() {
+        return cfg_err(format!(
+            "{field}.tcp.timestamps: cc {:?} measures delay from echoed timestamps: set \
+             timestamps = true",
+            cc.name()
+        ));
+    }
     if fc.stop_ns.is_some_and(|s| s <= fc.start_ns) {
         return cfg_err(format!("{field}.stop: must be after start"));
     }

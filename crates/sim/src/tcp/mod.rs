@@ -10,8 +10,8 @@
 //! - `cubic`: CUBIC (RFC 9438) + SACK recovery + PRR: Linux's default.
 //!
 //! The variants are presets ([`TcpVariant::preset`]) of a congestion controller, chosen by name
-//! from [`cc::REGISTRY`] (`[tcp] cc`: `reno`, `cubic`, `dctcp`), and a loss recovery
-//! (`[tcp] recovery`: `reno`, `newreno`, `sack`); either half can be set apart. Optional pacing
+//! from [`cc::REGISTRY`] (`[tcp] cc`: `reno`, `cubic`, `dctcp`, `ledbat`), and a loss recovery
+//! (`[tcp] recovery`: `reno`, `newreno`, `sack`, `rack`); either half can be set apart. Optional pacing
 //! ([`pacing`], Linux's internal pacing).
 //!
 //! Common to all: retransmission timer RFC 6298 (s. 2 estimator, s. 5 timer management,

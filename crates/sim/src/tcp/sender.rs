@@ -78,6 +78,8 @@ pub struct Sender {
     pub cc: Box<dyn CongestionControl>,
     /// SACK scoreboard (when the recovery uses SACK).
     pub sb: Option<Scoreboard>,
+    /// Each outstanding segment's last transmission (when the recovery keeps it: RACK).
+    pub rack_sent: Option<super::recovery::rack::SentRecord>,
     /// Counters.
     pub stats: SenderStats,
     /// Without timestamps: the next RTT sample is taken from the ACK that covers this segment
@@ -110,6 +112,7 @@ impl Sender {
         let sb = recovery.uses_sack().then(Scoreboard::default);
         let rate = cc.wants_rate_sample().then(super::rate::RateState::default);
         let pace = cfg.pacing || cc.needs_pacing();
+        let rack_sent = recovery.keeps_send_times().then(Default::default);
         Sender {
             params: SenderParams {
                 pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
@@ -144,6 +147,7 @@ impl Sender {
             marker,
             cc,
             sb,
+            rack_sent,
             stats: SenderStats::default(),
             timed_until: 0,
             connecting: cfg.handshake,
@@ -233,6 +237,9 @@ impl Sender {
         self.stats.segs_sent += 1;
         if let Some(r) = self.rate.as_mut() {
             r.on_send(seg, now, self.snd_max - self.snd_una);
+        }
+        if let Some(r) = self.rack_sent.as_mut() {
+            r.sent(seg, now, flags & RETX != 0);
         }
         let precedence = match &mut self.marker {
             Some(m) => m.colour(self.params.pkt_size, now),
@@ -385,7 +392,9 @@ impl Sender {
         // RTO fire on queueing delay (docs/reproductions.md, seed 004: 306 timeouts instead of
         // ns-2's 54 on the same network).
         if self.params.timestamps {
-            self.rtt_sample(now.saturating_sub(ts) as f64);
+            let r = now.saturating_sub(ts) as f64;
+            self.rtt_sample(r);
+            self.cc.on_delay_sample(r, now);
         } else if a > self.timed_until {
             if !self.in_recovery {
                 self.rtt_sample(now.saturating_sub(ts) as f64);
@@ -441,6 +450,15 @@ impl Sender {
         }
         if self.snd_una >= self.snd_max {
             return;
+        }
+        let mut r = self
+            .recovery
+            .take()
+            .expect("recovery is back after each call");
+        let handled = r.on_timer(self, now, out);
+        self.recovery = Some(r);
+        if handled {
+            return; // the recovery's own timer (RACK's reordering timer, TLP's probe)
         }
         self.stats.timeouts += 1;
         // RFC 5681 s. 3.1 eq. 4: ssthresh no more than max(FlightSize / 2, 2). During NewReno

@@ -323,20 +323,29 @@ impl Harness {
 /// retransmit, then one partial ACK per remaining hole, RFC 6582 s. 3.2 step 5), ssthresh = FlightSize / 2
 /// (RFC 5681 eq. 4: 20 outstanding when the third duplicate ACK came) and, when the recovery
 /// ends, cwnd = ssthresh (RFC 6937 s. 3.1; RFC 6582 s. 3.2 step 6 for NewReno).
+///
+/// RACK-TLP (RFC 8985) the same: the segments went out together, so the SACKs of 8.. mark 5-7
+/// lost once three are SACKed (reo_wnd 0 without reordering, s. 6.2 step 4), one recovery.
 #[test]
 fn harness_send_20_lose_3_sack_and_newreno() {
-    for variant in [TcpVariant::Sack, TcpVariant::NewReno] {
-        let mut h = Harness::new(&cfg(variant), 20.0, 100_000_000);
+    let mut rack = cfg(TcpVariant::Sack);
+    rack.recovery = Some(crate::config::RecoveryKind::Rack);
+    for (variant, c) in [
+        ("sack", cfg(TcpVariant::Sack)),
+        ("newreno", cfg(TcpVariant::NewReno)),
+        ("rack", rack),
+    ] {
+        let mut h = Harness::new(&c, 20.0, 100_000_000);
         assert_eq!(h.send(), (0..20).collect::<Vec<_>>());
         let mut lose = vec![5, 6, 7];
         for _ in 0..6 {
             h.round(&mut lose, &[]);
         }
-        assert!(lose.is_empty(), "{variant:?}: every loss was retransmitted");
+        assert!(lose.is_empty(), "{variant}: every loss was retransmitted");
         let s = &h.s;
-        assert_eq!(s.stats.fast_retransmits, 1, "{variant:?}");
-        assert_eq!(s.stats.retransmits, 3, "{variant:?}");
-        assert_eq!(s.stats.timeouts, 0, "{variant:?}");
+        assert_eq!(s.stats.fast_retransmits, 1, "{variant}");
+        assert_eq!(s.stats.retransmits, 3, "{variant}");
+        assert_eq!(s.stats.timeouts, 0, "{variant}");
         // ACKs of 0..4 moved the window (20 + 5 x 1/cwnd) and sent 20..24: FlightSize at
         // the third duplicate ACK is 25 - 5 = 20.
         let exit = h
@@ -345,10 +354,10 @@ fn harness_send_20_lose_3_sack_and_newreno() {
             .find(|w| w[0].0 && !w[1].0)
             .map(|w| w[1])
             .expect("recovery ended");
-        assert_eq!(exit.2, 10.0, "{variant:?}: ssthresh = 20 / 2");
+        assert_eq!(exit.2, 10.0, "{variant}: ssthresh = 20 / 2");
         assert_eq!(
             exit.1, 10.0,
-            "{variant:?}: cwnd = ssthresh at the end of recovery"
+            "{variant}: cwnd = ssthresh at the end of recovery"
         );
     }
 }

@@ -8,11 +8,13 @@
 pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
+pub mod ledbat;
 pub mod reno;
 
 pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use ledbat::Ledbat;
 pub use reno::Reno;
 
 use super::rate::RateSample;
@@ -65,11 +67,20 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn on_ecn(&mut self, cwnd: f64, flight: u32, now: Time) -> f64 {
         self.on_congestion(cwnd, flight, now)
     }
+    /// A delay sample, ns, with `[tcp] timestamps` on: from the transmission whose timestamp an
+    /// ACK of new data echoes to the ACK's arrival (RFC 7323 s. 4.1; LEDBAT's one-way delay
+    /// stand-in, see [`ledbat`]). Called before [`CongestionControl::on_ack`].
+    fn on_delay_sample(&mut self, _owd_ns: f64, _now: Time) {}
     /// A retransmission timeout (after [`CongestionControl::on_congestion`]).
     fn on_timeout(&mut self) {}
     /// The receiver is to echo CE packet by packet as DCTCP's receiver (RFC 8257 s. 3.2)
     /// instead of RFC 3168's latch until CWR.
     fn per_packet_ce_echo(&self) -> bool {
+        false
+    }
+    /// The controller needs delay samples ([`CongestionControl::on_delay_sample`]): the network
+    /// builder refuses it without `[tcp] timestamps`.
+    fn needs_timestamps(&self) -> bool {
         false
     }
     /// The controller's estimate of the fraction of segments CE-marked (DCTCP's alpha), for
@@ -125,6 +136,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("dctcp", || Box::new(Dctcp::default())),
     ("bbr", || Box::new(Bbr::default())),
     ("bbr1", || Box::new(Bbr::default())),
+    ("ledbat", || Box::new(Ledbat::default())),
 ];
 
 /// The controller registered as `name`.

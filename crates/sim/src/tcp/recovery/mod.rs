@@ -3,7 +3,8 @@
 //! from `TcpCongestionOps`), chosen by `[tcp] recovery` ([`build`]):
 //! - [`reno`]: RFC 5681 s. 3.2 fast retransmit / fast recovery (ends on the first new ACK);
 //! - [`newreno`]: RFC 6582 (partial ACKs, `recover`);
-//! - [`sack`]: RFC 6675 SACK loss recovery with Proportional Rate Reduction ([`prr`], RFC 6937).
+//! - [`sack`]: RFC 6675 SACK loss recovery with Proportional Rate Reduction ([`prr`], RFC 6937);
+//! - [`rack`]: RACK-TLP (RFC 8985) time-based loss detection and tail loss probes, with PRR.
 //!
 //! Limited transmit (RFC 3042) is in [`limited`]. The sender keeps what every part of it reads:
 //! the duplicate-ACK count, the in-recovery flag (RTT sampling and ECN consult it) and the SACK
@@ -13,11 +14,13 @@
 pub mod limited;
 pub mod newreno;
 pub mod prr;
+pub mod rack;
 pub mod reno;
 pub mod sack;
 
 pub use newreno::NewReno;
 pub use prr::Prr;
+pub use rack::Rack;
 pub use reno::Reno;
 pub use sack::{Sack, Scoreboard};
 
@@ -41,6 +44,19 @@ pub trait Recovery: std::fmt::Debug + Send {
         false
     }
 
+    /// Whether the sender records each segment's last transmission time for this recovery
+    /// ([`rack::SentRecord`]).
+    fn keeps_send_times(&self) -> bool {
+        false
+    }
+
+    /// The sender's one timer expired while the recovery had it armed for its own purpose
+    /// (RACK's reordering timer, TLP's probe timeout): returns whether it handled the expiry
+    /// (else it is the retransmission timeout).
+    fn on_timer(&mut self, _s: &mut Sender, _now: Time, _out: &mut Vec<Packet>) -> bool {
+        false
+    }
+
     /// Processes an ACK; segments to send go to `out`.
     fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>);
 
@@ -55,5 +71,6 @@ pub fn build(kind: RecoveryKind) -> Box<dyn Recovery> {
         RecoveryKind::Reno => Box::new(Reno),
         RecoveryKind::NewReno => Box::new(NewReno::default()),
         RecoveryKind::Sack => Box::new(Sack::default()),
+        RecoveryKind::Rack => Box::new(Rack::default()),
     }
 }

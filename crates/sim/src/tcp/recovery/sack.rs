@@ -71,6 +71,11 @@ impl Scoreboard {
                 .unwrap_or(false)
     }
 
+    /// SACKed segments at or above the cumulative ACK.
+    pub fn sacked_count(&self) -> u32 {
+        self.n_sacked
+    }
+
     /// SACKed segments below `s`.
     fn sacked_below(&self, s: u32) -> u32 {
         let upto = (s.saturating_sub(self.base) as usize).min(self.sacked.len());

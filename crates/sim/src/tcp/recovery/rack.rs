@@ -1,0 +1,820 @@
+//! RACK-TLP loss detection (RFC 8985; Linux's default, `net/ipv4/tcp_recovery.c`) with
+//! Proportional Rate Reduction ([`super::prr`], RFC 6937) as the sending rate during recovery:
+//! `[tcp] recovery = "rack"`. Units: segments (segment `k` ends at `k + 1`) and ns.
+//!
+//! - **RACK** (s. 6.2): each segment's last transmission time is kept ([`SentRecord`], filled by
+//!   the sender at every transmission). On each ACK the most recently sent segment among those
+//!   newly delivered (cumulatively or by SACK) sets RACK.xmit_ts and RACK.rtt
+//!   (step 2, with its test for ACKs of an original transmission of a retransmitted segment:
+//!   RTT below min_RTT, or the echoed timestamp older than the retransmission);
+//!   a delivered never-retransmitted segment below RACK.fack sets RACK.reordering_seen (step 3);
+//!   an unacknowledged segment sent before it (equal timestamps: by the order of transmission,
+//!   where the RFC compares end sequences: see [`sent_after`]) is lost once
+//!   `xmit_ts + RACK.rtt + RACK.reo_wnd <= now` (step 5), else the reordering timer is armed for
+//!   the largest remaining time.
+//! - **reo_wnd** (step 4): `min(RACK.min_RTT / 4, SRTT)`, but 0 while no reordering has been
+//!   seen and the sender is in recovery or at least DupThresh segments are SACKed (so without
+//!   reordering RACK is as quick as RFC 6675's DupThresh). **Simplified:** the receiver sends no
+//!   DSACK (RFC 2883), so the DSACK-driven growth of the multiplier (RACK.reo_wnd_mult,
+//!   reo_wnd_persist) never happens: the multiplier stays 1. RACK.min_RTT is the sender's smallest
+//!   RTT sample of the connection (RFC 8985 and Linux use a windowed minimum).
+//! - **Recovery** (s. 6.2.1, as Linux's `tcp_fastretrans_alert`): the first segment marked lost
+//!   outside recovery starts it: ssthresh from the congestion controller, RecoveryPoint =
+//!   HighData, PRR from FlightSize; on every ACK PRR's sndcnt (at least one segment before any is
+//!   sent in the episode, Linux's `tcp_cwnd_reduction`) goes to lost segments first, lowest
+//!   first, then to new data; cwnd = pipe + sndcnt, pipe being Linux's in_flight: unSACKed
+//!   segments not marked lost, plus retransmissions in flight. Recovery ends when RecoveryPoint is
+//!   acknowledged (cwnd = ssthresh). After a retransmission timeout every unSACKed segment is
+//!   marked lost (Linux's `tcp_timeout_mark_lost`) and no fast recovery starts before the data
+//!   outstanding at the timeout is acknowledged; the sender's go-back-N resends it.
+//! - **TLP** (s. 7): when an ACK acknowledges or SACKs new data and the sender is not in
+//!   recovery and no probe is outstanding, a probe timeout PTO = 2 SRTT (+ TLP.max_ack_delay =
+//!   200 ms, s. 7.2's WCDelAckT, when one segment is in flight; 1 s without an RTT sample), at
+//!   most the RTO, replaces the retransmission timer. When it fires the sender sends one new
+//!   segment if the receiver's window and the application allow, else retransmits the highest
+//!   segment sent (s. 7.3), and arms the RTO. s. 7.4: an ACK beyond TLP.end_seq after a
+//!   retransmitted probe means the probe repaired a loss: the congestion controller reduces
+//!   (ssthresh = its loss response, cwnd = ssthresh), as Linux's `tcp_process_tlp_ack`.
+//!   Without DSACK a probe that was not needed is not recognised as such (s. 7.4.1): the episode
+//!   ends with that reduction too, or with a duplicate ACK without SACK blocks.
+//!
+//! One timer per flow (the sender's `rto_deadline`) serves the RTO, the reordering timer and the
+//! PTO, as Linux's `icsk_pending` modes; [`Recovery::on_timer`] is told of every expiry first.
+//! Limited transmit (RFC 3042) is not used with RACK.
+
+use super::{Prr, Recovery, DUP_THRESH};
+use crate::packet::Packet;
+use crate::tcp::Sender;
+use aqm::Time;
+use std::collections::VecDeque;
+
+/// TLP.max_ack_delay (RFC 8985 s. 7.2: WCDelAckT, 200 ms when the receiver's delayed-ACK timer
+/// is unknown), ns.
+pub const MAX_ACK_DELAY_NS: Time = 200_000_000;
+/// PTO before any RTT sample (RFC 8985 s. 7.2: 1 s), ns.
+pub const PTO_NO_RTT_NS: Time = 1_000_000_000;
+
+/// Marked lost (Linux's TCPCB_LOST).
+const LOST: u8 = 1;
+/// A retransmission of it is in flight (Linux's TCPCB_SACKED_RETRANS).
+const RETRANS: u8 = 2;
+/// Ever retransmitted (RFC 8985's Segment.retransmitted, Linux's TCPCB_EVER_RETRANS).
+const EVER_RETRANS: u8 = 4;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    xmit_ts: Time,
+    /// Rank of its last transmission among all the flow's transmissions (from 1).
+    order: u64,
+    flags: u8,
+}
+
+/// RFC 8985 s. 5.2's per-segment variables of the outstanding segments: the time of each one's
+/// last transmission and whether it was retransmitted or is marked lost. The sender records
+/// every transmission ([`SentRecord::sent`]) when its recovery asks for it
+/// ([`Recovery::keeps_send_times`]).
+#[derive(Clone, Debug, Default)]
+pub struct SentRecord {
+    base: u32,
+    segs: VecDeque<Seg>,
+    /// Transmissions so far.
+    sent: u64,
+}
+
+impl SentRecord {
+    /// Segment `seg` is sent at `now` (`retx`: it was sent before).
+    pub fn sent(&mut self, seg: u32, now: Time, retx: bool) {
+        if self.segs.is_empty() {
+            self.base = seg;
+        }
+        let Some(i) = seg.checked_sub(self.base).map(|i| i as usize) else {
+            return; // below snd_una: nothing to record
+        };
+        if self.segs.len() <= i {
+            self.segs.resize(i + 1, Seg::default());
+        }
+        self.sent += 1;
+        let s = &mut self.segs[i];
+        s.xmit_ts = now;
+        s.order = self.sent;
+        if retx {
+            s.flags |= RETRANS | EVER_RETRANS;
+        }
+    }
+
+    /// Forgets the segments below the cumulative ACK `una`.
+    fn advance(&mut self, una: u32) {
+        let n = (una.saturating_sub(self.base) as usize).min(self.segs.len());
+        self.segs.drain(..n);
+        self.base = self.base.max(una);
+    }
+
+    fn get(&self, seg: u32) -> Seg {
+        seg.checked_sub(self.base)
+            .and_then(|i| self.segs.get(i as usize))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn flags_mut(&mut self, seg: u32) -> Option<&mut u8> {
+        let i = seg.checked_sub(self.base)? as usize;
+        self.segs.get_mut(i).map(|s| &mut s.flags)
+    }
+}
+
+/// What the one timer is for now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimerMode {
+    /// The retransmission timeout (the sender's).
+    #[default]
+    Rto,
+    /// RACK's reordering timer (RFC 8985 s. 6.2 step 5).
+    Reorder,
+    /// TLP's probe timeout (RFC 8985 s. 7.2).
+    Probe,
+}
+
+/// RACK-TLP's state (`[tcp] recovery = "rack"`); the SACK scoreboard is the sender's
+/// ([`Sender::sb`]), the transmission record too ([`Sender::rack_sent`]).
+#[derive(Clone, Debug, Default)]
+pub struct Rack {
+    /// RACK.xmit_ts and the transmission's rank (in place of RACK.end_seq, see
+    /// [`sent_after`]): the most recently sent delivered segment (rank 0: none yet).
+    xmit_ts: Time,
+    order: u64,
+    /// RACK.rtt: the RTT of that segment, ns.
+    pub rtt: Time,
+    /// RACK.fack: the highest end of a delivered segment.
+    fack: u32,
+    /// RACK.reordering_seen.
+    pub reordering_seen: bool,
+    /// RACK.reo_wnd after the last ACK, ns.
+    pub reo_wnd: Time,
+    /// RecoveryPoint.
+    recover: u32,
+    recover_valid: bool,
+    /// Proportional Rate Reduction of the current recovery.
+    pub prr: Prr,
+    /// What the timer is armed for.
+    pub timer: TimerMode,
+    /// TLP.end_seq (`None`: no probe outstanding) and TLP.is_retrans.
+    pub tlp_end_seq: Option<u32>,
+    tlp_is_retrans: bool,
+    /// Loss probes sent.
+    pub probes: u64,
+    /// Congestion responses to losses repaired by a probe (s. 7.4.2).
+    pub tlp_reductions: u64,
+    /// A segment may be marked lost and not yet retransmitted (spares the scan for one on every
+    /// ACK outside recovery).
+    lost_seen: bool,
+    /// Newly delivered segments of the ACK being processed (kept to reuse the allocation).
+    scratch: Vec<u32>,
+}
+
+/// RFC 8985 s. 6.2 RACK_sent_after: transmission (t1, rank o1) after (t2, o2). The RFC breaks a
+/// tie of timestamps by the higher end sequence; here by the order of transmission (a counter),
+/// which is the same for new data but right also for a retransmission that leaves in the same
+/// nanosecond as new data (common in the simulator, where one ACK releases both at once).
+#[inline]
+fn sent_after(t1: Time, o1: u64, t2: Time, o2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && o1 > o2)
+}
+
+impl Recovery for Rack {
+    fn name(&self) -> &'static str {
+        "rack"
+    }
+
+    fn uses_sack(&self) -> bool {
+        true
+    }
+
+    fn keeps_send_times(&self) -> bool {
+        true
+    }
+
+    fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
+        s.snd_wnd = ack.rwnd;
+        let a = ack.seq.min(s.snd_max);
+        let newly = a.saturating_sub(s.snd_una);
+        let flight_before = s.flight();
+        self.collect_delivered(s, ack, a);
+        if newly > 0 {
+            s.advance_una(a, ack.ts, now);
+        }
+        let sb = s.sb.as_mut().expect("RACK sender has a scoreboard");
+        sb.advance(s.snd_una);
+        let sacked = sb.apply(&ack.sack, s.snd_max);
+        self.update(s, ack, now); // steps 1-3
+        if let Some(r) = s.rack_sent.as_mut() {
+            r.advance(s.snd_una);
+        }
+        let sample = s.ack_sample(ack, newly, newly + sacked, now);
+        s.cc.on_ack_event(&sample);
+        self.reo_wnd = self.reo_wnd(s); // step 4
+        let timeout = self.detect_loss(s, now); // step 5
+        self.tlp_process_ack(s, ack, newly, flight_before, now);
+        let delivered = (newly + sacked) as u64;
+        if s.in_recovery {
+            if s.snd_una >= self.recover {
+                s.cwnd = s.ssthresh; // RFC 6937 s. 3.1 / Linux tcp_end_cwnd_reduction
+                s.in_recovery = false;
+            } else {
+                self.prr_step(s, delivered, now, out);
+            }
+        } else if newly > 0 {
+            s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
+        }
+        if !s.in_recovery && !self.after_timeout(s) && self.lost_seen {
+            if self.next_lost(s).is_some() {
+                self.enter(s, delivered, now, out);
+            } else {
+                self.lost_seen = false;
+            }
+        }
+        if newly > 0 {
+            s.after_new_ack(true, now);
+            s.on_ecn_echo(ack, now);
+        }
+        let sent_before = s.snd_max;
+        if !s.in_recovery {
+            s.send_allowed(now, out);
+        }
+        let progress = newly > 0 || sacked > 0 || s.snd_max > sent_before;
+        self.arm(s, timeout, progress, now);
+    }
+
+    fn on_timer(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) -> bool {
+        match self.timer {
+            TimerMode::Rto => false,
+            TimerMode::Reorder => {
+                // RFC 8985 s. 6.2 step 5, RACK_detect_loss_and_arm_timer on expiry.
+                self.timer = TimerMode::Rto;
+                let timeout = self.detect_loss(s, now);
+                if self.next_lost(s).is_some() {
+                    if s.in_recovery {
+                        self.prr_step(s, 0, now, out);
+                    } else if !self.after_timeout(s) {
+                        self.enter(s, 0, now, out);
+                    }
+                }
+                self.arm(s, timeout, false, now);
+                true
+            }
+            TimerMode::Probe => {
+                self.timer = TimerMode::Rto;
+                self.send_probe(s, now, out);
+                // s. 7.3: after a probe the RTO, not another PTO.
+                s.rto_deadline = Some(now + s.rto);
+                true
+            }
+        }
+    }
+
+    /// Every unSACKed segment is lost (Linux's `tcp_timeout_mark_lost`); RecoveryPoint =
+    /// HighData; no probe outstanding.
+    fn on_timeout(&mut self, s: &mut Sender) {
+        self.recover = s.snd_max;
+        self.recover_valid = true;
+        self.tlp_end_seq = None;
+        self.timer = TimerMode::Rto;
+        self.lost_seen = true;
+        let sb = s.sb.as_ref().expect("RACK sender has a scoreboard");
+        if let Some(r) = s.rack_sent.as_mut() {
+            for seg in s.snd_una..s.snd_max {
+                if !sb.is_sacked(seg) {
+                    if let Some(f) = r.flags_mut(seg) {
+                        *f = (*f | LOST) & !RETRANS;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Rack {
+    fn record(s: &Sender) -> &SentRecord {
+        s.rack_sent
+            .as_ref()
+            .expect("a RACK sender keeps send times")
+    }
+
+    /// The segments this ACK delivers: cumulatively acknowledged up to `a` and not SACKed before,
+    /// and newly SACKed, in ascending order.
+    fn collect_delivered(&mut self, s: &Sender, ack: &Packet, a: u32) {
+        let sb = s.sb.as_ref().expect("RACK sender has a scoreboard");
+        let d = &mut self.scratch;
+        d.clear();
+        d.extend((s.snd_una..a).filter(|&k| !sb.is_sacked(k)));
+        for &(lo, hi) in &ack.sack {
+            d.extend((lo.max(a)..hi.min(s.snd_max)).filter(|&k| !sb.is_sacked(k)));
+        }
+        d.sort_unstable();
+        d.dedup();
+    }
+
+    /// RFC 8985 s. 6.2 steps 2 (RACK_update) and 3 (RACK_detect_reordering) over the newly
+    /// delivered segments.
+    fn update(&mut self, s: &Sender, ack: &Packet, now: Time) {
+        let rec = Self::record(s);
+        let min_rtt = s.min_rtt_ns();
+        let mut best: Option<(Time, u64)> = None;
+        for &k in &self.scratch {
+            let seg = rec.get(k);
+            let end = k + 1;
+            if seg.flags & EVER_RETRANS != 0 {
+                let rtt = now.saturating_sub(seg.xmit_ts) as f64;
+                // The ACK may be for the original transmission: no sample from it.
+                let echo_older = s.params.timestamps && ack.ts < seg.xmit_ts;
+                if echo_older || rtt < min_rtt {
+                    continue;
+                }
+            } else if end < self.fack {
+                self.reordering_seen = true;
+            }
+            self.fack = self.fack.max(end);
+            if best.is_none_or(|(t, o)| sent_after(seg.xmit_ts, seg.order, t, o)) {
+                best = Some((seg.xmit_ts, seg.order));
+            }
+        }
+        if let Some((t, o)) = best {
+            self.rtt = now.saturating_sub(t);
+            if self.order == 0 || sent_after(t, o, self.xmit_ts, self.order) {
+                self.xmit_ts = t;
+                self.order = o;
+            }
+        }
+    }
+
+    /// RFC 8985 s. 6.2 step 4 without DSACK (multiplier 1).
+    fn reo_wnd(&self, s: &Sender) -> Time {
+        let sacked = s.sb.as_ref().map_or(0, |b| b.sacked_count());
+        if !self.reordering_seen && (s.in_recovery || sacked >= DUP_THRESH) {
+            return 0;
+        }
+        (s.min_rtt_ns() / 4.0).min(s.srtt_ns()).max(0.0) as Time
+    }
+
+    /// RFC 8985 s. 6.2 step 5 (RACK_detect_loss): marks lost the segments sent before
+    /// RACK.xmit_ts whose time is up; returns the reordering timeout (0: none).
+    fn detect_loss(&mut self, s: &mut Sender, now: Time) -> Time {
+        if self.order == 0 {
+            return 0;
+        }
+        let (una, max) = (s.snd_una, s.snd_max);
+        let sb = s.sb.as_ref().expect("RACK sender has a scoreboard");
+        let Some(rec) = s.rack_sent.as_mut() else {
+            return 0;
+        };
+        let mut timeout: Time = 0;
+        for k in una..max {
+            if sb.is_sacked(k) {
+                continue;
+            }
+            let seg = rec.get(k);
+            if seg.flags & LOST != 0 && seg.flags & RETRANS == 0 {
+                continue; // lost, waiting for its retransmission
+            }
+            if !sent_after(self.xmit_ts, self.order, seg.xmit_ts, seg.order) {
+                if seg.flags & EVER_RETRANS == 0 {
+                    // First transmissions go out in sequence order: none later was sent before.
+                    break;
+                }
+                continue;
+            }
+            let deadline = seg.xmit_ts + self.rtt + self.reo_wnd;
+            if deadline <= now {
+                if let Some(f) = rec.flags_mut(k) {
+                    *f = (*f | LOST) & !RETRANS;
+                    self.lost_seen = true;
+                }
+            } else {
+                timeout = timeout.max(deadline - now);
+            }
+        }
+        timeout
+    }
+
+    /// The lowest segment marked lost and not retransmitted since.
+    fn next_lost(&self, s: &Sender) -> Option<u32> {
+        let rec = s.rack_sent.as_ref()?;
+        let sb = s.sb.as_ref()?;
+        (s.snd_una..s.snd_max).find(|&k| {
+            let f = rec.get(k).flags;
+            f & LOST != 0 && f & RETRANS == 0 && !sb.is_sacked(k)
+        })
+    }
+
+    /// Linux's in_flight: unSACKed segments not marked lost, plus retransmissions in flight.
+    pub fn pipe(&self, s: &Sender) -> u32 {
+        let (Some(rec), Some(sb)) = (s.rack_sent.as_ref(), s.sb.as_ref()) else {
+            return s.flight();
+        };
+        (s.snd_una..s.snd_max)
+            .filter(|&k| !sb.is_sacked(k))
+            .map(|k| {
+                let f = rec.get(k).flags;
+                u32::from(f & LOST == 0) + u32::from(f & RETRANS != 0)
+            })
+            .sum()
+    }
+
+    /// After a retransmission timeout, until the data outstanding then is acknowledged.
+    fn after_timeout(&self, s: &Sender) -> bool {
+        self.recover_valid && s.snd_una < self.recover && !s.in_recovery
+    }
+
+    /// Fast recovery begins (ssthresh from the controller, RecoveryPoint = HighData, PRR).
+    fn enter(&mut self, s: &mut Sender, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+        let flight = s.flight();
+        s.ssthresh = s.cc.on_congestion(s.cwnd, flight, now);
+        self.recover = s.snd_max;
+        self.recover_valid = true;
+        s.in_recovery = true;
+        s.ecn_recover = s.snd_max;
+        s.stats.fast_retransmits += 1;
+        self.prr = Prr::start(flight);
+        self.tlp_end_seq = None; // Linux's tcp_init_cwnd_reduction
+        self.prr_step(s, delivered, now, out);
+    }
+
+    /// One ACK (or reordering timeout) in recovery: PRR's sndcnt to lost segments, then new data.
+    fn prr_step(&mut self, s: &mut Sender, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+        let pipe = self.pipe(s) as u64;
+        let mut sndcnt = self.prr.on_ack(delivered, pipe, s.ssthresh);
+        if self.prr.out == 0 {
+            sndcnt = sndcnt.max(1); // Linux tcp_cwnd_reduction: the fast retransmit goes out
+        }
+        s.cwnd = (pipe + sndcnt) as f64;
+        for _ in 0..sndcnt {
+            let new_ok = s.more_data(s.snd_max) && s.snd_max < s.snd_una + s.snd_wnd.max(1);
+            let Some(seg) = self.next_lost(s).or(new_ok.then_some(s.snd_max)) else {
+                break;
+            };
+            let p = s.make_segment(seg, now);
+            out.push(p);
+            if seg == s.snd_max {
+                s.snd_max += 1;
+                s.snd_nxt = s.snd_max;
+            }
+            s.arm_if_stopped(now);
+            self.prr.sent(1);
+        }
+    }
+
+    /// RFC 8985 s. 7.4.2 (TLP_process_ack) without DSACK.
+    fn tlp_process_ack(
+        &mut self,
+        s: &mut Sender,
+        ack: &Packet,
+        newly: u32,
+        flight: u32,
+        now: Time,
+    ) {
+        let Some(end) = self.tlp_end_seq else {
+            return;
+        };
+        let a = s.snd_una;
+        if a < end {
+            return;
+        }
+        if !self.tlp_is_retrans {
+            self.tlp_end_seq = None; // a probe of new data was delivered
+        } else if a > end {
+            // The probe repaired a loss: the congestion response of a fast recovery.
+            self.tlp_end_seq = None;
+            if !s.in_recovery {
+                s.ssthresh = s.cc.on_congestion(s.cwnd, flight, now);
+                s.cwnd = s.ssthresh.max(1.0);
+                self.tlp_reductions += 1;
+            }
+        } else if newly == 0 && ack.sack.iter().all(|&(lo, hi)| lo >= hi) {
+            self.tlp_end_seq = None; // a duplicate ACK without SACK blocks
+        }
+    }
+
+    /// RFC 8985 s. 7.2 TLP_calc_PTO, before the cap by the RTO.
+    pub fn pto(s: &Sender) -> Time {
+        let srtt = s.srtt_ns();
+        if srtt <= 0.0 {
+            return PTO_NO_RTT_NS;
+        }
+        let mut pto = (2.0 * srtt).round() as Time;
+        if s.flight() == 1 {
+            pto += MAX_ACK_DELAY_NS;
+        }
+        pto
+    }
+
+    /// Whether a probe may be scheduled (s. 7.2): not in recovery or after a timeout, no probe
+    /// outstanding, data in flight.
+    fn may_probe(&self, s: &Sender) -> bool {
+        !s.in_recovery
+            && !self.after_timeout(s)
+            && self.tlp_end_seq.is_none()
+            && s.snd_max > s.snd_una
+    }
+
+    /// The one timer after an ACK: the reordering timer when RACK waits, else a PTO after
+    /// progress when a probe is allowed, else the RTO.
+    fn arm(&mut self, s: &mut Sender, reo_timeout: Time, progress: bool, now: Time) {
+        if s.snd_una >= s.snd_max {
+            s.rto_deadline = None;
+            self.timer = TimerMode::Rto;
+        } else if reo_timeout > 0 {
+            s.rto_deadline = Some(now + reo_timeout);
+            self.timer = TimerMode::Reorder;
+        } else if progress && self.may_probe(s) {
+            s.rto_deadline = Some(now + Self::pto(s).min(s.rto));
+            self.timer = TimerMode::Probe;
+        } else if self.timer != TimerMode::Rto || s.rto_deadline.is_none() {
+            s.rto_deadline = Some(now + s.rto);
+            self.timer = TimerMode::Rto;
+        }
+    }
+
+    /// RFC 8985 s. 7.3 TLP_send_probe: one new segment if allowed, else the highest one sent
+    /// again (unless SACKed: nothing to probe).
+    fn send_probe(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) {
+        let new_ok = s.snd_nxt == s.snd_max
+            && s.more_data(s.snd_max)
+            && s.snd_max < s.snd_una + s.snd_wnd.max(1);
+        let seg = if new_ok { s.snd_max } else { s.snd_max - 1 };
+        if !new_ok && s.sb.as_ref().is_some_and(|b| b.is_sacked(seg)) {
+            return;
+        }
+        let p = s.make_segment(seg, now);
+        out.push(p);
+        if new_ok {
+            s.snd_max += 1;
+            s.snd_nxt = s.snd_max;
+        }
+        self.tlp_is_retrans = !new_ok;
+        self.tlp_end_seq = Some(s.snd_max);
+        self.probes += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{RecoveryKind, TcpVariant};
+    use crate::packet::RETX;
+    use crate::tcp::tests::{ack, cfg};
+
+    const MS: Time = 1_000_000;
+
+    /// A RACK sender (timestamps on) whose RTT estimator has one 100 ms sample (SRTT = min_RTT =
+    /// 100 ms: reo_wnd = 25 ms), nothing sent yet, and a RACK driven by the test itself.
+    fn rack_sender() -> (Sender, Rack) {
+        let mut c = cfg(TcpVariant::Sack);
+        c.recovery = Some(RecoveryKind::Rack);
+        c.timestamps = true;
+        let mut s = Sender::new(&c, None, None);
+        assert_eq!(s.recovery_name(), "rack");
+        s.rtt_sample((100 * MS) as f64);
+        (s, Rack::default())
+    }
+
+    /// Sends `n` new segments at `t`.
+    fn send_at(s: &mut Sender, t: Time, n: u32) {
+        s.cwnd = (s.flight() + n) as f64;
+        let mut out = Vec::new();
+        s.send_allowed(t, &mut out);
+        assert_eq!(out.len(), n as usize);
+    }
+
+    /// An ACK of `una` echoing `ts`, SACKing `blocks`.
+    fn sack(una: u32, ts_ms: Time, blocks: &[(u32, u32)]) -> Packet {
+        let mut a = ack(una, ts_ms * MS);
+        for (i, &b) in blocks.iter().enumerate() {
+            a.sack[i] = b;
+        }
+        a
+    }
+
+    fn seqs(out: &[Packet]) -> Vec<u32> {
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    /// P1, P2, P3 (segments 0, 1, 2) sent 30 ms apart (more than reo_wnd); P1 and P3 lost.
+    fn three_spaced(s: &mut Sender) {
+        for t in [100, 130, 160] {
+            send_at(s, t * MS, 1);
+        }
+        s.stop_new_data();
+    }
+
+    /// RFC 8985 s. 3.4.1 (tail drop): the SACK of P2 marks P1 lost (sent 30 ms before P2, more
+    /// than reo_wnd = 25 ms, and P2's RTT has passed), so it is retransmitted as R1; when R1 is
+    /// acknowledged, P3 (sent before R1) is marked lost and retransmitted. DupThresh-based
+    /// recovery (RFC 6675) detects neither.
+    #[test]
+    fn rfc8985_example_tail_drop() {
+        let (mut s, mut r) = rack_sender();
+        three_spaced(&mut s);
+        let mut out = Vec::new();
+        r.on_ack(&mut s, &sack(0, 130, &[(1, 2)]), 230 * MS, &mut out);
+        assert_eq!(
+            r.reo_wnd,
+            25 * MS,
+            "min_RTT / 4: one segment SACKed, no reordering"
+        );
+        assert!(s.in_recovery);
+        assert_eq!(seqs(&out), vec![0], "R1");
+        assert!(out[0].flags & RETX != 0);
+        assert_eq!(s.stats.fast_retransmits, 1);
+        // R1 (sent at 230 ms) cumulatively acknowledged at 330 ms: RACK.xmit_ts = 230 ms; P3
+        // was sent at 160 ms: lost.
+        out.clear();
+        r.on_ack(&mut s, &sack(2, 230, &[]), 330 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![2], "R3");
+        assert_eq!(s.stats.timeouts, 0);
+        // The same losses under RFC 6675 (DupThresh 3): the SACK of P2 starts nothing.
+        let mut c = cfg(TcpVariant::Sack);
+        c.timestamps = true;
+        let mut d = Sender::new(&c, None, None);
+        three_spaced(&mut d);
+        let mut none = Vec::new();
+        d.on_ack(&sack(0, 130, &[(1, 2)]), 230 * MS, &mut none);
+        assert!(none.is_empty() && !d.in_recovery);
+    }
+
+    /// RFC 8985 s. 3.4.2 (lost retransmission): P1 and P2 lost; the SACK of P3 marks both lost
+    /// (R1 and R2 go out together at 260 ms). R1 is lost again and R2 SACKed: R2 was sent after
+    /// R1 (same time, later: RACK_sent_after) and its RTT has passed since R1 went out, so R1 is
+    /// marked lost and sent again.
+    #[test]
+    fn rfc8985_example_lost_retransmission() {
+        let (mut s, mut r) = rack_sender();
+        three_spaced(&mut s);
+        let mut out = Vec::new();
+        r.on_ack(&mut s, &sack(0, 160, &[(2, 3)]), 260 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![0, 1], "R1, R2");
+        out.clear();
+        r.on_ack(&mut s, &sack(0, 260, &[(1, 3)]), 360 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![0], "R1 again");
+        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(s.stats.retransmits, 3);
+    }
+
+    /// RFC 8985 s. 3.4.3 (reordering): P1 and P2 sent 10 ms apart; P2's SACK arrives first.
+    /// P1 is not yet lost (100 + 100 + 25 > 210 ms): the reordering timer is armed for the 15 ms
+    /// left. If P1 arrives in time nothing is retransmitted and reordering is recorded; if not,
+    /// the timer marks it lost and fast recovery starts (no RTO).
+    #[test]
+    fn rfc8985_example_reordering_window_and_timer() {
+        for p1_arrives in [true, false] {
+            let (mut s, mut r) = rack_sender();
+            send_at(&mut s, 100 * MS, 1);
+            send_at(&mut s, 110 * MS, 1);
+            s.stop_new_data();
+            let mut out = Vec::new();
+            r.on_ack(&mut s, &sack(0, 110, &[(1, 2)]), 210 * MS, &mut out);
+            assert!(out.is_empty() && !s.in_recovery);
+            assert_eq!(
+                (r.timer, s.rto_deadline),
+                (TimerMode::Reorder, Some(225 * MS))
+            );
+            if p1_arrives {
+                r.on_ack(&mut s, &sack(2, 100, &[]), 215 * MS, &mut out);
+                assert!(out.is_empty() && r.reordering_seen);
+                assert_eq!(s.rto_deadline, None, "all acknowledged");
+            } else {
+                assert!(r.on_timer(&mut s, 225 * MS, &mut out));
+                assert_eq!(seqs(&out), vec![0]);
+                assert!(s.in_recovery);
+                assert_eq!(s.stats.timeouts, 0);
+            }
+        }
+    }
+
+    /// Once reordering has been seen, reo_wnd stays min_RTT / 4 even with DupThresh segments
+    /// SACKed (without reordering it would be 0, RFC 8985 s. 6.2 step 4).
+    #[test]
+    fn reordering_seen_keeps_the_window_open() {
+        let (mut s, mut r) = rack_sender();
+        send_at(&mut s, 100 * MS, 5);
+        let mut out = Vec::new();
+        r.on_ack(&mut s, &sack(0, 100, &[(1, 4)]), 200 * MS, &mut out);
+        assert_eq!(r.reo_wnd, 0, "3 SACKed, no reordering");
+        let (mut s, mut r) = rack_sender();
+        r.reordering_seen = true;
+        send_at(&mut s, 100 * MS, 5);
+        r.on_ack(&mut s, &sack(0, 100, &[(1, 4)]), 200 * MS, &mut out);
+        assert_eq!(r.reo_wnd, 25 * MS);
+        // All five were sent at once: segment 0 waits for reo_wnd (timer), not lost at once.
+        assert!(!s.in_recovery);
+        assert_eq!(r.timer, TimerMode::Reorder);
+    }
+
+    /// RFC 8985 s. 7 (TLP): ten segments, the last four lost. After the ACKs of the first six
+    /// the PTO (2 SRTT = 200 ms) replaces the RTO; it fires, the last segment is sent again as a
+    /// probe, and its SACK lets RACK mark the three before it lost: fast recovery instead of an
+    /// RTO.
+    #[test]
+    fn tail_loss_probe_turns_a_tail_drop_into_fast_recovery() {
+        let (mut s, mut r) = rack_sender();
+        send_at(&mut s, 100 * MS, 10);
+        s.stop_new_data();
+        let mut out = Vec::new();
+        for k in 1..=6 {
+            r.on_ack(&mut s, &ack(k, 100 * MS), 200 * MS, &mut out);
+        }
+        assert!(out.is_empty());
+        assert_eq!(r.timer, TimerMode::Probe);
+        assert_eq!(s.srtt_ns(), (100 * MS) as f64);
+        assert_eq!(s.rto_deadline, Some(400 * MS), "PTO = 2 x SRTT");
+        assert!(r.on_timer(&mut s, 400 * MS, &mut out));
+        assert_eq!(seqs(&out), vec![9], "the highest segment, again");
+        assert_eq!((r.probes, r.tlp_end_seq), (1, Some(10)));
+        assert_eq!(s.rto_deadline, Some(400 * MS + s.rto), "then the RTO");
+        out.clear();
+        r.on_ack(&mut s, &sack(6, 400, &[(9, 10)]), 500 * MS, &mut out);
+        assert!(s.in_recovery);
+        assert_eq!(seqs(&out), vec![6, 7], "PRR: ssthresh 2, pipe 0");
+        assert_eq!((s.stats.timeouts, s.stats.fast_retransmits), (0, 1));
+    }
+
+    /// s. 7.2: one segment in flight adds TLP.max_ack_delay; no RTT sample: 1 s; capped by the
+    /// RTO.
+    #[test]
+    fn pto_values() {
+        let (mut s, _) = rack_sender();
+        send_at(&mut s, 0, 1);
+        assert_eq!(Rack::pto(&s), 200 * MS + MAX_ACK_DELAY_NS);
+        send_at(&mut s, 0, 1);
+        assert_eq!(Rack::pto(&s), 200 * MS);
+        let c = {
+            let mut c = cfg(TcpVariant::Sack);
+            c.recovery = Some(RecoveryKind::Rack);
+            c
+        };
+        assert_eq!(Rack::pto(&Sender::new(&c, None, None)), PTO_NO_RTT_NS);
+        // A short RTO caps it: SRTT 100 ms, min RTO 10 ms -> RTO 100 + 4 x 50 = 300 ms < 400.
+        let (mut s, mut r) = rack_sender();
+        s.params.min_rto = 10 * MS;
+        s.rtt_sample((100 * MS) as f64);
+        send_at(&mut s, 0, 2);
+        let mut out = Vec::new();
+        s.stop_new_data();
+        r.on_ack(&mut s, &ack(1, 0), 100 * MS, &mut out);
+        assert!(s.rto < 2 * 100 * MS + MAX_ACK_DELAY_NS);
+        assert_eq!(s.rto_deadline, Some(100 * MS + s.rto));
+    }
+
+    /// s. 7.4: a retransmitted probe acknowledged exactly (ACK = TLP.end_seq) leaves the episode
+    /// open (without DSACK the sender cannot tell whether the original arrived); an ACK beyond
+    /// it means the probe repaired a loss: ssthresh and cwnd fall as in a fast recovery. A probe
+    /// of new data ends the episode without a reduction.
+    #[test]
+    fn tlp_episode_ends_with_a_reduction_when_the_probe_repaired_a_loss() {
+        let (mut s, mut r) = rack_sender();
+        send_at(&mut s, 100 * MS, 5);
+        let mut out = Vec::new();
+        for k in 1..=4 {
+            let mut a = ack(k, 100 * MS);
+            a.rwnd = 5 - k; // no new data may be sent: the probe retransmits segment 4
+            r.on_ack(&mut s, &a, 200 * MS, &mut out);
+        }
+        assert!(out.is_empty());
+        assert!(r.on_timer(&mut s, 400 * MS, &mut out));
+        assert_eq!(seqs(&out), vec![4]);
+        out.clear();
+        s.cwnd = 10.0;
+        r.on_ack(&mut s, &ack(5, 400 * MS), 500 * MS, &mut out);
+        assert_eq!(r.tlp_end_seq, Some(5), "ACK = TLP.end_seq: undecided");
+        assert!(!out.is_empty(), "new data after the ACK");
+        let flight = s.flight();
+        r.on_ack(&mut s, &ack(6, 500 * MS), 600 * MS, &mut out);
+        assert_eq!(r.tlp_end_seq, None);
+        assert_eq!(r.tlp_reductions, 1);
+        assert_eq!(s.ssthresh, (flight as f64 / 2.0).max(2.0), "RFC 5681 eq. 4");
+        // A probe of new data: delivered, no reduction.
+        let (mut s, mut r) = rack_sender();
+        send_at(&mut s, 100 * MS, 3);
+        r.on_ack(&mut s, &ack(1, 100 * MS), 200 * MS, &mut out);
+        out.clear();
+        let t = s.rto_deadline.unwrap();
+        assert!(r.on_timer(&mut s, t, &mut out));
+        assert!(out.iter().all(|p| p.flags & RETX == 0), "new data");
+        let end = r.tlp_end_seq.unwrap();
+        r.on_ack(&mut s, &ack(end, 300 * MS), 400 * MS, &mut out);
+        assert_eq!((r.tlp_end_seq, r.tlp_reductions), (None, 0));
+    }
+
+    /// After an RTO every unSACKed segment is lost and counted out of the pipe until resent.
+    #[test]
+    fn a_timeout_marks_everything_unsacked_lost() {
+        let (mut s, mut r) = rack_sender();
+        send_at(&mut s, 100 * MS, 6);
+        let mut out = Vec::new();
+        r.on_ack(&mut s, &sack(0, 100, &[(2, 3)]), 150 * MS, &mut out);
+        assert_eq!(r.pipe(&s), 5);
+        r.on_timeout(&mut s);
+        assert_eq!(r.pipe(&s), 0);
+        assert_eq!(r.next_lost(&s), Some(0));
+        s.rack_sent.as_mut().unwrap().sent(0, 300 * MS, true);
+        assert_eq!(r.pipe(&s), 1, "lost and retransmitted: one in flight");
+    }
+}

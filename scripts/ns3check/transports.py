@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Cross-checks aqmlab's DCTCP and LEDBAT senders against ns-3.44's TcpDctcp and TcpLedbat
+(docs/crosscheck-ns3.md, section "DCTCP and LEDBAT").
+
+The cases run on the dumbbell of ``tcp`` (100 Mb/s, 2 ms one way; access links 1 Gb/s with
+one-way delays 1, 3, ..., 19 ms; base RTT 8-80 ms) through ``tcp``'s machinery (``run_case``:
+the same graph, flows and start times on both sides, cached runs) with ns-3's default TCP
+settings (SACK, PRR, timestamps, DelAckCount 2 with a 200 ms timer, MinRto 1 s) on both sides:
+
+* ``dctcp-red-n10`` / ``-n100``: TcpDctcp against aqmlab ``cc = "dctcp"``, ``ecn = true``,
+  through RED as ns-3's ``examples/tcp/dctcp-example.cc`` sets it for its 1 Gb/s links:
+  ``QW`` 1 (the instantaneous queue), ``MinTh`` 20, ``MaxTh`` 60 packets, ``UseEcn`` on,
+  ``UseHardDrop`` off, ns-3's defaults ``LInterm`` 50 (max_p 0.02), ``Gentle`` and ``Wait`` on;
+  buffer 300 packets. Not a pure step: the marking probability ramps from 0 at 20 packets to
+  0.02 at 60 and (gentle) to 1 at 120. One difference remains in the models: above 2 x MaxTh
+  ns-3 marks (UseHardDrop off) where aqmlab's RED drops (its forced drops stay drops); the
+  loss column shows whether the queue got there.
+* ``ledbat-fifo-1+1`` / ``-5+5``: LEDBAT flows (ns-3 TcpLedbat, aqmlab ``cc = "ledbat"``)
+  beside as many NewReno ones (ns-3 TcpNewReno, aqmlab ``variant = "sack"``) through a FIFO of
+  1000 packets (120 ms at 100 Mb/s, above LEDBAT's 100 ms target); flows alternate
+  LEDBAT / NewReno over the hosts. The table has the LEDBAT flows' share of the goodput.
+
+Usage (repository root, project venv; ns-3 in /work/ns3venv):
+
+    .venv/bin/python scripts/crosscheck_ns3.py transports --jobs 2
+    .venv/bin/python scripts/crosscheck_ns3.py transports --cases dctcp-red-n10
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from ns3check import common as base
+from ns3check import tcp
+from ns3check.common import ROOT
+
+DOC = ROOT / "docs" / "crosscheck-ns3.md"
+BEGIN, END = "<!-- transports:begin -->", "<!-- transports:end -->"
+
+_COMMON = {**tcp._COMMON_TCP, "variant": "sack", **tcp._AQMLAB_DEFAULT}
+# The transports of these cases, in tcp.TCPS (run_case finds a case's by its name's prefix).
+TRANSPORTS = {
+    "dctcp": {
+        "aqmlab": {**_COMMON, "cc": "dctcp", "ecn": True},
+        "ns3": ["--tcp=dctcp", "--redEcn=1", *tcp._NS3_DEFAULT],
+    },
+    "ledbat": {
+        # The NewReno half; the LEDBAT flow groups set cc = "ledbat" themselves.
+        "aqmlab": dict(_COMMON),
+        "ns3": ["--tcp=newreno", *tcp._NS3_DEFAULT],
+    },
+}
+#: RED as dctcp-example.cc (ns-3's defaults where the example sets nothing).
+RED_DCTCP = {
+    "name": "red",
+    "min_th": 20,
+    "max_th": 60,
+    "max_p": 0.02,
+    "w_q": 1.0,
+    "gentle": True,
+    "wait": True,
+    "mode": "packet",
+    "ecn": True,
+}
+
+
+def dctcp(n: int, duration: float, warmup: float) -> dict:
+    d = {
+        "name": f"dctcp-red-n{n}",
+        "duration": f"{duration:g}s",
+        "warmup": f"{warmup:g}s",
+        "seed": 1,
+        "aqm": RED_DCTCP,
+        "tcp": dict(TRANSPORTS["dctcp"]["aqmlab"]),
+        "topology": dict(tcp.DUMBBELL),
+        "flows": [{"count": n, "start": "0.2s", "start_spread": "1s"}],
+    }
+    return d
+
+
+def ledbat(k: int, duration: float, warmup: float) -> dict:
+    """k LEDBAT and k NewReno flows, alternating over the hosts, starting 50 ms apart."""
+    flows = []
+    for i in range(k):
+        led, reno = (f"{side}{2 * i}" for side in "LR"), (f"{side}{2 * i + 1}" for side in "LR")
+        flows.append(
+            {"count": 1, "start": f"{0.2 + 0.1 * i:g}s", "src": next(led), "dst": next(led)}
+            | {"tcp": {"cc": "ledbat"}}
+        )
+        flows.append(
+            {"count": 1, "start": f"{0.25 + 0.1 * i:g}s", "src": next(reno), "dst": next(reno)}
+        )
+    return {
+        "name": f"ledbat-fifo-{k}+{k}",
+        "duration": f"{duration:g}s",
+        "warmup": f"{warmup:g}s",
+        "seed": 1,
+        "aqm": {"name": "droptail"},
+        "tcp": dict(TRANSPORTS["ledbat"]["aqmlab"]),
+        "topology": {**tcp.DUMBBELL, "buffer": 1000, "left": 2 * k, "right": 2 * k},
+        "flows": flows,
+    }
+
+
+def cases(duration: float, warmup: float) -> dict[str, dict]:
+    out = [
+        dctcp(10, duration, warmup),
+        ledbat(1, duration, warmup),
+        ledbat(5, duration, warmup),
+        dctcp(100, duration, warmup),
+    ]
+    return {c["name"]: c for c in out}
+
+
+def ledbat_share(res: dict, sc: dict) -> tuple[float, float] | None:
+    """The LEDBAT flows' share of the goodput, aqmlab / ns-3 (flows in the scenario's order)."""
+    led = [i for i, f in enumerate(sc["flows"]) if (f.get("tcp") or {}).get("cc") == "ledbat"]
+    if not led:
+        return None
+    o, t = res["ours"]["goodput_bps"], res["ns3"]["goodput_bps"]
+    return (sum(o[i] for i in led) / sum(o), sum(t[i] for i in led) / sum(t))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", nargs="*", help="case names (default: all)")
+    tcp.add_run_options(ap, ROOT / "target" / "crosscheck-ns3-transports")
+    a = ap.parse_args(argv)
+    a.workdir.mkdir(parents=True, exist_ok=True)
+    tcp.TCPS.update(TRANSPORTS)
+    a.exe = tcp.build_exe(a)
+    todo = cases(a.duration, a.warmup)
+    t0 = time.monotonic()
+    results = tcp.run_cases(todo, a)
+    meta = (
+        f"Generated by `scripts/crosscheck_ns3.py transports` on {time.strftime('%Y-%m-%d')} "
+        f"(aqmlab {base.git_state()}, ns-3 {base.ns3_version(a.ns3_venv)}; {a.duration:g} s "
+        f"simulated, metrics after {a.warmup:g} s; seeds {', '.join(map(str, a.seeds))}; "
+        f"{time.monotonic() - t0:.0f} s wall)."
+    )
+    shares = []
+    for name, rows in results.items():
+        sh = [x for x in (ledbat_share(r, todo[name]) for r in rows) if x]
+        if sh:
+            o = statistics.fmean(x[0] for x in sh)
+            t = statistics.fmean(x[1] for x in sh)
+            shares.append(f"- `{name}`: LEDBAT flows' share of the goodput {o:.1%} / {t:.1%}.")
+    text = tcp.report(results, meta) + ("\naqmlab / ns-3:\n\n" + "\n".join(shares) + "\n")
+    print(text)
+    (a.workdir / f"report{('.' + a.tag) if a.tag else ''}.md").write_text(text)
+    if a.write_doc:
+        doc = DOC.read_text()
+        if BEGIN not in doc:
+            raise SystemExit(f"{DOC}: no {BEGIN} marker")
+        pre, rest = doc.split(BEGIN, 1)
+        DOC.write_text(pre + BEGIN + "\n" + text + END + rest.split(END, 1)[1])
