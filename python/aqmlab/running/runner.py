@@ -245,15 +245,24 @@ def run(
     out: str | Path | None = None,
     progress: bool = False,
     extra_outputs: ExtraOutputs | None = None,
+    aqm: Any = None,
 ) -> Result:
     """Runs a scenario (an object, a dict or a TOML path) and returns its :class:`Result`.
 
     With ``out``, writes the run directory there (replacing an earlier one only once the new one
-    is complete); ``extra_outputs`` may add files to it first.
+    is complete); ``extra_outputs`` may add files to it first. ``aqm``, an instance of a Python
+    AQM class (:mod:`aqmlab.pyaqm`), replaces the scenario's ``[aqm]`` (a copy of it guards each
+    link that table guards).
     """
+    sc = _as_scenario(sc)
+    if aqm is not None:
+        from aqmlab.pyaqm import load as pyaqm
+
+        with pyaqm.using_instance(aqm) as table:
+            sc = sc.model_copy(update={"aqm": table})
+            return run(sc, seed=seed, out=out, progress=progress, extra_outputs=extra_outputs)
     from aqmlab import _core
 
-    sc = _as_scenario(sc)
     if out is not None:  # refused before simulating, not after (issue 13)
         from aqmlab import outdir
 
@@ -266,6 +275,11 @@ def run(
         bar.stop_ticker()
         raise
     end_s = cfg["duration_ns"] / 1e9
+    py_aqms = None
+    if any((lk.get("aqm") or {}).get("name") == "python" for lk in cfg["links"]):
+        from aqmlab.pyaqm import load as pyaqm
+
+        cfg, py_aqms = pyaqm.extract(cfg)
     # The description as text; the dicts (GBs for a million flows) are freed before simulating.
     cfg = _config_text(cfg)
     t0 = bar.t0 = time.perf_counter()
@@ -276,7 +290,7 @@ def run(
     sys.setswitchinterval(0.0002)
     preload.start()
     try:
-        summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05))
+        summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05), py_aqms)
     except ValueError as e:
         raise InputError(str(e)) from None
     finally:
