@@ -160,6 +160,9 @@ def _maker(spec: dict[str, Any], values: dict[str, Any], field: str) -> tuple[An
     return make, label, str(name)
 
 
+_EXAMPLES = {"duration": "'5ms'", "rate": "'10Mbps'", "size": "'1500B'"}
+
+
 def link_aqm(
     table: dict[str, Any], field: str, rate: float, buf: tuple, mean_pkt: int
 ) -> dict[str, Any]:
@@ -176,6 +179,13 @@ def link_aqm(
         )
     if "instance" not in spec:
         cls, label = load_class(spec, field)
+        kinds = {k: getattr(p, "kind", "") for k, p in getattr(cls, "params", {}).items()}
+        for k, v in t.items():  # as the built-ins' tables (scenario.schema.aqm_params)
+            kind = kinds.get(k)
+            if kind in _EXAMPLES and isinstance(v, int | float) and not isinstance(v, bool):
+                raise InputError(
+                    f"{field}.{k}: {v!r} has no unit; write a {kind} like {_EXAMPLES[kind]}"
+                )
         try:
             values = cls(**t).param_values() if hasattr(cls, "param_values") else dict(t)
         except (ValueError, TypeError) as e:
@@ -198,9 +208,15 @@ def link_aqm(
     return {"name": "python", "params": values, "python": spec, "field": field}
 
 
-def has_python(cfg: dict[str, Any]) -> bool:
-    """Whether a simulator configuration has a Python AQM on any link."""
-    return any((lk.get("aqm") or {}).get("name") == "python" for lk in cfg["links"])
+def python_field(data: dict[str, Any]) -> str | None:
+    """The field of the first AQM table of a scenario (model dump) that is a Python AQM."""
+    tables = [(data.get("aqm"), "aqm")]
+    topo = data.get("topology") or {}
+    tables.append((topo.get("reverse_aqm"), "topology.reverse_aqm"))
+    for i, x in enumerate(topo.get("links") or []):
+        if isinstance(x, dict):
+            tables.append((x.get("aqm"), f"topology.links[{i}].aqm"))
+    return next((f for t, f in tables if isinstance(t, dict) and "python" in t), None)
 
 
 def extract(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[str, str, Any]]]:
