@@ -233,3 +233,19 @@ def test_the_public_api_is_listed_and_the_classes_are_there():
     assert int(aqmlab.DROP) == 1 and aqmlab.Verdict(2) is aqmlab.MARK
     with pytest.raises(ValueError, match="x: unknown parameter of Aqm; allowed: none"):
         aqmlab.Aqm(x=1)
+
+
+def test_a_result_shows_itself_in_a_notebook_and_plots_return_figures():
+    from matplotlib.figure import Figure
+
+    from aqmlab.report import compare, plots
+
+    res = aqmlab.run(tomllib.loads(SMALL))
+    page = res._repr_html_()
+    b = res.bottleneck
+    assert "<table>" in page and ">red<" in page
+    assert f"{b['utilisation']:.4f}" in page and f"{b['queue_mean_pkts']:.1f} packets" in page
+    for fig in (res.plot_queue(), res.plot_goodput(), plots.delay_plot(res)):
+        assert isinstance(fig, Figure) and fig.axes
+    cmp = compare.Comparison(aqmlab.Scenario.model_validate(tomllib.loads(SMALL)), {"red": res})
+    assert "<table" in cmp._repr_html_() and isinstance(cmp.plot(), Figure)

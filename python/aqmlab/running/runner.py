@@ -72,6 +72,51 @@ class Result:
         self._links = links
         self._flows = flows
 
+    def _repr_html_(self) -> str:
+        """A notebook shows a run as a small table (as pandas objects do): what ran and the
+        bottleneck's headline metrics."""
+        import html
+
+        b = self.bottleneck
+        run = self.summary.get("run", {})
+        fair = self.summary.get("fairness", {})
+
+        def cell(v: Any, spec: str, scale: float = 1.0) -> str:
+            ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            return format(v * scale, spec) if ok else "-"
+
+        name = (self.scenario or {}).get("name", "")
+        rows = [
+            ("AQM", html.escape(str(b.get("aqm", "")))),
+            ("link", html.escape(str(b.get("name", "")))),
+            ("simulated / warm-up", f"{cell(run.get('duration_s'), 'g')} s / "
+             f"{cell(run.get('warmup_s'), 'g')} s"),
+            ("flows", str(len(self.summary.get("flows", [])))),
+            ("utilisation", cell(b.get("utilisation"), ".4f")),
+            ("throughput", cell(b.get("throughput_bps"), ".2f", 1e-6) + " Mb/s"),
+            ("mean queue", cell(b.get("queue_mean_pkts"), ".1f") + " packets"),
+            ("mean queueing delay", cell(b.get("delay_mean_s"), ".2f", 1e3) + " ms"),
+            ("loss ratio", cell(b.get("loss_ratio"), ".5f")),
+            ("Jain's index (goodput)", cell(fair.get("jain_goodput"), ".3f")),
+        ]  # fmt: skip
+        body = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows
+        )
+        where = f" in {html.escape(str(self.out_dir))}" if self.out_dir else ""
+        return f"<div><b>aqmlab run</b> {html.escape(str(name))}{where}<table>{body}</table></div>"
+
+    def plot_queue(self, smooth_s: float | None = None) -> Any:
+        """The bottleneck's queue, delay and drop probability as a matplotlib Figure."""
+        from aqmlab.report import plots
+
+        return plots.queue_plot(self, None, smooth_s=smooth_s)
+
+    def plot_goodput(self) -> Any:
+        """Per-flow goodput as a matplotlib Figure."""
+        from aqmlab.report import plots
+
+        return plots.goodput_plot(self)
+
     @property
     def bottleneck(self) -> dict[str, Any]:
         """The summary of the AQM-guarded bottleneck link (in a parking-lot or general topology,
