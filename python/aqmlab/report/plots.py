@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
 
-matplotlib.use("Agg")
+if "ipykernel" not in sys.modules:  # in a notebook, its inline backend shows the Figures
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 matplotlib.rcParams["svg.hashsalt"] = "aqmlab"  # fixed element ids: the same plot, the same SVG

@@ -8,13 +8,15 @@ metric over two axes. Each figure is written as PNG, SVG and PDF.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
-matplotlib.use("Agg")
+if "ipykernel" not in sys.modules:  # in a notebook, its inline backend shows the Figures
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 if TYPE_CHECKING:
@@ -115,7 +117,8 @@ def _finish(fig, ax, xlabel: str, ylabel: str, title: str, stem: Path | None) ->
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # one unlabelled curve needs no legend
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return save(fig, stem)
 

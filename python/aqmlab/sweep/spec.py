@@ -245,10 +245,12 @@ def _base(doc: dict[str, Any], origin: Path | None) -> scenario.Scenario:
             path = origin.parent / path
         return scenario.load(path)
     if isinstance(base, dict):
-        if origin is not None:  # a Python AQM's file, relative to the sweep file
-            from aqmlab.pyaqm import load as pyaqm
+        from aqmlab.pyaqm import load as pyaqm
 
-            pyaqm.resolve_tables(base, origin.parent)
+        # A Python AQM's file is read now (relative to the sweep file, or the current directory
+        # for a dict), so each run spec carries its source to the workers.
+        base = json.loads(json.dumps(base))
+        pyaqm.resolve_tables(base, origin.parent if origin is not None else Path.cwd())
         return scenario.from_dict(base)
     raise InputError("base: give a scenario file name or a [base] table")
 
