@@ -30,7 +30,6 @@ FQ-CoDel and PIE, then start the Rust port. Small scenarios, so the notebook run
 test suite executes it: `tests/test_notebook.py`).
 """)
 code("""
-import inspect
 import tempfile
 from pathlib import Path
 
@@ -85,8 +84,14 @@ study = {
 }
 aqmlab.sweep(study, out=WORK / "ramp", jobs=2, quiet=True)
 points = aqmlab.load_sweep(WORK / "ramp", aggregated=True)
-cols = ["aqm.ramp", "n", "bottleneck.delay_mean_s", "bottleneck.delay_mean_s_ci95",
-        "bottleneck.utilisation", "bottleneck.utilisation_ci95"]
+cols = [
+    "aqm.ramp",
+    "n",
+    "bottleneck.delay_mean_s",
+    "bottleneck.delay_mean_s_ci95",
+    "bottleneck.utilisation",
+    "bottleneck.utilisation_ci95",
+]
 points[cols]
 """)
 code("""
