@@ -249,3 +249,45 @@ def test_a_result_shows_itself_in_a_notebook_and_plots_return_figures():
         assert isinstance(fig, Figure) and fig.axes
     cmp = compare.Comparison(aqmlab.Scenario.model_validate(tomllib.loads(SMALL)), {"red": res})
     assert "<table" in cmp._repr_html_() and isinstance(cmp.plot(), Figure)
+
+
+def test_ctrl_c_during_a_python_hook_is_an_interruption_not_a_hook_error(tmp_path):
+    """SIGINT while a hook runs (its KeyboardInterrupt) stops the run as Ctrl-C does elsewhere:
+    exit 130, "interrupted", nothing written; not reported as the hook's fault."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import sigint_as_from_a_terminal
+
+    (tmp_path / "slow.py").write_text(
+        "import time\nclass Slow:\n    def enqueue(self, pkt, q, now):\n"
+        "        time.sleep(0.001)\n        return 0\n"
+    )
+    sc = tmp_path / "s.toml"
+    sc.write_text(
+        'name = "slow"\nduration = "1000s"\nwarmup = "1s"\n[aqm]\npython = "slow.py:Slow"\n'
+        "[[flows]]\ncount = 2\n"
+    )
+    out = tmp_path / "out"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "aqmlab", "run", str(sc), "--out", str(out), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_as_from_a_terminal,
+    )
+    try:
+        time.sleep(4.0)
+        assert p.poll() is None, p.communicate()
+        p.send_signal(signal.SIGINT)
+        _, stderr = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, (p.returncode, stderr)
+    assert "interrupted" in stderr and "aqm.python" not in stderr and "Traceback" not in stderr
+    assert not out.exists()

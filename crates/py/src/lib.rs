@@ -86,7 +86,10 @@ fn simulate<'py>(
                 .map_err(sim_err)
         })?
     };
-    let hook_failed = |f: &pyaqm::Failure| f.get().map(PythonAqmError::new_err);
+    let hook_failed = |f: &pyaqm::Failure| {
+        f.take_interrupt()
+            .or_else(|| f.get().map(PythonAqmError::new_err))
+    };
     // Progress every `chunk_s` simulated seconds; signals (Ctrl-C) every STEP_WALL of wall time,
     // whatever the run's events per simulated second: the simulated step adapts to that.
     const STEP_WALL: f64 = 0.02;

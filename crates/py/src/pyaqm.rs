@@ -137,9 +137,17 @@ impl RngView {
 #[derive(Debug, Default)]
 pub struct Failure {
     msg: Mutex<Option<String>>,
+    /// A hook was interrupted (Ctrl-C: KeyboardInterrupt, or SystemExit): not the hook's fault,
+    /// the driver raises it again as it is.
+    interrupt: Mutex<Option<PyErr>>,
 }
 
 impl Failure {
+    /// The interruption a hook received, if any (taken: raised once).
+    pub fn take_interrupt(&self) -> Option<PyErr> {
+        self.interrupt.lock().ok().and_then(|mut g| g.take())
+    }
+
     /// The error, if a hook failed.
     pub fn get(&self) -> Option<String> {
         self.msg.lock().map(|m| m.clone()).unwrap_or(None)
@@ -298,6 +306,15 @@ impl PyAqm {
                         HOOK_TIME_LIMIT.as_secs_f64()
                     ),
                 );
+                None
+            }
+            Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                // KeyboardInterrupt, SystemExit: the user's, not a fault of the hook.
+                if let Ok(mut g) = self.failure.interrupt.lock() {
+                    g.get_or_insert(e);
+                }
+                self.failure
+                    .set(format!("aqm.python: {} interrupted", self.label));
                 None
             }
             Err(e) => {
