@@ -122,6 +122,8 @@ def check_class(cls: type, label: str, field: str) -> None:
 def _fresh(inst: Any) -> Any:
     """A copy of ``inst`` with none of a previous run's state (its RNG view and link)."""
     cls = type(inst)
+    if not hasattr(inst, "__dict__"):  # __slots__: copied whole
+        return copy.deepcopy(inst)
     obj = cls.__new__(cls)
     state = {k: v for k, v in vars(inst).items() if k not in ("rng", "link")}
     obj.__dict__.update(copy.deepcopy(state))
