@@ -34,8 +34,8 @@ demo: build
 lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
-	$(BIN)/ruff check python tests benches scripts
-	$(BIN)/ruff format --check python tests benches scripts
+	$(BIN)/ruff check python tests benches scripts examples
+	$(BIN)/ruff format --check python tests benches scripts examples
 
 rust-test:
 	cargo test --workspace --release --quiet

@@ -28,7 +28,23 @@ if TYPE_CHECKING:
     from aqmlab.running.runner import Result
     from aqmlab.scenario.schema import Scenario
 
-__all__ = ["InputError", "Scenario", "load", "load_scenario", "load_sweep", "run", "sweep"]
+__all__ = [
+    "ADMIT",
+    "DROP",
+    "MARK",
+    "THROTTLE",
+    "Aqm",
+    "InputError",
+    "Param",
+    "Scenario",
+    "Verdict",
+    "load",
+    "load_scenario",
+    "load_sweep",
+    "run",
+    "sweep",
+]
+_PYAQM = ("ADMIT", "DROP", "MARK", "THROTTLE", "Aqm", "Param", "Verdict")
 
 
 def run(
@@ -38,8 +54,12 @@ def run(
     out: str | Path | None = None,
     progress: bool = False,
     plot: bool = False,
+    aqm: Any = None,
 ) -> Result:
     """Runs a scenario (an object, a dict or a TOML path) and returns its Result.
+
+    ``aqm``: an AQM written in Python (an instance of a :class:`aqmlab.Aqm` subclass, or of any
+    class with its hooks) in place of the scenario's ``[aqm]``; see docs/design-an-aqm.md.
 
     With ``out``, writes the run directory there; with ``plot`` as well, its ``queue.png``,
     ``goodput.png`` and ``report.html`` (they can also be drawn later: ``aqmlab report DIR``).
@@ -51,7 +71,7 @@ def run(
         from aqmlab.report import html as report
 
         extra = report.run_outputs
-    return runner.run(sc, seed=seed, out=out, progress=progress, extra_outputs=extra)
+    return runner.run(sc, seed=seed, out=out, progress=progress, extra_outputs=extra, aqm=aqm)
 
 
 def __dir__() -> list[str]:
@@ -65,6 +85,10 @@ def __getattr__(name: str) -> Any:
         from aqmlab.running import runner
 
         return runner.load
+    if name in _PYAQM:  # the Python AQM API (docs/design-an-aqm.md)
+        from aqmlab.pyaqm import api
+
+        return getattr(api, name)
     if name == "Scenario":
         from aqmlab.scenario.schema import Scenario
 

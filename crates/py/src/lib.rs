@@ -6,6 +6,9 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+pub mod pyaqm;
 
 fn panic_msg(e: Box<dyn std::any::Any + Send>) -> PyErr {
     let m = e
@@ -19,8 +22,9 @@ fn panic_msg(e: Box<dyn std::any::Any + Send>) -> PyErr {
 /// Error raised when an end-of-run invariant fails.
 mod errors {
     pyo3::create_exception!(_core, InvariantError, pyo3::exceptions::PyRuntimeError);
+    pyo3::create_exception!(_core, PythonAqmError, pyo3::exceptions::PyValueError);
 }
-use errors::InvariantError;
+use errors::{InvariantError, PythonAqmError};
 
 fn sim_err(e: sim::SimError) -> PyErr {
     match e {
@@ -32,26 +36,60 @@ fn sim_err(e: sim::SimError) -> PyErr {
 /// Runs a simulation described by `config_json`.
 ///
 /// `progress(now_s, end_s, events)` is called between chunks of `chunk_s` simulated seconds
-/// (the GIL is released while Rust runs). Returns `(summary_json, series)` where `series` maps a
-/// name to `(t_ns_bytes, {column: f64_bytes})`.
+/// (the GIL is released while Rust runs, unless Python AQMs run). Returns `(summary_json,
+/// series)` where `series` maps a name to `(t_ns_bytes, {column: f64_bytes})`.
+///
+/// `python_aqms` maps an AQM name of the configuration (`python:N`) to `(label, name, make)`:
+/// a link with that AQM gets `make(**link)` wrapped as a [`pyaqm::PyAqm`]. A failed hook stops
+/// the run with `PythonAqmError` (a `ValueError`) naming the file, class and hook.
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None, chunk_s=1.0))]
+#[pyo3(signature = (config_json, progress=None, chunk_s=1.0, python_aqms=None))]
 fn simulate<'py>(
     py: Python<'py>,
     config_json: &str,
     progress: Option<PyObject>,
     chunk_s: f64,
+    python_aqms: Option<Bound<'py, PyDict>>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    // Parsing and building a large network takes seconds: done without the GIL, so Python
-    // threads (a progress line) run meanwhile. The description is dropped once built: the run
-    // holds what it needs (issue 13, memory per flow).
-    let mut s = py.allow_threads(|| -> PyResult<sim::Sim> {
-        let cfg: sim::Config = serde_json::from_str(config_json)
-            .map_err(|e| PyValueError::new_err(format!("configuration: {e}")))?;
-        catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
+    let failure = Arc::new(pyaqm::Failure::default());
+    let python = python_aqms.as_ref().is_some_and(|d| !d.is_empty());
+    let parse = || -> PyResult<sim::Config> {
+        serde_json::from_str(config_json)
+            .map_err(|e| PyValueError::new_err(format!("configuration: {e}")))
+    };
+    let mut s = if let Some(specs) = python_aqms.as_ref().filter(|_| python) {
+        // Python AQMs are built with the GIL held, and the run keeps holding it: each hook
+        // call then costs no GIL hand-over (issue 23 item 3).
+        let cfg = parse()?;
+        let mut factory = |a: &sim::config::AqmConfig, ctx: &aqm::LinkContext| {
+            let spec = specs.get_item(&a.name).ok().flatten()?;
+            let built = spec
+                .extract::<(String, String, Bound<'py, PyAny>)>()
+                .map_err(|e| e.to_string())
+                .and_then(|(label, name, make)| {
+                    pyaqm::build(py, &make, &label, &name, ctx, &failure)
+                        .map_err(|e| format!("python: {e}"))
+                });
+            Some(built.map_err(|e| aqm::ParamError::new("", e)))
+        };
+        catch_unwind(AssertUnwindSafe(|| sim::Sim::new_with(&cfg, &mut factory)))
             .map_err(panic_msg)?
-            .map_err(sim_err)
-    })?;
+            .map_err(sim_err)?
+    } else {
+        // Parsing and building a large network takes seconds: done without the GIL, so Python
+        // threads (a progress line) run meanwhile. The description is dropped once built: the
+        // run holds what it needs (issue 13, memory per flow).
+        py.allow_threads(|| -> PyResult<sim::Sim> {
+            let cfg = parse()?;
+            catch_unwind(AssertUnwindSafe(|| sim::Sim::new(&cfg)))
+                .map_err(panic_msg)?
+                .map_err(sim_err)
+        })?
+    };
+    let hook_failed = |f: &pyaqm::Failure| {
+        f.take_interrupt()
+            .or_else(|| f.get().map(PythonAqmError::new_err))
+    };
     // Progress every `chunk_s` simulated seconds; signals (Ctrl-C) every STEP_WALL of wall time,
     // whatever the run's events per simulated second: the simulated step adapts to that.
     const STEP_WALL: f64 = 0.02;
@@ -60,9 +98,15 @@ fn simulate<'py>(
     loop {
         until = until.saturating_add(step);
         let t0 = std::time::Instant::now();
-        let done = py
-            .allow_threads(|| catch_unwind(AssertUnwindSafe(|| s.run_until(until))))
-            .map_err(panic_msg)?;
+        let done = if python {
+            catch_unwind(AssertUnwindSafe(|| s.run_until(until))).map_err(panic_msg)?
+        } else {
+            py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| s.run_until(until))))
+                .map_err(panic_msg)?
+        };
+        if let Some(e) = hook_failed(&failure) {
+            return Err(e);
+        }
         let wall = t0.elapsed().as_secs_f64();
         if wall < STEP_WALL / 2.0 {
             step = step.saturating_mul(2).min(report);
@@ -81,6 +125,9 @@ fn simulate<'py>(
     let res = catch_unwind(AssertUnwindSafe(|| s.finish()))
         .map_err(panic_msg)?
         .map_err(sim_err)?;
+    if let Some(e) = hook_failed(&failure) {
+        return Err(e); // a stats() or drop_prob() hook failed while the results were gathered
+    }
     let summary = serde_json::to_string(&res.summary)
         .map_err(|e| PyRuntimeError::new_err(format!("summary: {e}")))?;
     let out = PyDict::new(py);
@@ -151,23 +198,16 @@ fn check_aqm(
     buffer_bytes: Option<u64>,
     mean_pkt_bytes: u32,
 ) -> PyResult<()> {
-    use aqm::params::Buffer;
-    let cfg = sim::config::AqmConfig {
-        name: name.to_string(),
-        params: serde_json::from_str(params_json)
-            .map_err(|e| PyValueError::new_err(format!(": {e}")))?,
-    };
-    let m = cfg.param_map().map_err(PyValueError::new_err)?;
-    let buffer = match (buffer_pkts, buffer_bytes) {
-        (Some(p), _) => Buffer::Packets(p),
-        (None, Some(b)) => Buffer::Bytes(b),
-        _ => Buffer::Packets(u32::MAX),
-    };
-    let ctx = aqm::LinkContext {
-        rate_bps: rate_bps.max(1),
-        buffer,
-        mean_pkt_bytes: mean_pkt_bytes.max(1),
-    };
+    let (cfg, m, ctx) = pyaqm::aqm_config(
+        name,
+        params_json,
+        rate_bps,
+        buffer_pkts,
+        buffer_bytes,
+        mean_pkt_bytes,
+    )
+    .map_err(PyValueError::new_err)?;
+    let buffer = ctx.buffer;
     let built = catch_unwind(AssertUnwindSafe(|| {
         if name == "fq_codel" {
             let m =
@@ -189,6 +229,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_aqms, m)?)?;
     m.add_function(wrap_pyfunction!(check_aqm, m)?)?;
     m.add("InvariantError", m.py().get_type::<InvariantError>())?;
+    m.add("PythonAqmError", m.py().get_type::<PythonAqmError>())?;
+    m.add_class::<pyaqm::PacketView>()?;
+    m.add_class::<pyaqm::QueueViewPy>()?;
+    m.add_class::<pyaqm::RngView>()?;
+    m.add_class::<pyaqm::BuiltinAqm>()?;
+    m.add("HOOK_TIME_LIMIT_S", pyaqm::HOOK_TIME_LIMIT.as_secs_f64())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -198,6 +198,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_new_aqm(args: argparse.Namespace) -> int:
+    from aqmlab.pyaqm import newaqm
+
+    root = newaqm.find_root(args.root)
+    for p in newaqm.generate(args.name, root):
+        print(f"wrote {p}")
+    print(
+        f"next: fill in the rule in crates/aqm/src/{args.name}.rs and its tests, then `make build`;"
+        f" `aqmlab list` shows {args.name}"
+    )
+    return 0
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from aqmlab.scenario import algorithms
 
@@ -307,6 +320,14 @@ def _add_misc_parsers(sub) -> None:
     )
     comp.add_argument("shell", choices=["bash", "zsh", "tcsh"])
     comp.set_defaults(func=_cmd_completion)
+
+    new = sub.add_parser(
+        "new-aqm",
+        help="start the Rust port of an AQM: crates/aqm/src/NAME.rs, registry, test, docs page",
+    )
+    new.add_argument("name", metavar="NAME", help="lowercase identifier, e.g. my_idea")
+    new.add_argument("--root", help="the aqmlab source tree (default: the one aqmlab runs from)")
+    new.set_defaults(func=_cmd_new_aqm)
 
     lst = sub.add_parser("list", help="algorithms with their parameters and defaults")
     lst.add_argument("--markdown", action="store_true", help="as Markdown tables")

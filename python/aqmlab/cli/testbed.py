@@ -24,8 +24,9 @@ def _cmd(args: argparse.Namespace) -> int:
         return 0
     if args.scenario is None:
         raise InputError("testbed: give a SCENARIO file (or --cleanup)")
-    testbed._require_root()
     sc = scenario.load(Path(args.scenario))
+    testbed._refuse_python_aqm(sc)  # before anything is said or set up: it cannot run there
+    testbed._require_root()
     if args.hold:
         out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-hold"
         testbed.hold(sc, out=out, seed=args.seed, cc=args.cc)

@@ -58,6 +58,16 @@ class Comparison:
             rows.append(row)
         return pd.DataFrame(rows).set_index("aqm")
 
+    def _repr_html_(self) -> str:
+        """A notebook shows a comparison as its table."""
+        return self.table().to_html(float_format=lambda x: f"{x:.4g}")
+
+    def plot(self, zoom_s: float = 2.0) -> Any:
+        """The overlaid bottleneck series as a matplotlib Figure."""
+        from aqmlab.report import plots
+
+        return plots.compare_figure(self, zoom_s)
+
     def text(self) -> str:
         """The table as aligned text, in display units (Mb/s, ms)."""
         df = self.table()

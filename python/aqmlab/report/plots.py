@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
 
-matplotlib.use("Agg")
+if "ipykernel" not in sys.modules:  # in a notebook, its inline backend shows the Figures
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 matplotlib.rcParams["svg.hashsalt"] = "aqmlab"  # fixed element ids: the same plot, the same SVG
@@ -34,9 +36,15 @@ VECTOR = ("svg", "pdf")
 _TARGET_PARAMS = ("target", "target_delay")
 
 
-def save(fig, path: Path, formats: tuple[str, ...] = ()) -> Path:
+def save(fig, path: Path | None, formats: tuple[str, ...] = ()) -> Any:
     """Writes ``fig`` to ``path`` and, for each of ``formats``, beside it with that suffix (no
-    creation date in SVG/PDF, so the files are reproducible); closes the figure."""
+    creation date in SVG/PDF, so the files are reproducible); closes the figure. With ``path``
+    None, writes nothing and returns the matplotlib Figure (a notebook shows it as the cell's
+    value; closed to pyplot, so it is shown once): every plot function returns its Figure when
+    called without a path."""
+    if path is None:
+        plt.close(fig)
+        return fig
     path = Path(path)
     fig.savefig(path, dpi=110)
     for fmt in formats:
@@ -162,11 +170,11 @@ def _smooth_note(smooth_s: float | None) -> str:
 
 def queue_plot(
     res: Result,
-    path: Path,
+    path: Path | None = None,
     title: str = "",
     formats: tuple[str, ...] = (),
     smooth_s: float | None = None,
-) -> Path:
+) -> Any:
     """Bottleneck queue length (and the AQM's average), its queueing delay in ms (with the
     AQM's target when it has one), and the drop probability when the AQM has one. A chain of
     bottlenecks (a parking lot: ``hop1``, ``hop2``, ...) gets every hop, one line each."""
@@ -227,7 +235,7 @@ def hop_links(res: Result) -> list[str]:
 def _hops_plot(
     res: Result,
     hops: list[str],
-    path: Path,
+    path: Path | None,
     title: str,
     formats: tuple[str, ...],
     smooth_s: float | None,
@@ -285,8 +293,11 @@ def _delay_panel(ax, res: Result, smooth_s: float | None, warm: float) -> None:
 
 
 def delay_plot(
-    res: Result, path: Path, formats: tuple[str, ...] = (), smooth_s: float | None = None
-) -> Path:
+    res: Result,
+    path: Path | None = None,
+    formats: tuple[str, ...] = (),
+    smooth_s: float | None = None,
+) -> Any:
     """Queueing delay of the bottleneck: over time (mean and largest per interval, ms) and its
     distribution over the measurement window (CDF, with p50/p99 marked)."""
     b = res.bottleneck
@@ -330,8 +341,11 @@ def _interval(t: np.ndarray) -> float:
 
 
 def probe_plot(
-    res: Result, path: Path, formats: tuple[str, ...] = (), smooth_s: float | None = None
-) -> Path | None:
+    res: Result,
+    path: Path | None = None,
+    formats: tuple[str, ...] = (),
+    smooth_s: float | None = None,
+) -> Any:
     """Latency probes: RTT of every echo over time, and the CDF of the RTTs of probes sent in
     the measurement window. ``None`` (nothing drawn) when the run has no probe."""
     pr = probes(res)
@@ -371,7 +385,7 @@ def _bulk_goodputs(res: Result) -> np.ndarray:
     return np.asarray([f["goodput_bps"] for f in (bulk or flows)], dtype=float) / 1e6
 
 
-def goodput_plot(res: Result, path: Path, formats: tuple[str, ...] = ()) -> Path:
+def goodput_plot(res: Result, path: Path | None = None, formats: tuple[str, ...] = ()) -> Any:
     """Per-flow goodput of the bulk flows over the measurement window, sorted, with the equal
     share marked (finite transfers and open-loop flows are left out, as from Jain's index)."""
     g = _bulk_goodputs(res)
@@ -482,7 +496,7 @@ def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
     return fig
 
 
-def compare_goodput_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path:
+def compare_goodput_plot(cmp, path: Path | None = None, formats: tuple[str, ...] = ()) -> Any:
     """Per-flow goodput of the bulk flows under each AQM on one shared scale: a box plot (box:
     quartiles, whiskers: 5th-95th percentile, dots: every flow) and the CDFs."""
     labels = list(cmp.results)
@@ -513,7 +527,7 @@ def compare_goodput_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path
     return save(fig, path, formats)
 
 
-def compare_delay_cdf_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path:
+def compare_delay_cdf_plot(cmp, path: Path | None = None, formats: tuple[str, ...] = ()) -> Any:
     """The bottleneck queueing-delay CDFs of a comparison on one axis (ms)."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for k, (label, res) in enumerate(cmp.results.items()):

@@ -72,6 +72,51 @@ class Result:
         self._links = links
         self._flows = flows
 
+    def _repr_html_(self) -> str:
+        """A notebook shows a run as a small table (as pandas objects do): what ran and the
+        bottleneck's headline metrics."""
+        import html
+
+        b = self.bottleneck
+        run = self.summary.get("run", {})
+        fair = self.summary.get("fairness", {})
+
+        def cell(v: Any, spec: str, scale: float = 1.0) -> str:
+            ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            return format(v * scale, spec) if ok else "-"
+
+        name = (self.scenario or {}).get("name", "")
+        rows = [
+            ("AQM", html.escape(str(b.get("aqm", "")))),
+            ("link", html.escape(str(b.get("name", "")))),
+            ("simulated / warm-up", f"{cell(run.get('duration_s'), 'g')} s / "
+             f"{cell(run.get('warmup_s'), 'g')} s"),
+            ("flows", str(len(self.summary.get("flows", [])))),
+            ("utilisation", cell(b.get("utilisation"), ".4f")),
+            ("throughput", cell(b.get("throughput_bps"), ".2f", 1e-6) + " Mb/s"),
+            ("mean queue", cell(b.get("queue_mean_pkts"), ".1f") + " packets"),
+            ("mean queueing delay", cell(b.get("delay_mean_s"), ".2f", 1e3) + " ms"),
+            ("loss ratio", cell(b.get("loss_ratio"), ".5f")),
+            ("Jain's index (goodput)", cell(fair.get("jain_goodput"), ".3f")),
+        ]  # fmt: skip
+        body = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows
+        )
+        where = f" in {html.escape(str(self.out_dir))}" if self.out_dir else ""
+        return f"<div><b>aqmlab run</b> {html.escape(str(name))}{where}<table>{body}</table></div>"
+
+    def plot_queue(self, smooth_s: float | None = None) -> Any:
+        """The bottleneck's queue, delay and drop probability as a matplotlib Figure."""
+        from aqmlab.report import plots
+
+        return plots.queue_plot(self, None, smooth_s=smooth_s)
+
+    def plot_goodput(self) -> Any:
+        """Per-flow goodput as a matplotlib Figure."""
+        from aqmlab.report import plots
+
+        return plots.goodput_plot(self)
+
     @property
     def bottleneck(self) -> dict[str, Any]:
         """The summary of the AQM-guarded bottleneck link (in a parking-lot or general topology,
@@ -245,15 +290,24 @@ def run(
     out: str | Path | None = None,
     progress: bool = False,
     extra_outputs: ExtraOutputs | None = None,
+    aqm: Any = None,
 ) -> Result:
     """Runs a scenario (an object, a dict or a TOML path) and returns its :class:`Result`.
 
     With ``out``, writes the run directory there (replacing an earlier one only once the new one
-    is complete); ``extra_outputs`` may add files to it first.
+    is complete); ``extra_outputs`` may add files to it first. ``aqm``, an instance of a Python
+    AQM class (:mod:`aqmlab.pyaqm`), replaces the scenario's ``[aqm]`` (a copy of it guards each
+    link that table guards).
     """
+    sc = _as_scenario(sc)
+    if aqm is not None:
+        from aqmlab.pyaqm import load as pyaqm
+
+        with pyaqm.using_instance(aqm) as table:
+            sc = sc.model_copy(update={"aqm": table})
+            return run(sc, seed=seed, out=out, progress=progress, extra_outputs=extra_outputs)
     from aqmlab import _core
 
-    sc = _as_scenario(sc)
     if out is not None:  # refused before simulating, not after (issue 13)
         from aqmlab import outdir
 
@@ -266,6 +320,11 @@ def run(
         bar.stop_ticker()
         raise
     end_s = cfg["duration_ns"] / 1e9
+    py_aqms = None
+    if any((lk.get("aqm") or {}).get("name") == "python" for lk in cfg["links"]):
+        from aqmlab.pyaqm import load as pyaqm
+
+        cfg, py_aqms = pyaqm.extract(cfg)
     # The description as text; the dicts (GBs for a million flows) are freed before simulating.
     cfg = _config_text(cfg)
     t0 = bar.t0 = time.perf_counter()
@@ -276,7 +335,7 @@ def run(
     sys.setswitchinterval(0.0002)
     preload.start()
     try:
-        summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05))
+        summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05), py_aqms)
     except ValueError as e:
         raise InputError(str(e)) from None
     finally:

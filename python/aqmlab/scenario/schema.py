@@ -550,6 +550,10 @@ def load(path: str | Path) -> Scenario:
             f"scenario: {name} has no settings (it is empty or only comments); write at least one, "
             "e.g. name = \"...\", to run every default ('aqmlab demo' runs the default scenario)"
         )
+    if "python" in text:  # a Python AQM (aqmlab.pyaqm): its file is read, next to this one
+        from aqmlab.pyaqm import load as pyaqm
+
+        pyaqm.resolve_tables(data, p.parent)
     return from_dict(data)
 
 
@@ -780,6 +784,10 @@ def _link_aqm(
 ) -> dict[str, Any]:
     """An AQM table checked against its link, as the simulator takes it (``defaults = "ns2"``
     sized for this link's rate and one-way delay, as ns-2's RED configures itself)."""
+    if "python" in table:  # an AQM written in Python (aqmlab.pyaqm)
+        from aqmlab.pyaqm import load as pyaqm
+
+        return pyaqm.link_aqm(table, field, rate, buf, mean_pkt)
     n_max = (buf[0] + 1) if buf[0] else 10_000
     name, par = aqm_params(table, field=field, n_max=n_max, link=(rate, delay_ns / 1e9))
     algorithms.check(name, par, rate, buf, mean_pkt, field=field)

@@ -8,13 +8,15 @@ metric over two axes. Each figure is written as PNG, SVG and PDF.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
-matplotlib.use("Agg")
+if "ipykernel" not in sys.modules:  # in a notebook, its inline backend shows the Figures
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 if TYPE_CHECKING:
@@ -37,10 +39,13 @@ def _label(metric: str) -> tuple[str, float]:
     return LABELS.get(metric, (metric, 1.0))
 
 
-def save(fig, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
-    """Writes ``fig`` as ``stem.<fmt>`` for each format and closes it."""
+def save(fig, stem: Path | None, formats: Sequence[str] = FORMATS) -> Any:
+    """Writes ``fig`` as ``stem.<fmt>`` for each format and closes it; with ``stem`` None,
+    returns the Figure instead (each plot function here does, called without a stem)."""
     from aqmlab.report.plots import save as save_one
 
+    if stem is None:
+        return save_one(fig, None)
     save_one(fig, Path(f"{stem}.{formats[0]}"), tuple(formats[1:]))
     return [Path(f"{stem}.{fmt}") for fmt in formats]
 
@@ -69,8 +74,8 @@ def _err(g: pd.DataFrame, metric: str, scale: float):
 
 
 def metric_vs_axis(
-    agg: pd.DataFrame, axes: list[str], axis: str, metric: str, stem: Path
-) -> list[Path]:
+    agg: pd.DataFrame, axes: list[str], axis: str, metric: str, stem: Path | None = None
+) -> Any:
     """``metric`` (mean, 95% confidence bars) against ``axis``: one line per curve."""
     name, scale = _label(metric)
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -86,8 +91,8 @@ def metric_vs_axis(
 
 
 def tradeoff(
-    agg: pd.DataFrame, axes: list[str], x: str, y: str, along: str, stem: Path
-) -> list[Path]:
+    agg: pd.DataFrame, axes: list[str], x: str, y: str, along: str, stem: Path | None = None
+) -> Any:
     """Trade-off curves (seed 003 Figs 13-16): ``y`` against ``x`` with both confidence bars,
     one curve per label and setting of the other axes, its points ordered by ``along``."""
     xn, xs = _label(x)
@@ -107,17 +112,20 @@ def tradeoff(
     return _finish(fig, ax, xn, yn, f"{yn} vs {xn}: each curve along {along} (95% CI bars)", stem)
 
 
-def _finish(fig, ax, xlabel: str, ylabel: str, title: str, stem: Path) -> list[Path]:
+def _finish(fig, ax, xlabel: str, ylabel: str, title: str, stem: Path | None) -> Any:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # one unlabelled curve needs no legend
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return save(fig, stem)
 
 
-def heatmap(agg: pd.DataFrame, x: str, y: str, metric: str, label: str, stem: Path) -> list[Path]:
+def heatmap(
+    agg: pd.DataFrame, x: str, y: str, metric: str, label: str, stem: Path | None = None
+) -> Any:
     """``metric`` (mean) over the grid of two axes, for the points of one label."""
     name, scale = _label(metric)
     g = agg[agg["label"] == label]

@@ -199,6 +199,9 @@ def apply(base: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:
     name = point.get("aqm.name")
     if name is not None and name != sc["aqm"].get("name"):
         sc["aqm"] = {"name": name}
+    py = point.get("aqm.python")  # a Python AQM (aqmlab.pyaqm) starts from its own defaults too
+    if py is not None and py != sc["aqm"].get("python"):
+        sc["aqm"] = {"python": py}
     for path, value in point.items():
         keys = _parse_path(path)
         node: Any = sc
@@ -242,6 +245,12 @@ def _base(doc: dict[str, Any], origin: Path | None) -> scenario.Scenario:
             path = origin.parent / path
         return scenario.load(path)
     if isinstance(base, dict):
+        from aqmlab.pyaqm import load as pyaqm
+
+        # A Python AQM's file is read now (relative to the sweep file, or the current directory
+        # for a dict), so each run spec carries its source to the workers.
+        base = json.loads(json.dumps(base))
+        pyaqm.resolve_tables(base, origin.parent if origin is not None else Path.cwd())
         return scenario.from_dict(base)
     raise InputError("base: give a scenario file name or a [base] table")
 
@@ -296,7 +305,7 @@ def parse(doc: dict[str, Any], origin: Path | None = None, name: str | None = No
         for own in _points(where, vgrid, vzip):
             for c in common:
                 point = {**sets, **own, **c}
-                sc = _validated(base_dump, point)
+                sc = _validated(base_dump, point, origin)
                 lab = label or str(sc["aqm"].get("name", ""))
                 ident = json.dumps([lab, sc], sort_keys=True)
                 if ident in seen:
@@ -314,10 +323,18 @@ def _coords(point: dict[str, Any]) -> str:
     return ", ".join(f"{p}={v!r}" for p, v in point.items()) or "the base scenario"
 
 
-def _validated(base_dump: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:
-    """The point's scenario as a model dump, checked as a run would check it."""
+def _validated(
+    base_dump: dict[str, Any], point: dict[str, Any], origin: Path | None = None
+) -> dict[str, Any]:
+    """The point's scenario as a model dump, checked as a run would check it (a Python AQM's
+    file read, relative to the sweep file, so the run spec carries its source to workers)."""
     try:
-        sc = scenario.from_dict(apply(base_dump, point))
+        data = apply(base_dump, point)
+        if "aqm.python" in point:
+            from aqmlab.pyaqm import load as pyaqm
+
+            pyaqm.resolve_tables(data, origin.parent if origin is not None else Path.cwd())
+        sc = scenario.from_dict(data)
         scenario.build_config(sc)
     except InputError as e:
         raise InputError(f"sweep point ({_coords(point)}): {e}") from None

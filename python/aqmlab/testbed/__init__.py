@@ -290,6 +290,19 @@ def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict
         n.close()
 
 
+def _refuse_python_aqm(sc: Any) -> None:
+    """An AQM written in Python (aqmlab.pyaqm) cannot run in the forwarder: refused in one line."""
+    from aqmlab.pyaqm import load as pyaqm
+
+    field = pyaqm.python_field(sc.model_dump())
+    if field is not None:
+        raise InputError(
+            f"{field}.python: the testbed cannot run an AQM written in Python: its forwarder "
+            "(aqmlab-fwd) is a separate Rust binary that forwards each packet in microseconds "
+            "and embeds no Python; run it in the simulator, or port it to Rust (aqmlab new-aqm)"
+        )
+
+
 def testbed(
     sc: Any,
     *,
@@ -305,10 +318,11 @@ def testbed(
     from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
 
+    sc = runner._as_scenario(sc)
+    _refuse_python_aqm(sc)
     _require_root()
     if out is not None:  # refused before the run, not after it (issue 19)
         outdir.check(out, "out")
-    sc = runner._as_scenario(sc)
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
     forwarder_binary()
@@ -366,8 +380,9 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
     from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
 
-    _require_root()
     sc = runner._as_scenario(sc)
+    _refuse_python_aqm(sc)
+    _require_root()
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
     out = Path(out)

@@ -1,7 +1,7 @@
 //! The run assembled from a [`Config`]: links, flows, chaining, the first events.
 
 use super::flow::{build_flow, link_sessions};
-use super::links::build_link;
+use super::links::{build_link, AqmFactory};
 use super::validate::{check_run, Feeders};
 use super::{Sim, SimError};
 use crate::config::Config;
@@ -11,10 +11,16 @@ use aqm::Time;
 impl Sim {
     /// Builds a run, checking the configuration.
     pub fn new(cfg: &Config) -> Result<Sim, SimError> {
+        Sim::new_with(cfg, &mut |_, _| None)
+    }
+
+    /// Builds a run whose links ask `factory` for their AQM before the registry (issue 23: an
+    /// AQM written in Python); see [`AqmFactory`].
+    pub fn new_with(cfg: &Config, factory: &mut AqmFactory<'_>) -> Result<Sim, SimError> {
         check_run(cfg)?;
         let mut links = Vec::with_capacity(cfg.links.len());
         for (i, lc) in cfg.links.iter().enumerate() {
-            links.push(build_link(cfg, i, lc)?);
+            links.push(build_link(cfg, i, lc, factory)?);
         }
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let mut feeders = Feeders {

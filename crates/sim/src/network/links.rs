@@ -15,13 +15,27 @@ pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::Pa
     Ok(m)
 }
 
+/// Builds the AQM of a link in place of the registry (a Python AQM, issue 23): called with the
+/// link's `[aqm]` configuration and context before the registry is asked; `None` leaves the link
+/// to the registry. A plain function of the context, so a scheduler can call it once per queue.
+pub type AqmFactory<'a> = dyn FnMut(
+        &crate::config::AqmConfig,
+        &LinkContext,
+    ) -> Option<Result<Box<dyn aqm::Aqm>, aqm::ParamError>>
+    + 'a;
+
 /// The AQM (or the queue discipline) of a link.
 type Guard = (
     Option<Box<dyn aqm::Aqm>>,
     Option<Box<crate::link::SchedQueue>>,
 );
 
-fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard, SimError> {
+fn build_guard(
+    lc: &LinkConfig,
+    field: &str,
+    ctx: &LinkContext,
+    factory: &mut AqmFactory<'_>,
+) -> Result<Guard, SimError> {
     let name_err = |e: aqm::ParamError| {
         if e.param.is_empty() {
             SimError::Config(format!("{field}.aqm: {}", e.msg))
@@ -29,6 +43,9 @@ fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard,
             SimError::Config(format!("{field}.aqm.{}: {}", e.param, e.msg))
         }
     };
+    if let Some(built) = lc.aqm.as_ref().and_then(|a| factory(a, ctx)) {
+        return Ok((Some(built.map_err(name_err)?), None));
+    }
     match &lc.aqm {
         None => Ok((None, None)),
         Some(a) if a.name == "droptail" && a.params.is_empty() => Ok((None, None)),
@@ -48,7 +65,12 @@ fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard,
 }
 
 /// Link `i` of the configuration, checked.
-pub(super) fn build_link(cfg: &Config, i: usize, lc: &LinkConfig) -> Result<Link, SimError> {
+pub(super) fn build_link(
+    cfg: &Config,
+    i: usize,
+    lc: &LinkConfig,
+    factory: &mut AqmFactory<'_>,
+) -> Result<Link, SimError> {
     let n_nodes = cfg.nodes.len();
     let field = format!("links[{i}] ({})", lc.name);
     if lc.from >= n_nodes || lc.to >= n_nodes {
@@ -76,7 +98,7 @@ pub(super) fn build_link(cfg: &Config, i: usize, lc: &LinkConfig) -> Result<Link
         buffer,
         mean_pkt_bytes: lc.mean_pkt_bytes,
     };
-    let (aqm, fq) = build_guard(lc, &field, &ctx)?;
+    let (aqm, fq) = build_guard(lc, &field, &ctx, factory)?;
     let rng = aqm::rng_from_seed(cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)));
     let mut link = Link::new(
         lc.name.clone(),

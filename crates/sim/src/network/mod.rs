@@ -21,7 +21,7 @@ pub mod validate;
 
 pub use error::SimError;
 pub use flow::{Flow, TcpEnds, Transport, UdpStats};
-pub use links::fq_params;
+pub use links::{fq_params, AqmFactory};
 
 use crate::event::EventQueue;
 use crate::link::Link;
