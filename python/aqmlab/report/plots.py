@@ -288,34 +288,53 @@ def delay_plot(
     res: Result, path: Path, formats: tuple[str, ...] = (), smooth_s: float | None = None
 ) -> Path:
     """Queueing delay of the bottleneck: over time (mean and largest per interval, ms) and its
-    distribution over the measurement window (CDF, with p50/p99 marked)."""
-    b = res.bottleneck
-    d = delay_series(res)
+    distribution over the measurement window (CDF, with p50/p99 marked). A chain of bottlenecks
+    (a parking lot's ``hop1``, ``hop2``, ...) gets every hop, one colour per hop (before, only the
+    first hop was drawn)."""
+    hops = [h for h in hop_links(res) if f"delay:{h}" in res.series] or [res.bottleneck["name"]]
+    links = {x["name"]: x for x in res.summary["links"]}
+    many = len(hops) > 1
     warm = res.summary["run"]["warmup_s"]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.7, 1]})
-    t = d["t_s"]
     _warmup(a1, warm)
-    a1.plot(t, d["delay_max_s"] * 1e3, lw=0.4, color="tab:orange", alpha=0.45, label="max")
-    _trace(a1, t, d["delay_mean_s"] * 1e3, smooth_s, label="mean", color="tab:purple")
     target = delay_target_s(res)
+    t = np.zeros(0)
+    for i, h in enumerate(hops):
+        d = delay_series(res, h)
+        t = d["t_s"]
+        color = f"C{i % 10}" if many else "tab:purple"
+        if not many:
+            a1.plot(t, d["delay_max_s"] * 1e3, lw=0.4, color="tab:orange", alpha=0.45, label="max")
+        _trace(a1, t, d["delay_mean_s"] * 1e3, smooth_s, label=h if many else "mean", color=color)
+        if not many:
+            _ylim_after(a1, t, [d["delay_max_s"] * 1e3], warm)
+        x, F = delay_cdf(res, h)
+        a2.plot(
+            np.concatenate([[0.0], x * 1e3]),
+            np.concatenate([[0.0], F]),
+            lw=1.2,
+            color=f"C{i % 10}",
+            label=h if many else None,
+        )
     if target is not None:
         a1.axhline(target * 1e3, color="k", ls="--", lw=0.8, label=f"target {target * 1e3:g} ms")
-    _ylim_after(a1, t, [d["delay_max_s"] * 1e3], warm)
+        a2.axvline(target * 1e3, color="k", ls="--", lw=0.8)
     a1.set_xlabel("time (s)")
     a1.set_ylabel("queueing delay (ms)")
+    b = links[hops[0]]
+    what = f"{len(hops)} hops" if many else b["name"]
     a1.set_title(
-        f"{b['name']} [{b['aqm']}]: delay per {_interval(t):g} s interval" + _smooth_note(smooth_s),
+        f"{what} [{b['aqm']}]: delay per {_interval(t):g} s interval" + _smooth_note(smooth_s),
         fontsize=9,
     )
     a1.legend(loc="upper right", fontsize=8)
-    x, F = delay_cdf(res)
-    a2.plot(np.concatenate([[0.0], x * 1e3]), np.concatenate([[0.0], F]), lw=1.2)
-    for key, ls in (("delay_p50_s", ":"), ("delay_p99_s", "--")):
-        v = b.get(key)
-        if v is not None:
-            a2.axvline(v * 1e3, color="grey", ls=ls, lw=0.8, label=f"{key[6:9]} {v * 1e3:.2f} ms")
-    if target is not None:
-        a2.axvline(target * 1e3, color="k", ls="--", lw=0.8)
+    if not many:
+        for key, ls in (("delay_p50_s", ":"), ("delay_p99_s", "--")):
+            v = b.get(key)
+            if v is not None:
+                a2.axvline(
+                    v * 1e3, color="grey", ls=ls, lw=0.8, label=f"{key[6:9]} {v * 1e3:.2f} ms"
+                )
     a2.set_xlabel("queueing delay (ms)")
     a2.set_ylabel("fraction of packets")
     a2.set_ylim(0, 1.01)
@@ -560,5 +579,72 @@ def compare_probe_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path |
     ax.set_ylim(0, 1.01)
     ax.set_title("latency probe RTT under load, CDF over the measurement window", fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+# --- the delay-goodput trade-off (RFC 7928 s. 2.7) ---------------------------------------------
+
+
+def ellipse_points(e: dict[str, float], n: int = 181) -> tuple[np.ndarray, np.ndarray]:
+    """The outline of an ellipse from :func:`aqmlab.running.metrics.covariance_ellipse`."""
+    th = np.linspace(0.0, 2 * np.pi, n)
+    ang = math.radians(e["angle_deg"])
+    u, v = e["a"] * np.cos(th), e["b"] * np.sin(th)
+    return e["cx"] + u * math.cos(ang) - v * math.sin(ang), e["cy"] + u * math.sin(
+        ang
+    ) + v * math.cos(ang)
+
+
+def tradeoff_axes(
+    ax, points: dict[str, tuple[np.ndarray, np.ndarray]], title: str = "", nstd: float = 1.0
+) -> None:
+    """The delay-goodput trade-off of RFC 7928 s. 2.7 on ``ax``: for each AQM its per-run points
+    (x: mean queueing delay, ms; y: goodput, Mb/s) and, with two runs or more, their covariance
+    ellipse (``nstd`` standard deviations, :func:`aqmlab.running.metrics.covariance_ellipse`), as
+    Flent and the ns-3 aqm-eval-suite draw them (after Winstein & Balakrishnan, SIGCOMM 2013).
+    Better is up (more goodput) and left (less delay)."""
+    from aqmlab.running.metrics import covariance_ellipse
+
+    for i, (name, (x, y)) in enumerate(points.items()):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        if not x.size:
+            continue
+        color = f"C{i % 10}"
+        ax.scatter(x, y, s=14, color=color, label=name, zorder=3)
+        e = covariance_ellipse(x, y, nstd)
+        if math.isfinite(e["a"]) and e["a"] > 0:
+            ex, ey = ellipse_points(e)
+            ax.plot(ex, ey, color=color, lw=1.0)
+        ax.plot([e["cx"]], [e["cy"]], marker="+", color=color, ms=9)
+    ax.set_xlabel("mean queueing delay (ms)")
+    ax.set_ylabel("goodput (Mb/s)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+
+
+def tradeoff_plot(
+    panels: list[tuple[str, dict[str, tuple[np.ndarray, np.ndarray]]]],
+    path: Path,
+    formats: tuple[str, ...] = (),
+    nstd: float = 1.0,
+) -> Path:
+    """One :func:`tradeoff_axes` panel per scenario, side by side (three per row)."""
+    n = max(len(panels), 1)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    for ax, (title, pts) in zip(axes.flat, panels, strict=False):
+        tradeoff_axes(ax, pts, title, nstd)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        f"delay-goodput trade-off: per-run points, {nstd:g}-sigma covariance ellipse per AQM "
+        "(better: up and left)",
+        fontsize=9,
+    )
     fig.tight_layout()
     return save(fig, path, formats)

@@ -1,0 +1,101 @@
+"""The RFC 7928 metrics of issue 24 against hand-worked values: loss synchronisation (s. 2.4) on
+hand-made drop sequences, window cuts, flow startup time (s. 2.2), the covariance ellipse of the
+delay-goodput plot (s. 2.7)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from aqmlab.errors import InputError
+from aqmlab.running import metrics as mt
+
+
+def test_sync_hand_worked_three_flows():
+    # A drops at 1.00 and 5.0, B at 1.02 and 9.0, C never. Gap 0.1 s: events {1.00, 1.02} (A, B:
+    # 2 of 3 flows), {5.0} (A: 1 of 3), {9.0} (B: 1 of 3). R = (2/3 + 1/3 + 1/3) / 3 = 4/9.
+    r = mt.loss_synchronisation([[1.0, 5.0], [1.02, 9.0], []], gap_s=0.1)
+    assert r["events"] == 3
+    assert r["flows"] == 3
+    assert r["rate"] == pytest.approx(4 / 9)
+    assert r["max_fraction"] == pytest.approx(2 / 3)
+
+
+def test_sync_global_is_one_and_desynchronised_is_one_over_n():
+    every = [[1.0, 2.0, 3.0]] * 4  # every flow in every event
+    assert mt.loss_synchronisation(every, gap_s=0.05)["rate"] == 1.0
+    apart = [[1.0], [2.0], [3.0], [4.0]]  # one flow per event
+    r = mt.loss_synchronisation(apart, gap_s=0.5)
+    assert r["rate"] == pytest.approx(1 / 4)
+    assert r["events"] == 4
+
+
+def test_sync_counts_a_flow_once_per_event_and_chains_close_drops():
+    # Two drops of flow 0 in one event count it once; 0, 0.05, 0.10 with gap 0.06 form one event
+    # (each time is within the gap of the previous one): 2 of 2 flows.
+    r = mt.loss_synchronisation([[0.0, 0.05], [0.10]], gap_s=0.06)
+    assert r["events"] == 1
+    assert r["rate"] == 1.0
+    # The same times with a smaller gap: {0}, {0.05}, {0.10}, each 1 of 2 flows.
+    r = mt.loss_synchronisation([[0.0, 0.05], [0.10]], gap_s=0.04)
+    assert r["events"] == 3
+    assert r["rate"] == pytest.approx(0.5)
+
+
+def test_sync_no_event_is_nan_and_bad_gap_is_refused():
+    r = mt.loss_synchronisation([[], []], gap_s=0.1)
+    assert math.isnan(r["rate"]) and r["events"] == 0
+    assert math.isnan(mt.loss_synchronisation([], gap_s=0.1)["rate"])
+    with pytest.raises(InputError, match="gap_s"):
+        mt.loss_synchronisation([[1.0]], gap_s=0.0)
+    with pytest.raises(InputError, match="events"):
+        mt.loss_synchronisation([[float("nan")]], gap_s=0.1)
+
+
+def test_cwnd_reductions():
+    t = [0.0, 1.0, 2.0, 3.0, 4.0]
+    w = [10, 11, 5, 6, 3]
+    assert mt.cwnd_reductions(t, w).tolist() == [2.0, 4.0]
+    assert mt.cwnd_reductions([0.0], [5]).size == 0
+    with pytest.raises(InputError):
+        mt.cwnd_reductions([0.0, 1.0], [1.0])
+
+
+def test_startup_time():
+    t = [0.0, 0.01, 0.02, 0.03]
+    d = [0, 0, 1460, 2920]
+    assert mt.startup_time(t, d, start_s=0.005) == pytest.approx(0.015)
+    assert math.isnan(mt.startup_time(t, [0, 0, 0, 0], start_s=0.0))
+
+
+def test_covariance_ellipse_on_a_line_and_axis_aligned():
+    # Points on y = 2x: var x = 1, var y = 4, cov = 2; eigenvalues 5 and 0: a = sqrt 5, b = 0,
+    # major axis along (1, 2), atan2(2, 1) = 63.43 degrees.
+    e = mt.covariance_ellipse([0, 1, 2], [0, 2, 4])
+    assert e["cx"] == 1 and e["cy"] == 2
+    assert e["a"] == pytest.approx(math.sqrt(5))
+    assert e["b"] == pytest.approx(0, abs=1e-7)
+    assert e["angle_deg"] == pytest.approx(math.degrees(math.atan2(2, 1)))
+    # Axis-aligned: var x = 2/3, var y = 8/3 (ddof 1), no covariance; 2 sigma doubles the axes.
+    e = mt.covariance_ellipse([-1, 1, 0, 0], [0, 0, -2, 2], nstd=2)
+    assert e["a"] == pytest.approx(2 * math.sqrt(8 / 3))
+    assert e["b"] == pytest.approx(2 * math.sqrt(2 / 3))
+    assert abs(e["angle_deg"]) == pytest.approx(90)
+    one = mt.covariance_ellipse([3.0], [4.0])
+    assert (one["cx"], one["cy"]) == (3.0, 4.0) and math.isnan(one["a"])
+
+
+def test_ellipse_outline_holds_one_sigma_of_gaussian_points():
+    # For a 2-D Gaussian the 1-sigma ellipse holds 1 - exp(-1/2) = 39.3% of the points.
+    rng = np.random.default_rng(7)
+    cov = np.array([[4.0, 1.5], [1.5, 1.0]])
+    pts = rng.multivariate_normal([10.0, 5.0], cov, size=20_000)
+    e = mt.covariance_ellipse(pts[:, 0], pts[:, 1])
+    ang = math.radians(e["angle_deg"])
+    dx, dy = pts[:, 0] - e["cx"], pts[:, 1] - e["cy"]
+    u = dx * math.cos(ang) + dy * math.sin(ang)
+    v = -dx * math.sin(ang) + dy * math.cos(ang)
+    inside = np.mean((u / e["a"]) ** 2 + (v / e["b"]) ** 2 <= 1.0)
+    assert inside == pytest.approx(1 - math.exp(-0.5), abs=0.01)
