@@ -34,7 +34,7 @@ def _cmd(args: argparse.Namespace) -> int:
     for a, c in summ["overall"].items():
         print(
             f"{a}: better than every baseline on {c['well']} judged metric(s), worse than every "
-            f"baseline on {c['badly']}, mixed on {c['mixed']}"
+            f"baseline on {c['badly']}, between them on {c['mixed']}"
         )
     missing = t["status"]
     if len(missing):

@@ -191,7 +191,7 @@ def _settling(
 ) -> dict[str, float]:
     mp = summary.get("metric_parameters", {})
     band = float(mp.get("settling_band", 0.1))
-    smooth = float(mp.get("settling_smoothing_s", mp.get("settling_smoothing", 1.0)) or 1.0)
+    smooth = float(mp.get("settling_smoothing_s", 1.0))
     final = float(mp.get("settling_final_fraction", 0.2))
     name = _links(summary)[0]["name"]
     q = series.get(f"link:{name}")

@@ -307,6 +307,7 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
         doc.h(2, title)
         head_at = len(doc.blocks)
         sec_counts = {a: {"well": 0, "badly": 0, "mixed": 0} for a in pl.aqms}
+        sec_named: dict[str, dict[str, list[str]]] = {a: {"well": [], "badly": []} for a in pl.aqms}
         for sc in scs:
             doc.h(3, f"s. {sc.section}: {sc.title} (`{sc.id}`)")
             doc.p(sc.note)
@@ -317,9 +318,16 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
                 doc.table(pd.DataFrame(rows, columns=["metric", *aqms]))
             for a in pl.aqms:
                 s = statements(verdicts, sc.id, a)
-                for k in ("well", "badly", "mixed"):
-                    sec_counts[a][k] += len(s[k])
-                    overall[a][k] += len(s[k])
+                n_mixed = len(s["mixed"]) + len(s["some_better"]) + len(s["some_worse"])
+                for k, n in (
+                    ("well", len(s["well"])),
+                    ("badly", len(s["badly"])),
+                    ("mixed", n_mixed),
+                ):
+                    sec_counts[a][k] += n
+                    overall[a][k] += n
+                for k in ("well", "badly"):
+                    sec_named[a][k] += [f"{x.split(' (')[0]} in `{sc.id}`" for x in s[k]]
                 if not rows:
                     continue
                 items = [f"does well: {x}" for x in s["well"]]
@@ -343,13 +351,18 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
                     if _multihop_plot(runs, sweep_dir, sc, a, out / name):
                         doc.img(name, f"{sc.id} under {a}: every hop")
         head = _Doc()
-        head.ul(
-            [
+        lines = []
+        for a, c in sec_counts.items():
+            lines.append(
                 f"**{a}**: better than every baseline on {c['well']} judged metric(s), worse "
-                f"than every baseline on {c['badly']}, mixed on {c['mixed']}."
-                for a, c in sec_counts.items()
-            ]
-        )
+                f"than every baseline on {c['badly']}, between them (better than some, worse "
+                f"than or as others) on {c['mixed']}."
+            )
+            if sec_named[a]["well"]:
+                lines.append(f"{a} does well: " + "; ".join(sec_named[a]["well"]) + ".")
+            if sec_named[a]["badly"]:
+                lines.append(f"{a} does badly: " + "; ".join(sec_named[a]["badly"]) + ".")
+        head.ul(lines)
         panels = _tradeoff_panels(runs, scs, aqms)
         if panels:
             name = f"tradeoff_s{group.replace('.', '_')}.png"
@@ -361,7 +374,7 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
     top.ul(
         [
             f"**{a}**: better than every baseline on {c['well']} judged metric(s), worse than "
-            f"every baseline on {c['badly']}, mixed on {c['mixed']} (all sections)."
+            f"every baseline on {c['badly']}, between them on {c['mixed']} (all sections)."
             for a, c in overall.items()
         ]
     )

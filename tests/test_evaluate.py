@@ -1,0 +1,160 @@
+"""`aqmlab evaluate` (issue 24 item 1): the quick card end to end (what CI runs), resuming, the
+features other parts of aqmlab provide reported as missing when absent, bad input, and the
+per-run metrics against hand-worked numbers."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aqmlab.evaluate import analyse, card
+from aqmlab.evaluate import params as prm
+
+AQMLAB = [sys.executable, "-m", "aqmlab"]
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [*AQMLAB, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=900
+    )
+
+
+@pytest.fixture(scope="module")
+def quick_card(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    d = tmp_path_factory.mktemp("evaluate")
+    p = _run("evaluate", "codel", "--quick", "--out", "card", cwd=d)
+    return d / "card", p
+
+
+def test_quick_card_runs_every_section(quick_card):
+    out, p = quick_card
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    c = out / "card"
+    for f in ("report.md", "report.html", "card.csv", "runs.csv", "verdicts.csv", "summary.json"):
+        assert (c / f).is_file(), f
+    md = (c / "report.md").read_text()
+    for _, title in card.SECTIONS:
+        assert f"## {title}" in md
+    runs = pd.read_csv(c / "runs.csv")
+    status = pd.read_csv(c / "status.csv") if (c / "status.csv").stat().st_size > 1 else None
+    shipped = prm.load()
+    for sc in shipped.scenarios:
+        ran = set(runs.loc[runs["scenario"] == sc.id, "aqm"])
+        if sc.requires is None and not sc.ecn and sc.aqm_wrap is None:
+            assert ran == {"codel", "fq_codel", "pie", "red"}, sc.id
+        elif not ran:  # a scenario that did not run says why, in the card and in status.csv
+            assert status is not None
+            why = status.loc[status["scenario"] == sc.id, "status"]
+            assert len(why) and all(w.startswith(("missing:", "n/a:")) for w in why), sc.id
+            assert f"{sc.id}" in md
+    # the delay-goodput plot of every section, the every-hop plot of s. 10
+    assert (c / "tradeoff_s8.png").is_file()
+    assert (c / "hops_multi-aqm_codel.png").is_file()
+    assert "<img" in (c / "report.html").read_text()
+
+
+def test_quick_card_metrics_obey_their_bounds(quick_card):
+    out, _ = quick_card
+    runs = pd.read_csv(out / "card" / "runs.csv")
+    assert (runs["utilisation"] <= 1 + 1e-9).all()
+    assert ((runs["loss_ratio"] >= 0) & (runs["loss_ratio"] <= 1)).all()
+    # the goodput shares of a run's groups add up to one (conservation)
+    shares = runs[[c for c in runs.columns if c.startswith("share_")]].fillna(0).sum(axis=1)
+    assert np.allclose(shares, 1.0)
+    # loss synchronisation of N flows lies in [1/N, 1]; heavy congestion has 50 bulk flows
+    heavy = runs[runs["scenario"] == "heavy-congestion"]["sync_rate"].dropna()
+    assert len(heavy) and ((heavy >= 1 / 50 - 1e-12) & (heavy <= 1)).all()
+    j = runs["jain"].dropna()
+    assert ((j > 0) & (j <= 1 + 1e-9)).all()
+
+
+def test_quick_card_resumes_without_running_again(quick_card):
+    out, _ = quick_card
+    before = (out / "card" / "card.csv").read_bytes()
+    p = _run("evaluate", "codel", "--quick", "--out", str(out), cwd=out.parent)
+    assert p.returncode == 0, p.stderr
+    assert "0 runs done now" in p.stderr
+    assert (out / "card" / "card.csv").read_bytes() == before
+    assert not (out / "card.partial").exists()
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path):
+    p = _run("evaluate", "nosuchaqm", "--quick", "--out", "x", cwd=tmp_path)
+    assert p.returncode == 2 and "AQM: unknown AQM 'nosuchaqm'" in p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "x").exists()
+    mine = tmp_path / "thesis"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    p = _run("evaluate", "codel", "--quick", "--out", str(mine), cwd=tmp_path)
+    assert p.returncode == 2 and "--out" in p.stderr
+    assert sorted(os.listdir(mine)) == ["thesis.tex"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[scenario]]\nid = "a"\nsection = "5"\ntitle = "t"\ncolour = 1\n')
+    p = _run("evaluate", "codel", "--params", str(bad), "--out", "y", cwd=tmp_path)
+    assert p.returncode == 2 and "scenario[0].colour: unknown key" in p.stderr
+    bad.write_text(
+        '[[scenario]]\nid = "a"\nsection = "5"\ntitle = "t"\n[[scenario.run.flows]]\ncount = -3\n'
+    )
+    p = _run("evaluate", "codel", "--params", str(bad), "--out", "y", cwd=tmp_path)
+    assert p.returncode == 2 and "scenario a with codel" in p.stderr and "count" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "y" / "card").exists()
+
+
+def test_settling_after_capacity_steps_hand_worked():
+    # Queue after each step: 20 + 100 exp(-(t - step) / 1 s). Unsmoothed, band 10 % of the final
+    # mean (20.0, to 1e-3): inside once 100 exp(-tau) <= 2.0, tau = ln 50 = 3.91 s (+ one 10 ms
+    # sample at most).
+    t = np.arange(0.0, 30.0, 0.01)
+    steps = [10.0, 20.0]
+    x = np.full_like(t, 20.0)
+    for s in steps:
+        m = t >= s
+        x[m] = 20.0 + 100.0 * np.exp(-(t[m] - s))
+    summary = {
+        "metric_parameters": {
+            "settling_band": 0.1,
+            "settling_smoothing_s": 0.0,
+            "settling_final_fraction": 0.2,
+        },
+        "links": [{"name": "bottleneck"}],
+    }
+    series = {"link:bottleneck": {"t_s": t, "queue_pkts": x}}
+    out = analyse._settling(summary, series, steps, end=30.0)
+    tau = math.log(100.0 / (0.1 * 20.0))
+    assert out["settle_step1_s"] == pytest.approx(tau, abs=0.011)
+    assert out["settle_step2_s"] == pytest.approx(tau, abs=0.011)
+    assert out["unsettled_steps"] == 0
+
+
+def test_compare_rule():
+    # 5 % of the baseline's value, or the two CI half-widths, must be exceeded
+    assert analyse.compare("lower", 9.0, math.nan, 10.0, math.nan) == 1
+    assert analyse.compare("lower", 9.6, math.nan, 10.0, math.nan) == 0
+    assert analyse.compare("lower", 9.0, 0.8, 10.0, 0.5) == 0
+    assert analyse.compare("higher", 9.0, math.nan, 10.0, math.nan) == -1
+    # closer to one: 1.02 beats 0.8 (|ln| 0.02 < 0.22)
+    assert analyse.compare("one", 1.02, math.nan, 0.8, math.nan) == 1
+    assert analyse.compare("one", 0.5, math.nan, 1.0, math.nan) == -1
+
+
+def test_capacity_schedule_is_explicit_steps():
+    p = prm.load()
+    sc = next(s for s in p.scenarios if s.id == "varying-capacity")
+    run = prm.build(p, sc, "codel", quick=False, ecn_capable=set())
+    assert run["topology"]["rate"] == [
+        {"at": "0s", "rate": "100Mbps"},
+        {"at": "20s", "rate": "10Mbps"},
+        {"at": "40s", "rate": "100Mbps"},
+        {"at": "60s", "rate": "10Mbps"},
+    ]
+    assert prm.step_times(sc, False, 80.0) == [20.0, 40.0, 60.0]
