@@ -92,6 +92,13 @@ def _metric_table(cells: pd.DataFrame, scenario: str, aqms: list[str]) -> list[l
     return rows
 
 
+def _source(pl: Plan) -> str:
+    from aqmlab.evaluate import params as prm
+
+    src = pl.params.source
+    return "aqmlab/data/rfc7928.toml (shipped)" if src == str(prm.default_path()) else src
+
+
 def statements(verdicts: pd.DataFrame, scenario: str, aqm: str) -> dict[str, list[str]]:
     """The computed sentences of one scenario for one AQM under test: ``well`` (better than
     every baseline), ``badly`` (worse than every baseline), ``some_better`` / ``some_worse``
@@ -282,7 +289,7 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
     doc.p(
         f"AQM under test: **{', '.join(pl.aqms)}**; baselines: "
         f"{', '.join(pl.baselines) or 'none'}. "
-        f"{len(pl.seeds)} seed(s) per scenario and AQM; scenario file: `{pl.params.source}`."
+        f"{len(pl.seeds)} seed(s) per scenario and AQM; scenario file: `{_source(pl)}`."
     )
     doc.p(
         "Each section runs the guideline's scenarios (the section numbers are RFC 7928's) and "

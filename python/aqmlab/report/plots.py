@@ -299,6 +299,7 @@ def delay_plot(
     _warmup(a1, warm)
     target = delay_target_s(res)
     t = np.zeros(0)
+    means = []
     for i, h in enumerate(hops):
         d = delay_series(res, h)
         t = d["t_s"]
@@ -306,6 +307,7 @@ def delay_plot(
         if not many:
             a1.plot(t, d["delay_max_s"] * 1e3, lw=0.4, color="tab:orange", alpha=0.45, label="max")
         _trace(a1, t, d["delay_mean_s"] * 1e3, smooth_s, label=h if many else "mean", color=color)
+        means.append(d["delay_mean_s"][d["t_s"] >= warm] * 1e3)
         if not many:
             _ylim_after(a1, t, [d["delay_max_s"] * 1e3], warm)
         x, F = delay_cdf(res, h)
@@ -316,6 +318,8 @@ def delay_plot(
             color=f"C{i % 10}",
             label=h if many else None,
         )
+    if many:  # the y range from the values after the warm-up, as for one hop
+        _ylim_after(a1, np.zeros(0), [], warm, floor=max(np.nanmax(m, initial=0.0) for m in means))
     if target is not None:
         a1.axhline(target * 1e3, color="k", ls="--", lw=0.8, label=f"target {target * 1e3:g} ms")
         a2.axvline(target * 1e3, color="k", ls="--", lw=0.8)
