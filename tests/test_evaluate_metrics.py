@@ -32,16 +32,25 @@ def test_sync_global_is_one_and_desynchronised_is_one_over_n():
     assert r["events"] == 4
 
 
-def test_sync_counts_a_flow_once_per_event_and_chains_close_drops():
-    # Two drops of flow 0 in one event count it once; 0, 0.05, 0.10 with gap 0.06 form one event
-    # (each time is within the gap of the previous one): 2 of 2 flows.
+def test_sync_counts_a_flow_once_per_event_and_anchors_events_at_their_start():
+    # Two signals of flow 0 in one event count it once: {0, 0.05 (flow 0), 0.08 (flow 1)} with a
+    # 0.1 s gap is one event holding both flows.
+    r = mt.loss_synchronisation([[0.0, 0.05], [0.08]], gap_s=0.1)
+    assert r["events"] == 1 and r["rate"] == 1.0
+    # 0, 0.05, 0.10 with gap 0.06: 0.05 is within 0.06 of the event's start, 0.10 is not (it is
+    # within 0.06 of 0.05, but events are anchored, not chained): {0, 0.05} (flow 0) and {0.10}
+    # (flow 1), each 1 of 2 flows.
     r = mt.loss_synchronisation([[0.0, 0.05], [0.10]], gap_s=0.06)
-    assert r["events"] == 1
-    assert r["rate"] == 1.0
-    # The same times with a smaller gap: {0}, {0.05}, {0.10}, each 1 of 2 flows.
-    r = mt.loss_synchronisation([[0.0, 0.05], [0.10]], gap_s=0.04)
-    assert r["events"] == 3
+    assert r["events"] == 2
     assert r["rate"] == pytest.approx(0.5)
+    # Frequent signals do not chain into one global event: 4 flows signalled in turn, one signal
+    # every 40 ms (100 in all), gap 100 ms. Each event holds the signals at s, s + 40, s + 80 ms
+    # (3 flows of 4); 100 = 33 x 3 + 1, so R = (33 x 3/4 + 1/4) / 34 = 25/34 (chained, they
+    # would be one event of all 4 flows: R = 1).
+    turns = [[0.04 * (4 * k + i) for k in range(25)] for i in range(4)]
+    r = mt.loss_synchronisation(turns, gap_s=0.1)
+    assert r["events"] == 34
+    assert r["rate"] == pytest.approx(25 / 34)
 
 
 def test_sync_no_event_is_nan_and_bad_gap_is_refused():

@@ -333,8 +333,11 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
                 ):
                     sec_counts[a][k] += n
                     overall[a][k] += n
-                for k in ("well", "badly"):
-                    sec_named[a][k] += [f"{x.split(' (')[0]} in `{sc.id}`" for x in s[k]]
+                if not verdicts.empty:
+                    v = verdicts[(verdicts["scenario"] == sc.id) & (verdicts["aqm"] == a)]
+                    for k, word in (("well", "better"), ("badly", "worse")):
+                        sel = v[v["verdict"] == f"{word} than all baselines"]
+                        sec_named[a][k] += [f"{_label(m)} in `{sc.id}`" for m in sel["metric"]]
                 if not rows:
                     continue
                 items = [f"does well: {x}" for x in s["well"]]

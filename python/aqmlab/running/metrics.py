@@ -725,9 +725,13 @@ def loss_synchronisation(events: list[ArrayLike], gap_s: float) -> dict[str, flo
        :func:`cwnd_reductions` observes it, a window cut). ``N = len(events)`` counts every flow,
        also those that saw none.
     2. All the times of all the flows, pooled and sorted, are split into **congestion events**:
-       two consecutive times belong to the same event when they are less than ``gap_s`` apart
-       (``gap_s`` is typically one round-trip time: the signals a queue sends in one overflow
-       episode reach the senders within about one RTT).
+       an event starts at the first time not yet in an event and takes every time less than
+       ``gap_s`` after that start (``gap_s`` is typically one round-trip time: the signals a
+       queue sends in one overflow episode reach the senders within about one RTT). Events are
+       anchored at their start rather than chained (a time within ``gap_s`` of the previous one
+       but not of the event's start opens a new event): with chaining, flows signalled often but
+       independently (as under a flow-queue scheduler) would merge into one event holding every
+       flow and look globally synchronised.
     3. In event ``k``, ``n_k`` is the number of distinct flows with at least one signal in it, and
        ``r_k = n_k / N``.
     4. The synchronisation rate is ``R = (1/K) sum_k r_k`` over the ``K`` events: the mean
@@ -756,8 +760,14 @@ def loss_synchronisation(events: list[ArrayLike], gap_s: float) -> dict[str, flo
     who = np.concatenate(owner)
     order = np.argsort(t_all, kind="stable")
     t_all, who = t_all[order], who[order]
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(t_all) >= gap) + 1, [t_all.size]))
-    fractions = [len(set(who[a:b].tolist())) / n for a, b in itertools.pairwise(starts)]
+    bounds = [0]
+    while True:  # the next event starts at the first time >= its start + gap
+        nxt = int(np.searchsorted(t_all, t_all[bounds[-1]] + gap, side="left"))
+        if nxt >= t_all.size:
+            break
+        bounds.append(nxt)
+    bounds.append(t_all.size)
+    fractions = [len(set(who[a:b].tolist())) / n for a, b in itertools.pairwise(bounds)]
     return {
         "rate": float(np.mean(fractions)),
         "events": len(fractions),
