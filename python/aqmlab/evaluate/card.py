@@ -363,6 +363,9 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
         head = _Doc()
         lines = []
         for a, c in sec_counts.items():
+            if not any(c.values()):
+                lines.append(f"**{a}**: nothing judged in this section (see each scenario).")
+                continue
             lines.append(
                 f"**{a}**: better than every baseline on {c['well']} judged metric(s), worse "
                 f"than every baseline on {c['badly']}, between them (better than some, worse "
