@@ -158,3 +158,70 @@ def test_capacity_schedule_is_explicit_steps():
         {"at": "60s", "rate": "10Mbps"},
     ]
     assert prm.step_times(sc, False, 80.0) == [20.0, 40.0, 60.0]
+
+
+def test_not_applicable_cells_say_why():
+    p = prm.load()
+    ecn = next(s for s in p.scenarios if s.id == "ecn")
+    with pytest.raises(prm.NotApplicableError, match="droptail has no ECN option"):
+        prm.build(p, ecn, "droptail", quick=True, ecn_capable={"codel"})
+    assert prm.build(p, ecn, "codel", quick=True, ecn_capable={"codel"})["aqm"]["ecn"] is True
+    sched = next(s for s in p.scenarios if s.id == "scheduler")
+    with pytest.raises(prm.NotApplicableError, match="itself a flow-queue scheduler"):
+        prm.build(p, sched, "fq_codel", quick=True, ecn_capable=set())
+    assert prm.build(p, sched, "pie", quick=True, ecn_capable=set())["aqm"] == {
+        "name": "fq",
+        "queue_aqm": "pie",
+    }
+
+
+def test_plan_marks_a_feature_missing_by_trying_it(tmp_path):
+    # A scenario needing something no build has: the probe's own message is kept.
+    from aqmlab.evaluate import engine
+
+    f = tmp_path / "p.toml"
+    f.write_text(
+        '[[scenario]]\nid = "x"\nsection = "5.2"\ntitle = "t"\nrequires = "a warp drive"\n'
+        '[scenario.run.tcp]\ncc = "warp"\n[[scenario.run.flows]]\ncount = 1\n'
+        '[[scenario]]\nid = "y"\nsection = "5.1"\ntitle = "t"\n[[scenario.run.flows]]\ncount = 1\n'
+    )
+    pl = engine.plan(["codel"], ["pie"], prm.load(f), quick=True)
+    x = [c for c in pl.cells if c.scenario.id == "x"]
+    assert len(x) == 2 and all(c.missing and c.missing.startswith("a warp drive") for c in x)
+    assert all("warp" in c.missing.split("—", 1)[1] for c in x)
+    assert all(c.missing is None for c in pl.cells if c.scenario.id == "y")
+
+
+def test_capacity_plot_marks_the_steps(tmp_path, monkeypatch):
+    # The s. 8.2.6 figure from a run's queue series (made here: the rate schedule is another
+    # branch's), one panel per AQM with a dotted line at each step.
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from aqmlab.report import plots
+
+    p = prm.load()
+    sc = next(s for s in p.scenarios if s.id == "varying-capacity")
+    t = np.arange(0.0, 80.0, 0.01)
+    for key in ("k1", "k2"):
+        d = tmp_path / "series" / key
+        d.mkdir(parents=True)
+        tab = pa.table({"t_s": t, "queue_pkts": np.sin(t) + 5.0, "queue_bytes": t})
+        pq.write_table(tab, d / "link_bottleneck.parquet")
+    runs = pd.DataFrame(
+        [
+            {"scenario": sc.id, "aqm": "codel", "key": "k1", "settle_s": 1.5},
+            {"scenario": sc.id, "aqm": "pie", "key": "k2", "settle_s": float("nan")},
+        ]
+    )
+    figs = []
+    monkeypatch.setattr(plots, "save", lambda fig, path, formats=(): figs.append(fig) or path)
+    pl = SimpleNamespace(quick=False)
+    assert card._capacity_plot(pl, runs, tmp_path, sc, tmp_path / "c.png")
+    (fig,) = figs
+    ax1, ax2 = fig.axes
+    steps = [ln.get_xdata()[0] for ln in ax1.get_lines()[1:]]
+    assert steps == [20.0, 40.0, 60.0]
+    assert "1.5 s" in ax1.get_title() and "- s" in ax2.get_title()

@@ -64,3 +64,37 @@ def test_tradeoff_plot_points_and_ellipses(captured, tmp_path):
     # the outline's farthest point from the centre is the semi-major axis
     r = np.hypot(x - e["cx"], y - e["cy"])
     assert r.max() == pytest.approx(e["a"], rel=1e-3)
+
+
+def _chain(aqm: str):
+    return aqmlab.run(
+        {
+            "duration": "3s",
+            "warmup": "1s",
+            "topology": {"type": "parking-lot", "hops": 2, "rate": "10Mbps", "buffer": 100},
+            "aqm": {"name": aqm},
+            "flows": [{"count": 3}, {"count": 2, "src": "cross2.src", "dst": "cross2.dst"}],
+        }
+    )
+
+
+def test_comparison_of_chains_draws_every_hop(captured, tmp_path):
+    from types import SimpleNamespace
+
+    cmp = SimpleNamespace(
+        results={"codel": _chain("codel"), "red": _chain("red")},
+        scenario=SimpleNamespace(name="chain"),
+    )
+    fig = plots.compare_figure(cmp)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert {"codel", "codel hop2", "red", "red hop2"} <= set(labels)
+    # the second hop's queue is the series of link hop2, drawn dashed
+    line = next(ln for ln in fig.axes[0].get_lines() if ln.get_label() == "codel hop2")
+    assert line.get_linestyle() == "--"
+    q2 = cmp.results["codel"].series["link:hop2"]["queue_pkts"].to_numpy()
+    assert np.array_equal(line.get_ydata(), q2)
+    plots.plt.close(fig)
+    plots.compare_delay_cdf_plot(cmp, tmp_path / "cdf.png")
+    (cdf,) = captured
+    names = [ln.get_label() for ln in cdf.axes[0].get_lines()]
+    assert names == ["codel hop1", "codel hop2", "red hop1", "red hop2"]

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 #: The vector formats written beside a PNG on request (papers want SVG or PDF).
 VECTOR = ("svg", "pdf")
 
+#: Line styles of a chain's second, third, ... hop in a comparison's overlays (the first is solid).
+_HOP_STYLES = ("--", ":", "-.")
+
 #: Parameters of delay-based AQMs that name their target queueing delay.
 _TARGET_PARAMS = ("target", "target_delay")
 
@@ -439,7 +442,9 @@ def compare_plot(
 
 
 def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
-    """The figure of :func:`compare_plot` (axes: queue, zoom, delay, drop probability)."""
+    """The figure of :func:`compare_plot` (axes: queue, zoom, delay, drop probability). A chain of
+    bottlenecks draws its other hops too, dashed and dotted in the AQM's colour (before, only the
+    first hop)."""
     first = next(iter(cmp.results.values())).summary["run"]
     warm, end = first["warmup_s"], first["duration_s"]
     mid = (warm + end) / 2
@@ -459,6 +464,16 @@ def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
             d = delay_series(res)
             _trace(axes[2], d["t_s"], d["delay_mean_s"] * 1e3, smooth_s, label=label, color=color)
             ds.append((d["t_s"], d["delay_mean_s"] * 1e3))
+        for j, h in enumerate(hop_links(res)[1:]):  # a chain: its other hops, dashed/dotted
+            ls = _HOP_STYLES[j % len(_HOP_STYLES)]
+            qh = res.series[f"link:{h}"]
+            th, yh = qh["t_s"].to_numpy(), qh["queue_pkts"].to_numpy()
+            axes[0].plot(th, yh, lw=0.7, ls=ls, color=color, label=f"{label} {h}")
+            qs.append((th, yh))
+            if f"delay:{h}" in res.series:
+                dh = delay_series(res, h)
+                axes[2].plot(dh["t_s"], dh["delay_mean_s"] * 1e3, lw=0.7, ls=ls, color=color)
+                ds.append((dh["t_s"], dh["delay_mean_s"] * 1e3))
         if "drop_prob" in q:
             _trace(axes[3], t, q["drop_prob"].to_numpy(), smooth_s, label=label, color=color)
             ps.append((t, q["drop_prob"].to_numpy()))
@@ -540,16 +555,19 @@ def compare_delay_cdf_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Pa
     """The bottleneck queueing-delay CDFs of a comparison on one axis (ms)."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for k, (label, res) in enumerate(cmp.results.items()):
-        if f"delaycdf:{res.bottleneck['name']}" not in res.series:
-            continue
-        x, F = delay_cdf(res)
-        ax.plot(
-            np.concatenate([[0.0], x * 1e3]),
-            np.concatenate([[0.0], F]),
-            lw=1.2,
-            label=label,
-            color=f"C{k}",
-        )
+        hops = hop_links(res)
+        for j, h in enumerate(hops):  # a chain: every hop, the first solid
+            if f"delaycdf:{h}" not in res.series:
+                continue
+            x, F = delay_cdf(res, h)
+            ax.plot(
+                np.concatenate([[0.0], x * 1e3]),
+                np.concatenate([[0.0], F]),
+                lw=1.2,
+                ls="-" if j == 0 else _HOP_STYLES[(j - 1) % len(_HOP_STYLES)],
+                label=label if len(hops) == 1 else f"{label} {h}",
+                color=f"C{k}",
+            )
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("fraction of packets")
     ax.set_ylim(0, 1.01)
