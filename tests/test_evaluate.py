@@ -129,11 +129,16 @@ def test_settling_after_capacity_steps_hand_worked():
         "links": [{"name": "bottleneck"}],
     }
     series = {"link:bottleneck": {"t_s": t, "queue_pkts": x}}
-    out = analyse._settling(summary, series, steps, end=30.0)
+    out = analyse._settling(summary, series, steps, end=30.0, tol_pkts=0.0)
     tau = math.log(100.0 / (0.1 * 20.0))
     assert out["settle_step1_s"] == pytest.approx(tau, abs=0.011)
     assert out["settle_step2_s"] == pytest.approx(tau, abs=0.011)
+    assert out["settle_down_s"] == out["settle_step1_s"]
+    assert out["settle_up_s"] == out["settle_step2_s"]
     assert out["unsettled_steps"] == 0
+    # with 5 packets of absolute tolerance: inside once 100 exp(-tau) <= 2 + 5, tau = ln(100/7)
+    out = analyse._settling(summary, series, steps, end=30.0, tol_pkts=5.0)
+    assert out["settle_s"] == pytest.approx(math.log(100.0 / 7.0), abs=0.011)
 
 
 def test_compare_rule():

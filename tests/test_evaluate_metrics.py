@@ -108,3 +108,24 @@ def test_ellipse_outline_holds_one_sigma_of_gaussian_points():
     v = -dx * math.sin(ang) + dy * math.cos(ang)
     inside = np.mean((u / e["a"]) ** 2 + (v / e["b"]) ** 2 <= 1.0)
     assert inside == pytest.approx(1 - math.exp(-0.5), abs=0.01)
+
+
+def test_step_settling_time_with_an_absolute_tolerance():
+    # A decay onto a sawtooth: 5 + 100 exp(-t) + a +-2 packet triangle wave (period 1 s). A
+    # relative band of 10% of 5 packets never holds the sawtooth: NaN; with 5 packets of
+    # tolerance the band is 0.5 + 5 = 5.5 and the smoothed (1 s average: the triangle averages
+    # out) series is inside once 100 exp(-t) averaged over the last second <= 5.5.
+    t = np.arange(0.0, 20.0, 0.01)
+    saw = 2.0 * (2.0 * np.abs((t % 1.0) - 0.5) * 2.0 - 1.0)
+    x = 5.0 + 100.0 * np.exp(-t) + saw
+    assert math.isnan(mt.step_settling_time(t, x, band=0.1, abs_tol=0.0))
+    got = mt.step_settling_time(t, x, band=0.1, abs_tol=5.0, smoothing_s=1.0)
+    # the trailing 1 s mean of 100 exp(-t) is 100 (e^(1) - 1) e^(-t) over [t - 1, t]: equal to
+    # 5.5 at t = ln(100 (e - 1) / 5.5)
+    want = math.log(100.0 * (math.e - 1.0) / 5.5)
+    assert got == pytest.approx(want, abs=0.05)
+    # no tolerance: the same as settling_time
+    y = 20.0 + 100.0 * np.exp(-t)
+    assert mt.step_settling_time(t, y, 0.1, 0.0) == mt.settling_time(t, y, 0.1)
+    with pytest.raises(InputError, match="abs_tol"):
+        mt.step_settling_time(t, y, 0.1, -1.0)

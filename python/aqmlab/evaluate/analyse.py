@@ -20,9 +20,10 @@ Per run (:func:`run_metrics`; definitions in docs/evaluate.md and docs/metrics.m
 - open-loop groups: ``loss_<group>`` and ``owd_p99_<group>_ms``; probes: ``ping_rtt_p50_ms``,
   ``ping_rtt_p99_ms``;
 - varying capacity (s. 8.2.6): ``settle_s``, the mean over the capacity steps of the settling
-  time of the bottleneck queue after the step (:func:`aqmlab.running.metrics.settling_time` on
-  the queue length from the step to the next one, band +-``settling_band`` of its final mean,
-  ``settling_smoothing`` trailing average), and ``unsettled_steps``.
+  time of the bottleneck queue after the step (:func:`aqmlab.running.metrics.step_settling_time`
+  on the queue length from the step to the next one: band +-``settling_band`` of its final mean
+  plus ``capacity.tolerance_pkts`` packets, ``settling_smoothing`` trailing average),
+  ``settle_down_s`` / ``settle_up_s`` (after the steps down / up), ``unsettled_steps``.
 """
 
 from __future__ import annotations
@@ -55,10 +56,15 @@ DIRECTION = {
     "fct_median_s": "lower",
     "fct_p99_s": "lower",
     "startup_s": "lower",
-    "settle_s": "lower",
+    "unsettled_steps": "lower",
+    "settle_down_s": "lower",
+    "settle_up_s": "lower",
     "ratio": "one",
     "ping_rtt_p99_ms": "lower",
 }
+#: Metrics whose absence means the worst outcome (a queue that never settled after a step): an
+#: AQM with a value beats one without.
+NAN_IS_WORST = frozenset({"settle_down_s", "settle_up_s"})
 #: Words for the metrics in the card.
 LABEL = {
     "delay_ms": "mean queueing delay (ms)",
@@ -74,6 +80,8 @@ LABEL = {
     "fct_p99_s": "p99 FCT (s)",
     "startup_s": "flow startup time (s)",
     "settle_s": "settling time after a capacity step (s)",
+    "settle_down_s": "settling time after a step down (s)",
+    "settle_up_s": "settling time after a step up (s)",
     "unsettled_steps": "steps that never settled",
     "ratio": "goodput ratio of the two groups",
     "ping_rtt_p50_ms": "ping RTT p50 (ms)",
@@ -106,7 +114,10 @@ def _window_cuts(cols: dict[str, np.ndarray], warm: float) -> np.ndarray:
 
 
 def run_metrics(
-    summary: dict[str, Any], series: dict[str, dict[str, np.ndarray]], steps: list[float]
+    summary: dict[str, Any],
+    series: dict[str, dict[str, np.ndarray]],
+    steps: list[float],
+    tol_pkts: float = 5.0,
 ) -> dict[str, float]:
     """The per-run metrics listed in the module doc, from a run's summary and its time series."""
     run = summary["run"]
@@ -179,7 +190,7 @@ def run_metrics(
     row["startup_s"] = float(np.mean(st)) if st else math.nan
     # s. 8.2.6: settling after each capacity step
     if steps:
-        row.update(_settling(summary, series, steps, end))
+        row.update(_settling(summary, series, steps, end, tol_pkts))
     return row
 
 
@@ -188,29 +199,40 @@ def _settling(
     series: dict[str, dict[str, np.ndarray]],
     steps: list[float],
     end: float,
+    tol_pkts: float = 5.0,
 ) -> dict[str, float]:
+    """Settling of the bottleneck queue after each capacity step: ``settle_step<i>_s``, their
+    mean ``settle_s`` over the steps that settled, the means after the steps down (odd steps:
+    the schedule starts high) and up, and ``unsettled_steps``."""
     mp = summary.get("metric_parameters", {})
     band = float(mp.get("settling_band", 0.1))
     smooth = float(mp.get("settling_smoothing_s", 1.0))
     final = float(mp.get("settling_final_fraction", 0.2))
     name = _links(summary)[0]["name"]
     q = series.get(f"link:{name}")
-    out: dict[str, float] = {}
     if q is None:
         return {"settle_s": math.nan, "unsettled_steps": math.nan}
     t, x = q["t_s"], q["queue_pkts"]
-    times = []
+    out: dict[str, float] = {}
+    times: dict[int, float] = {}
     for i, s in enumerate(steps):
         e = steps[i + 1] if i + 1 < len(steps) else end
         m = (t >= s) & (t < e)
         if m.sum() < 3:
             continue
-        st = mt.settling_time(t[m] - s, x[m], band=band, smoothing_s=smooth, final_fraction=final)
+        st = mt.step_settling_time(
+            t[m] - s, x[m], band=band, abs_tol=tol_pkts, smoothing_s=smooth, final_fraction=final
+        )
         out[f"settle_step{i + 1}_s"] = st
-        times.append(st)
-    fin = [v for v in times if math.isfinite(v)]
-    out["settle_s"] = float(np.mean(fin)) if fin else math.nan
-    out["unsettled_steps"] = float(len(times) - len(fin))
+        times[i + 1] = st
+    for key, sel in (
+        ("settle_s", list(times)),
+        ("settle_down_s", [k for k in times if k % 2 == 1]),
+        ("settle_up_s", [k for k in times if k % 2 == 0]),
+    ):
+        fin = [times[k] for k in sel if math.isfinite(times[k])]
+        out[key] = float(np.mean(fin)) if fin else math.nan
+    out["unsettled_steps"] = float(sum(1 for v in times.values() if not math.isfinite(v)))
     return out
 
 
@@ -262,7 +284,8 @@ def analyse(pl: Plan, sweep_dir: Path) -> dict[str, Any]:
                 )
                 continue
             series = _series(sweep_dir / "series" / key)
-            m = run_metrics(rec["summary"], series, steps)
+            tol = float((c.scenario.capacity or {}).get("tolerance_pkts", 5.0))
+            m = run_metrics(rec["summary"], series, steps, tol)
             rows.append({**base, "role": c.role, "seed": seed, "key": key, **m})
     runs = pd.DataFrame(rows)
     cells = _cells(runs)
@@ -338,16 +361,33 @@ def judge(cells: pd.DataFrame, pl: Plan) -> pd.DataFrame:
     for sc in pl.params.scenarios:
         judged[sc.id].update(sc.judge)
         judged[sc.id] = {m: d for m, d in judged[sc.id].items() if d != "none"}
+    nan = math.nan
     for (sc, aqm), g in cells[cells["role"] == "test"].groupby(["scenario", "aqm"], sort=False):
         base = cells[(cells["scenario"] == sc) & (cells["role"] == "baseline")]
-        for r in g.itertuples():
-            d = judged.get(sc, DIRECTION).get(r.metric)
+        ran = list(dict.fromkeys(base["aqm"]))  # the baselines that ran this scenario
+        section = g["section"].iloc[0]
+        for metric in dict.fromkeys([*g["metric"], *base["metric"]]):
+            d = judged.get(sc, DIRECTION).get(metric)
             if d is None:
                 continue
-            vs = base[base["metric"] == r.metric]
-            if vs.empty:
+            mine = g[g["metric"] == metric]
+            t, t_ci = (
+                (float(mine["mean"].iloc[0]), float(mine["ci95"].iloc[0]))
+                if len(mine)
+                else (nan, nan)
+            )
+            vs = {b.aqm: (b.mean, b.ci95) for b in base[base["metric"] == metric].itertuples()}
+            res = {}
+            for b_aqm in ran:
+                has_t, has_b = math.isfinite(t), b_aqm in vs
+                if has_t and has_b:
+                    res[b_aqm] = compare(d, t, t_ci, *vs[b_aqm])
+                elif metric in NAN_IS_WORST:  # a step that never settled: the worst outcome
+                    res[b_aqm] = 0 if has_t == has_b else (1 if has_t else -1)
+            if (not math.isfinite(t) and metric not in NAN_IS_WORST) or not res:
                 continue
-            res = {b.aqm: compare(d, r.mean, r.ci95, b.mean, b.ci95) for b in vs.itertuples()}
+            if all(v == 0 for v in res.values()) and not (math.isfinite(t) and vs):
+                continue  # nothing to compare on either side
             better = [k for k, v in res.items() if v > 0]
             worse = [k for k, v in res.items() if v < 0]
             if better and not worse and len(better) == len(res):
@@ -365,13 +405,15 @@ def judge(cells: pd.DataFrame, pl: Plan) -> pd.DataFrame:
             out.append(
                 {
                     "scenario": sc,
-                    "section": r.section,
+                    "section": section,
                     "aqm": aqm,
-                    "metric": r.metric,
+                    "metric": metric,
                     "direction": d,
-                    "value": r.mean,
-                    "ci95": r.ci95,
-                    "baselines": "; ".join(f"{b.aqm} {b.mean:.4g}" for b in vs.itertuples()),
+                    "value": t,
+                    "ci95": t_ci,
+                    "baselines": "; ".join(
+                        f"{k} {vs[k][0]:.4g}" if k in vs else f"{k} never" for k in ran
+                    ),
                     "better_than": ", ".join(better),
                     "worse_than": ", ".join(worse),
                     "verdict": verdict,

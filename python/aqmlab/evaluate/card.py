@@ -47,6 +47,8 @@ _TABLE_METRICS = [
     "fct_p99_s",
     "startup_s",
     "settle_s",
+    "settle_down_s",
+    "settle_up_s",
     "unsettled_steps",
     "ping_rtt_p50_ms",
     "ping_rtt_p99_ms",
@@ -116,7 +118,8 @@ def statements(verdicts: pd.DataFrame, scenario: str, aqm: str) -> dict[str, lis
     v = verdicts[(verdicts["scenario"] == scenario) & (verdicts["aqm"] == aqm)]
     for r in v.itertuples():
         how = {"lower": "lower is better", "higher": "higher is better", "one": "1 is best"}
-        text = f"{_label(r.metric)} {_fmt(r.value)} ({how[r.direction]}; baselines: {r.baselines})"
+        value = _fmt(r.value) if math.isfinite(r.value) else "never"
+        text = f"{_label(r.metric)} {value} ({how[r.direction]}; baselines: {r.baselines})"
         if r.verdict == "better than all baselines":
             out["well"].append(text)
         elif r.verdict == "worse than all baselines":
@@ -175,7 +178,7 @@ def _capacity_plot(pl: Plan, runs: pd.DataFrame, sweep_dir: Path, sc: Any, path:
         ts, q = t.column("t_s").to_numpy(), t.column("queue_pkts").to_numpy()
         ax.plot(ts, q, lw=0.6, color="tab:blue")
         dur = float(ts[-1]) if len(ts) else 0.0
-        steps = prm.step_times(sc, pl.quick, dur + (ts[1] - ts[0] if len(ts) > 1 else 0))
+        steps = prm.step_times(sc, pl.quick, dur)
         for s in steps:
             ax.axvline(s, color="k", ls=":", lw=0.8)
         settle = row.get("settle_s", np.nan)

@@ -35,7 +35,7 @@ _SCENARIO = (
     "judge",
 )
 _DIRECTIONS = ("lower", "higher", "one", "none")
-_CAPACITY = ("high", "low", "period", "quick_period")
+_CAPACITY = ("high", "low", "period", "quick_period", "tolerance_pkts")
 
 
 @dataclass
@@ -144,6 +144,9 @@ def parse(doc: dict[str, Any], source: str = "") -> Params:
             for key in ("high", "low", "period"):
                 if key not in cap:
                     raise InputError(f"{where}capacity.{key}: required (a rate or a duration)")
+            tol = cap.get("tolerance_pkts", 5)
+            if isinstance(tol, bool) or not isinstance(tol, int | float) or not 0 <= tol < 1e9:
+                raise InputError(f"{where}capacity.tolerance_pkts: a number of packets >= 0")
         wrap = s.get("aqm_wrap")
         if wrap is not None and "name" not in _table(f"{where}aqm_wrap", wrap):
             raise InputError(f"{where}aqm_wrap.name: required (the scheduler's name)")

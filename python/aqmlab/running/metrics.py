@@ -44,6 +44,7 @@ __all__ = [
     "percentiles",
     "settling_time",
     "startup_time",
+    "step_settling_time",
     "time_weighted_mean_std",
 ]
 
@@ -833,3 +834,59 @@ def covariance_ellipse(x: ArrayLike, y: ArrayLike, nstd: float = 1.0) -> dict[st
         "b": k * math.sqrt(vals[0]),
         "angle_deg": angle,
     }
+
+
+def step_settling_time(
+    t: ArrayLike,
+    x: ArrayLike,
+    band: float = 0.1,
+    abs_tol: float = 0.0,
+    smoothing_s: float = 0.0,
+    final_fraction: float = 0.2,
+) -> float:
+    """Settling time after a step (RFC 7928 s. 8.2.6: how fast the queue adapts when the capacity
+    changes), with an absolute tolerance: :func:`settling_time`'s definition with the band
+    ``|s - m| <= band * |m| + abs_tol`` instead of ``band * |m|``.
+
+    The absolute part is what lets a queue that never holds still settle: under an AQM, a few
+    TCP flows keep a sawtooth around a small mean, which a purely relative band (say +-10% of
+    5 packets) never contains; ``abs_tol`` (in the unit of ``x``) says how close is close
+    enough. With ``abs_tol = 0`` this is :func:`settling_time`.
+
+    ``t`` is measured from the step (``t[0]`` the first sample after it); returns the settling
+    time as a value of ``t``, ``t[0]`` if inside throughout, NaN if not inside at every sample of
+    the last ``final_fraction`` of the span.
+    """
+    tol = _finite("abs_tol", abs_tol)
+    if tol < 0:
+        raise InputError(f"abs_tol must be >= 0 (in the unit of x), got {tol!r}")
+    if tol == 0:
+        return settling_time(t, x, band, smoothing_s, final_fraction)
+    tt = _series("t", t)
+    xx = _series("x", x)
+    if tt.size == 0 or xx.size != tt.size:
+        raise InputError(f"t and x must be non-empty and of equal length ({tt.size}, {xx.size})")
+    if tt.size > 1 and not np.all(np.diff(tt) > 0):
+        raise InputError("t must be strictly increasing")
+    band_ = _finite("band", band)
+    w = _finite("smoothing_s", smoothing_s)
+    ff = _finite("final_fraction", final_fraction)
+    if band_ < 0 or w < 0 or not 0.0 < ff <= 1.0:
+        raise InputError("band >= 0, smoothing_s >= 0 and final_fraction in (0, 1] required")
+    t_f = tt[-1] - ff * (tt[-1] - tt[0])
+    k_f = int(np.searchsorted(tt, t_f, side="left"))
+    m = float(xx[k_f:].mean())
+    if w > 0:
+        csum = np.concatenate(([0.0], np.cumsum(xx)))
+        left = np.searchsorted(tt, tt - w, side="right")
+        idx = np.arange(tt.size)
+        s = (csum[idx + 1] - csum[left]) / (idx + 1 - left)
+    else:
+        s = xx
+    outside = np.flatnonzero(np.abs(s - m) > band_ * abs(m) + tol)
+    if outside.size == 0:
+        return float(tt[0])
+    k = int(outside[-1]) + 1
+    if k > k_f:
+        return math.nan
+    return float(tt[k])
