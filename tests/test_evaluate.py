@@ -230,3 +230,20 @@ def test_capacity_plot_marks_the_steps(tmp_path, monkeypatch):
     steps = [ln.get_xdata()[0] for ln in ax1.get_lines()[1:]]
     assert steps == [20.0, 40.0, 60.0]
     assert "1.5 s" in ax1.get_title() and "- s" in ax2.get_title()
+
+
+def test_a_feature_refused_for_one_aqm_is_not_applicable_for_that_aqm_only(tmp_path):
+    # The ECN scenario with an ECN option the simulator refuses for one AQM (here: a parameter
+    # red does not accept) makes red's cell "n/a: <the simulator's message>", not an error.
+    from aqmlab.evaluate import engine
+
+    f = tmp_path / "p.toml"
+    f.write_text(
+        "[aqm.red]\nmax_th = 100000\n"
+        '[[scenario]]\nid = "e"\nsection = "4.5"\ntitle = "t"\necn = true\n'
+        "[[scenario.run.flows]]\ncount = 1\ntcp = { ecn = true }\n"
+    )
+    pl = engine.plan(["codel"], ["red"], prm.load(f), quick=True)
+    cells = {c.aqm: c for c in pl.cells}
+    assert cells["codel"].scenario_dict is not None and cells["codel"].not_applicable is None
+    assert cells["red"].scenario_dict is None and "max_th" in cells["red"].not_applicable

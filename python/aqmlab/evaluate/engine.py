@@ -137,6 +137,13 @@ def plan(
             sc = schema.from_dict(c.scenario_dict)
             schema.build_config(sc)
         except InputError as e:
+            s = c.scenario
+            if s.requires or s.aqm_wrap is not None or s.ecn:
+                # a feature that exists but not for this AQM (say, a scheduler whose queues take
+                # only some AQMs): this cell is not applicable, the rest of the card goes on
+                c.not_applicable = one_line(str(e))
+                c.scenario_dict = None
+                continue
             raise InputError(f"--params: scenario {c.scenario.id} with {c.aqm}: {e}") from None
         c.scenario_dict = sc.model_dump()
     return Plan(params, aqms, baselines, quick, seeds, cells)
