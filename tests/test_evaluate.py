@@ -247,3 +247,25 @@ def test_a_feature_refused_for_one_aqm_is_not_applicable_for_that_aqm_only(tmp_p
     cells = {c.aqm: c for c in pl.cells}
     assert cells["codel"].scenario_dict is not None and cells["codel"].not_applicable is None
     assert cells["red"].scenario_dict is None and "max_th" in cells["red"].not_applicable
+
+
+def test_sync_from_an_event_log_uses_the_window_drops_per_flow():
+    # Two bulk flows; the event log has drops of a at 11.0 and 13.0 s, of b at 11.05 s and a mark
+    # of b at 13.02 s, and a drop of a packet that arrived in the warm-up (left out). Gap = base
+    # RTT 0.1 s: events {11.0, 11.05} (a, b) and {13.0, 13.02} (a, b): R = 1.
+    summary = {
+        "run": {"warmup_s": 10.0, "duration_s": 20.0},
+        "links": [{"name": "bottleneck"}],
+        "flows": [
+            {"name": n, "goodput_bps": 1e6, "base_rtt_s": 0.1, "size_bytes": None}
+            for n in ("g0.0", "g0.1")
+        ],
+    }
+    drops = {
+        "t_s": np.array([10.5, 11.0, 11.05, 13.0, 13.02]),
+        "arrival_s": np.array([9.9, 10.9, 11.0, 12.9, 13.0]),
+        "flow": np.array(["g0.1", "g0.0", "g0.1", "g0.0", "g0.1"], dtype=object),
+    }
+    row = analyse.run_metrics(summary, {"drops:bottleneck": drops}, [])
+    assert row["sync_from_drops"] == 1.0
+    assert row["sync_events"] == 2 and row["sync_rate"] == 1.0

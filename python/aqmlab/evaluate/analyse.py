@@ -11,8 +11,9 @@ Per run (:func:`run_metrics`; definitions in docs/evaluate.md and docs/metrics.m
 - ``loss_ratio`` and ``burst_ratio`` (the loss pattern, s. 2.3) of the bottleneck; on a chain
   ``1 - prod(1 - L_i)`` over the hops;
 - ``sync_rate``: loss synchronisation (s. 2.4), :func:`aqmlab.running.metrics.loss_synchronisation`
-  over the bulk flows' window cuts in the measurement window, congestion events split at gaps of
-  one mean base RTT;
+  over the bulk flows' drops and marks at the bottleneck when the run has an event log
+  (``[output] events``; ``sync_from_drops`` = 1), else over their window cuts, in the measurement
+  window, congestion events at most one mean base RTT long;
 - ``fct_median_s``, ``fct_p99_s`` of the finite flows (s. 2.1); ``startup_s``: the mean flow
   startup time (s. 2.2) of the TCP flows whose delivery series was recorded;
 - ``jain``: Jain's index of the bulk flows' goodputs; ``ratio``: the goodput of the second bulk
@@ -166,15 +167,23 @@ def run_metrics(
     for p in summary.get("probe", []) or []:
         row["ping_rtt_p50_ms"] = _f(p.get("rtt_p50_s")) * 1e3
         row["ping_rtt_p99_ms"] = _f(p.get("rtt_p99_s")) * 1e3
-    # s. 2.4: loss synchronisation over the bulk flows' window cuts
-    cut_lists = [
-        _window_cuts(series[f"flow:{f['name']}"], warm)
-        for f in bulk
-        if f"flow:{f['name']}" in series and "cwnd" in series[f"flow:{f['name']}"]
-    ]
-    if len(cut_lists) >= 2:
+    # s. 2.4: loss synchronisation over the bulk flows' drops and marks at the bottleneck when
+    # the run has an event log (`[output] events`), else over their window cuts
+    drops = series.get(f"drops:{links[0]['name']}")
+    if drops is not None:
+        sig_lists = [
+            drops["t_s"][(drops["flow"] == f["name"]) & (drops["arrival_s"] >= warm)] for f in bulk
+        ]
+        row["sync_from_drops"] = 1.0
+    else:
+        sig_lists = [
+            _window_cuts(series[f"flow:{f['name']}"], warm)
+            for f in bulk
+            if f"flow:{f['name']}" in series and "cwnd" in series[f"flow:{f['name']}"]
+        ]
+    if len(sig_lists) >= 2:
         rtt = float(np.mean([f["base_rtt_s"] for f in bulk]))
-        sync = mt.loss_synchronisation(cut_lists, gap_s=max(rtt, 1e-3))
+        sync = mt.loss_synchronisation(sig_lists, gap_s=max(rtt, 1e-3))
         row["sync_rate"] = sync["rate"]
         row["sync_events"] = float(sync["events"])
     else:
@@ -242,10 +251,29 @@ def _seconds(v: Any) -> float:
     return float(v) if isinstance(v, int | float) else units.seconds("duration", v)
 
 
+def _drops(path: Path) -> dict[str, np.ndarray]:
+    """The drops and marks of an event log (``events/<link>.parquet``, issue 24 item 3): time
+    and arrival time in seconds, flow name."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path, columns=["t_ns", "event", "flow", "arrival_ns"])
+    ev = pc.cast(t.column("event"), "string")
+    t = t.filter(pc.is_in(ev, value_set=pa.array(["drop", "mark"])))
+    return {
+        "t_s": t.column("t_ns").to_numpy().astype(float) / 1e9,
+        "arrival_s": t.column("arrival_ns").to_numpy().astype(float) / 1e9,
+        "flow": np.asarray(pc.cast(t.column("flow"), "string").to_pylist(), dtype=object),
+    }
+
+
 def _series(run_dir: Path) -> dict[str, dict[str, np.ndarray]]:
     import pyarrow.parquet as pq
 
     cols = {}
+    for f in sorted((run_dir / "events").glob("*.parquet")):
+        cols[f"drops:{f.stem}"] = _drops(f)
     for f in sorted(run_dir.glob("*.parquet")):
         kind, _, obj = f.stem.partition("_")
         if kind not in ("flow", "delivered", "link", "delay"):
