@@ -322,7 +322,11 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
             doc.h(3, f"s. {sc.section}: {sc.title} (`{sc.id}`)")
             doc.p(sc.note)
             st = status[status["scenario"] == sc.id] if not status.empty else status
-            doc.ul([f"{r.aqm}: {r.status}" for r in st.itertuples()])
+            said = list(dict.fromkeys(st["status"])) if len(st) else []
+            if len(said) == 1 and len(st) == len(aqms):  # the same for every AQM: said once
+                doc.ul([f"every AQM: {said[0]}"])
+            else:
+                doc.ul([f"{r.aqm}: {r.status}" for r in st.itertuples()])
             rows = _metric_table(cells, sc.id, aqms) if not cells.empty else []
             if rows:
                 doc.table(pd.DataFrame(rows, columns=["metric", *aqms]))
