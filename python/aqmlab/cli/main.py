@@ -349,6 +349,9 @@ def build_parser(theory: bool = True) -> argparse.ArgumentParser:
     from aqmlab.cli import reproduce as reproduce_cli
 
     reproduce_cli.register(sub)
+    from aqmlab.cli import evaluate as evaluate_cli  # RFC 7928 report card (docs/evaluate.md)
+
+    evaluate_cli.register(sub)
     from aqmlab.cli import testbed as testbed_cli  # real packets (docs/testbed.md)
 
     testbed_cli.register(sub)
@@ -382,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e.strerror or e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
-        if "sweep" in argv:
+        if "sweep" in argv or "evaluate" in argv:
             print(
                 "\ninterrupted: finished runs are kept; the same command resumes", file=sys.stderr
             )

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 #: The vector formats written beside a PNG on request (papers want SVG or PDF).
 VECTOR = ("svg", "pdf")
 
+#: Line styles of a chain's second, third, ... hop in a comparison's overlays (the first is solid).
+_HOP_STYLES = ("--", ":", "-.")
+
 #: Parameters of delay-based AQMs that name their target queueing delay.
 _TARGET_PARAMS = ("target", "target_delay")
 
@@ -299,34 +302,57 @@ def delay_plot(
     smooth_s: float | None = None,
 ) -> Any:
     """Queueing delay of the bottleneck: over time (mean and largest per interval, ms) and its
-    distribution over the measurement window (CDF, with p50/p99 marked)."""
-    b = res.bottleneck
-    d = delay_series(res)
+    distribution over the measurement window (CDF, with p50/p99 marked). A chain of bottlenecks
+    (a parking lot's ``hop1``, ``hop2``, ...) gets every hop, one colour per hop (before, only the
+    first hop was drawn)."""
+    hops = [h for h in hop_links(res) if f"delay:{h}" in res.series] or [res.bottleneck["name"]]
+    links = {x["name"]: x for x in res.summary["links"]}
+    many = len(hops) > 1
     warm = res.summary["run"]["warmup_s"]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.7, 1]})
-    t = d["t_s"]
     _warmup(a1, warm)
-    a1.plot(t, d["delay_max_s"] * 1e3, lw=0.4, color="tab:orange", alpha=0.45, label="max")
-    _trace(a1, t, d["delay_mean_s"] * 1e3, smooth_s, label="mean", color="tab:purple")
     target = delay_target_s(res)
+    t = np.zeros(0)
+    means = []
+    for i, h in enumerate(hops):
+        d = delay_series(res, h)
+        t = d["t_s"]
+        color = f"C{i % 10}" if many else "tab:purple"
+        if not many:
+            a1.plot(t, d["delay_max_s"] * 1e3, lw=0.4, color="tab:orange", alpha=0.45, label="max")
+        _trace(a1, t, d["delay_mean_s"] * 1e3, smooth_s, label=h if many else "mean", color=color)
+        means.append(d["delay_mean_s"][d["t_s"] >= warm] * 1e3)
+        if not many:
+            _ylim_after(a1, t, [d["delay_max_s"] * 1e3], warm)
+        x, F = delay_cdf(res, h)
+        a2.plot(
+            np.concatenate([[0.0], x * 1e3]),
+            np.concatenate([[0.0], F]),
+            lw=1.2,
+            color=f"C{i % 10}",
+            label=h if many else None,
+        )
+    if many:  # the y range from the values after the warm-up, as for one hop
+        _ylim_after(a1, np.zeros(0), [], warm, floor=max(np.nanmax(m, initial=0.0) for m in means))
     if target is not None:
         a1.axhline(target * 1e3, color="k", ls="--", lw=0.8, label=f"target {target * 1e3:g} ms")
-    _ylim_after(a1, t, [d["delay_max_s"] * 1e3], warm)
+        a2.axvline(target * 1e3, color="k", ls="--", lw=0.8)
     a1.set_xlabel("time (s)")
     a1.set_ylabel("queueing delay (ms)")
+    b = links[hops[0]]
+    what = f"{len(hops)} hops" if many else b["name"]
     a1.set_title(
-        f"{b['name']} [{b['aqm']}]: delay per {_interval(t):g} s interval" + _smooth_note(smooth_s),
+        f"{what} [{b['aqm']}]: delay per {_interval(t):g} s interval" + _smooth_note(smooth_s),
         fontsize=9,
     )
     a1.legend(loc="upper right", fontsize=8)
-    x, F = delay_cdf(res)
-    a2.plot(np.concatenate([[0.0], x * 1e3]), np.concatenate([[0.0], F]), lw=1.2)
-    for key, ls in (("delay_p50_s", ":"), ("delay_p99_s", "--")):
-        v = b.get(key)
-        if v is not None:
-            a2.axvline(v * 1e3, color="grey", ls=ls, lw=0.8, label=f"{key[6:9]} {v * 1e3:.2f} ms")
-    if target is not None:
-        a2.axvline(target * 1e3, color="k", ls="--", lw=0.8)
+    if not many:
+        for key, ls in (("delay_p50_s", ":"), ("delay_p99_s", "--")):
+            v = b.get(key)
+            if v is not None:
+                a2.axvline(
+                    v * 1e3, color="grey", ls=ls, lw=0.8, label=f"{key[6:9]} {v * 1e3:.2f} ms"
+                )
     a2.set_xlabel("queueing delay (ms)")
     a2.set_ylabel("fraction of packets")
     a2.set_ylim(0, 1.01)
@@ -430,7 +456,9 @@ def compare_plot(
 
 
 def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
-    """The figure of :func:`compare_plot` (axes: queue, zoom, delay, drop probability)."""
+    """The figure of :func:`compare_plot` (axes: queue, zoom, delay, drop probability). A chain of
+    bottlenecks draws its other hops too, dashed and dotted in the AQM's colour (before, only the
+    first hop)."""
     first = next(iter(cmp.results.values())).summary["run"]
     warm, end = first["warmup_s"], first["duration_s"]
     mid = (warm + end) / 2
@@ -450,6 +478,16 @@ def compare_figure(cmp, zoom_s: float = 2.0, smooth_s: float | None = None):
             d = delay_series(res)
             _trace(axes[2], d["t_s"], d["delay_mean_s"] * 1e3, smooth_s, label=label, color=color)
             ds.append((d["t_s"], d["delay_mean_s"] * 1e3))
+        for j, h in enumerate(hop_links(res)[1:]):  # a chain: its other hops, dashed/dotted
+            ls = _HOP_STYLES[j % len(_HOP_STYLES)]
+            qh = res.series[f"link:{h}"]
+            th, yh = qh["t_s"].to_numpy(), qh["queue_pkts"].to_numpy()
+            axes[0].plot(th, yh, lw=0.7, ls=ls, color=color, label=f"{label} {h}")
+            qs.append((th, yh))
+            if f"delay:{h}" in res.series:
+                dh = delay_series(res, h)
+                axes[2].plot(dh["t_s"], dh["delay_mean_s"] * 1e3, lw=0.7, ls=ls, color=color)
+                ds.append((dh["t_s"], dh["delay_mean_s"] * 1e3))
         if "drop_prob" in q:
             _trace(axes[3], t, q["drop_prob"].to_numpy(), smooth_s, label=label, color=color)
             ps.append((t, q["drop_prob"].to_numpy()))
@@ -531,16 +569,19 @@ def compare_delay_cdf_plot(cmp, path: Path | None = None, formats: tuple[str, ..
     """The bottleneck queueing-delay CDFs of a comparison on one axis (ms)."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for k, (label, res) in enumerate(cmp.results.items()):
-        if f"delaycdf:{res.bottleneck['name']}" not in res.series:
-            continue
-        x, F = delay_cdf(res)
-        ax.plot(
-            np.concatenate([[0.0], x * 1e3]),
-            np.concatenate([[0.0], F]),
-            lw=1.2,
-            label=label,
-            color=f"C{k}",
-        )
+        hops = hop_links(res)
+        for j, h in enumerate(hops):  # a chain: every hop, the first solid
+            if f"delaycdf:{h}" not in res.series:
+                continue
+            x, F = delay_cdf(res, h)
+            ax.plot(
+                np.concatenate([[0.0], x * 1e3]),
+                np.concatenate([[0.0], F]),
+                lw=1.2,
+                ls="-" if j == 0 else _HOP_STYLES[(j - 1) % len(_HOP_STYLES)],
+                label=label if len(hops) == 1 else f"{label} {h}",
+                color=f"C{k}",
+            )
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("fraction of packets")
     ax.set_ylim(0, 1.01)
@@ -574,5 +615,72 @@ def compare_probe_plot(cmp, path: Path, formats: tuple[str, ...] = ()) -> Path |
     ax.set_ylim(0, 1.01)
     ax.set_title("latency probe RTT under load, CDF over the measurement window", fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return save(fig, path, formats)
+
+
+# --- the delay-goodput trade-off (RFC 7928 s. 2.7) ---------------------------------------------
+
+
+def ellipse_points(e: dict[str, float], n: int = 181) -> tuple[np.ndarray, np.ndarray]:
+    """The outline of an ellipse from :func:`aqmlab.running.metrics.covariance_ellipse`."""
+    th = np.linspace(0.0, 2 * np.pi, n)
+    ang = math.radians(e["angle_deg"])
+    u, v = e["a"] * np.cos(th), e["b"] * np.sin(th)
+    return e["cx"] + u * math.cos(ang) - v * math.sin(ang), e["cy"] + u * math.sin(
+        ang
+    ) + v * math.cos(ang)
+
+
+def tradeoff_axes(
+    ax, points: dict[str, tuple[np.ndarray, np.ndarray]], title: str = "", nstd: float = 1.0
+) -> None:
+    """The delay-goodput trade-off of RFC 7928 s. 2.7 on ``ax``: for each AQM its per-run points
+    (x: mean queueing delay, ms; y: goodput, Mb/s) and, with two runs or more, their covariance
+    ellipse (``nstd`` standard deviations, :func:`aqmlab.running.metrics.covariance_ellipse`), as
+    Flent and the ns-3 aqm-eval-suite draw them (after Winstein & Balakrishnan, SIGCOMM 2013).
+    Better is up (more goodput) and left (less delay)."""
+    from aqmlab.running.metrics import covariance_ellipse
+
+    for i, (name, (x, y)) in enumerate(points.items()):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        if not x.size:
+            continue
+        color = f"C{i % 10}"
+        ax.scatter(x, y, s=14, color=color, label=name, zorder=3)
+        e = covariance_ellipse(x, y, nstd)
+        if math.isfinite(e["a"]) and e["a"] > 0:
+            ex, ey = ellipse_points(e)
+            ax.plot(ex, ey, color=color, lw=1.0)
+        ax.plot([e["cx"]], [e["cy"]], marker="+", color=color, ms=9)
+    ax.set_xlabel("mean queueing delay (ms)")
+    ax.set_ylabel("goodput (Mb/s)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+
+
+def tradeoff_plot(
+    panels: list[tuple[str, dict[str, tuple[np.ndarray, np.ndarray]]]],
+    path: Path,
+    formats: tuple[str, ...] = (),
+    nstd: float = 1.0,
+) -> Path:
+    """One :func:`tradeoff_axes` panel per scenario, side by side (three per row)."""
+    n = max(len(panels), 1)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    for ax, (title, pts) in zip(axes.flat, panels, strict=False):
+        tradeoff_axes(ax, pts, title, nstd)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        f"delay-goodput trade-off: per-run points, {nstd:g}-sigma covariance ellipse per AQM "
+        "(better: up and left)",
+        fontsize=9,
+    )
     fig.tight_layout()
     return save(fig, path, formats)

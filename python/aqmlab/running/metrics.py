@@ -13,10 +13,14 @@ Sources:
 - ITU-T G.107, the E-model (effective equipment impairment Ie,eff and delay impairment Idd).
 - R. Jain, D. Chiu, W. Hawe, "A quantitative measure of fairness and discrimination for resource
   allocation in shared computer systems", DEC-TR-301, 1984 (Jain's index).
+- RFC 7928 (Kuhn, Natarajan, Khademi, Ros 2016), s. 2.2 (flow startup time), s. 2.4 (loss
+  synchronisation, after Hassayoun & Ros), s. 2.7 (the delay-goodput trade-off and its ellipses,
+  after Winstein & Balakrishnan, "TCP ex Machina", SIGCOMM 2013).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 
@@ -28,14 +32,19 @@ from aqmlab.errors import InputError
 __all__ = [
     "burst_ratio",
     "burst_ratio_from_counts",
+    "covariance_ellipse",
+    "cwnd_reductions",
     "global_impairment",
     "idd",
     "ie_eff",
     "jain_index",
     "jitter",
     "loss_ratio",
+    "loss_synchronisation",
     "percentiles",
     "settling_time",
+    "startup_time",
+    "step_settling_time",
     "time_weighted_mean_std",
 ]
 
@@ -674,3 +683,210 @@ def group_table(summary: dict) -> list[dict]:
             r["unfinished"] = r["flows"] - r["finished"]
             r.update({k: v for k, v in fct.get(g, {}).items() if k != "count"})
     return list(rows.values())
+
+
+# ----------------------------------------------------------------------------------------------
+# RFC 7928 metrics (issue 24): loss synchronisation, flow startup, the delay-goodput ellipse
+# ----------------------------------------------------------------------------------------------
+
+
+def cwnd_reductions(t: ArrayLike, cwnd: ArrayLike) -> np.ndarray:
+    """The times at which a sender's congestion window went down: ``t[i]`` for every sample with
+    ``cwnd[i] < cwnd[i - 1]``. A window cut of a loss-based sender (loss or ECN echo) is the
+    sender's reaction to a congestion signal; several cuts within one sampling interval count
+    once (the resolution is the sample interval).
+
+    Args:
+        t: sample times in seconds, 1-D, non-decreasing.
+        cwnd: window samples, same length as ``t``, finite and >= 0.
+
+    Returns:
+        The times of the reductions, in order (empty if the window never went down).
+    """
+    tt = _series("t", t)
+    w = _series("cwnd", cwnd, nonnegative=True)
+    if w.size != tt.size:
+        raise InputError(f"cwnd must have the same length as t ({tt.size}), got {w.size}")
+    if tt.size > 1 and np.any(np.diff(tt) < 0):
+        raise InputError("t must be non-decreasing")
+    if tt.size < 2:
+        return np.empty(0)
+    return tt[1:][np.diff(w) < 0]
+
+
+def loss_synchronisation(events: list[ArrayLike], gap_s: float) -> dict[str, float | int]:
+    """Loss synchronisation among flows (RFC 7928 s. 2.4), as the *synchronisation rate* of
+    Hassayoun & Ros (the guideline's reference for the metric: S. Hassayoun, D. Ros, "Loss
+    synchronization and router buffer sizing with high-speed versions of TCP", IEEE INFOCOM
+    Workshops 2008).
+
+    Definition (stated here as aqmlab computes it):
+
+    1. ``events[i]`` are the times flow ``i`` saw a congestion signal (a drop, or as
+       :func:`cwnd_reductions` observes it, a window cut). ``N = len(events)`` counts every flow,
+       also those that saw none.
+    2. All the times of all the flows, pooled and sorted, are split into **congestion events**:
+       an event starts at the first time not yet in an event and takes every time less than
+       ``gap_s`` after that start (``gap_s`` is typically one round-trip time: the signals a
+       queue sends in one overflow episode reach the senders within about one RTT). Events are
+       anchored at their start rather than chained (a time within ``gap_s`` of the previous one
+       but not of the event's start opens a new event): with chaining, flows signalled often but
+       independently (as under a flow-queue scheduler) would merge into one event holding every
+       flow and look globally synchronised.
+    3. In event ``k``, ``n_k`` is the number of distinct flows with at least one signal in it, and
+       ``r_k = n_k / N``.
+    4. The synchronisation rate is ``R = (1/K) sum_k r_k`` over the ``K`` events: the mean
+       fraction of the flows hit together. ``R = 1``: every event hits every flow (global
+       synchronisation); ``R = 1/N``: each event hits one flow (fully desynchronised).
+
+    Returns:
+        ``{"rate": R, "events": K, "flows": N, "max_fraction": max_k r_k}``; ``rate`` and
+        ``max_fraction`` are NaN when there is no event or no flow.
+
+    Raises:
+        InputError: ``gap_s`` not a positive finite number, or a flow's times not finite.
+    """
+    gap = _finite("gap_s", gap_s)
+    if gap <= 0:
+        raise InputError(f"gap_s must be > 0 (seconds, e.g. one RTT), got {gap!r}")
+    n = len(events)
+    owner, times = [], []
+    for i, e in enumerate(events):
+        x = _series(f"events[{i}]", e)
+        times.append(x)
+        owner.append(np.full(x.size, i))
+    if n == 0 or not any(x.size for x in times):
+        return {"rate": math.nan, "events": 0, "flows": n, "max_fraction": math.nan}
+    t_all = np.concatenate(times)
+    who = np.concatenate(owner)
+    order = np.argsort(t_all, kind="stable")
+    t_all, who = t_all[order], who[order]
+    bounds = [0]
+    while True:  # the next event starts at the first time >= its start + gap
+        nxt = int(np.searchsorted(t_all, t_all[bounds[-1]] + gap, side="left"))
+        if nxt >= t_all.size:
+            break
+        bounds.append(nxt)
+    bounds.append(t_all.size)
+    fractions = [len(set(who[a:b].tolist())) / n for a, b in itertools.pairwise(bounds)]
+    return {
+        "rate": float(np.mean(fractions)),
+        "events": len(fractions),
+        "flows": n,
+        "max_fraction": float(max(fractions)),
+    }
+
+
+def startup_time(t: ArrayLike, delivered: ArrayLike, start_s: float) -> float:
+    """Flow startup time (RFC 7928 s. 2.2: the time from a flow's start until data begins to
+    arrive): the first sample time at which the flow's delivered-bytes counter is above zero,
+    minus ``start_s``. The resolution is the series' sample interval (the time is that of the
+    first sample *after* the first delivery).
+
+    Returns:
+        The startup time in seconds, NaN if nothing was delivered by the last sample.
+    """
+    tt = _series("t", t)
+    d = _series("delivered", delivered, nonnegative=True)
+    if d.size != tt.size:
+        raise InputError(f"delivered must have the same length as t ({tt.size}), got {d.size}")
+    s0 = _finite("start_s", start_s)
+    got = np.flatnonzero(d > 0)
+    if got.size == 0:
+        return math.nan
+    return max(0.0, float(tt[got[0]]) - s0)
+
+
+def covariance_ellipse(x: ArrayLike, y: ArrayLike, nstd: float = 1.0) -> dict[str, float]:
+    """The covariance ellipse of points (x_i, y_i), as the delay-goodput plots of RFC 7928 s. 2.7
+    draw one per AQM (after Winstein & Balakrishnan, SIGCOMM 2013, Fig. 4, and the ns-3
+    aqm-eval-suite): centre at the means; semi-axes ``nstd * sqrt(lambda)`` for the eigenvalues
+    ``lambda`` of the sample covariance matrix (ddof = 1), the major axis along the eigenvector of
+    the larger one, at ``angle_deg`` from the x axis (counter-clockwise).
+
+    Returns:
+        ``{"cx", "cy", "a", "b", "angle_deg"}`` (``a >= b``); a, b and the angle are NaN with
+        fewer than two points.
+    """
+    xs = _series("x", x)
+    ys = _series("y", y)
+    if xs.size != ys.size or xs.size == 0:
+        raise InputError(f"x and y must be non-empty and of equal length ({xs.size}, {ys.size})")
+    k = _finite("nstd", nstd)
+    if k <= 0:
+        raise InputError(f"nstd must be > 0, got {k!r}")
+    cx, cy = float(xs.mean()), float(ys.mean())
+    if xs.size < 2:
+        return {"cx": cx, "cy": cy, "a": math.nan, "b": math.nan, "angle_deg": math.nan}
+    cov = np.cov(np.vstack([xs, ys]), ddof=1)
+    vals, vecs = np.linalg.eigh(cov)  # ascending eigenvalues
+    vals = np.clip(vals, 0.0, None)
+    major = vecs[:, 1]
+    angle = math.degrees(math.atan2(major[1], major[0]))
+    if angle < -90:
+        angle += 180
+    elif angle > 90:
+        angle -= 180
+    return {
+        "cx": cx,
+        "cy": cy,
+        "a": k * math.sqrt(vals[1]),
+        "b": k * math.sqrt(vals[0]),
+        "angle_deg": angle,
+    }
+
+
+def step_settling_time(
+    t: ArrayLike,
+    x: ArrayLike,
+    band: float = 0.1,
+    abs_tol: float = 0.0,
+    smoothing_s: float = 0.0,
+    final_fraction: float = 0.2,
+) -> float:
+    """Settling time after a step (RFC 7928 s. 8.2.6: how fast the queue adapts when the capacity
+    changes), with an absolute tolerance: :func:`settling_time`'s definition with the band
+    ``|s - m| <= band * |m| + abs_tol`` instead of ``band * |m|``.
+
+    The absolute part is what lets a queue that never holds still settle: under an AQM, a few
+    TCP flows keep a sawtooth around a small mean, which a purely relative band (say +-10% of
+    5 packets) never contains; ``abs_tol`` (in the unit of ``x``) says how close is close
+    enough. With ``abs_tol = 0`` this is :func:`settling_time`.
+
+    ``t`` is measured from the step (``t[0]`` the first sample after it); returns the settling
+    time as a value of ``t``, ``t[0]`` if inside throughout, NaN if not inside at every sample of
+    the last ``final_fraction`` of the span.
+    """
+    tol = _finite("abs_tol", abs_tol)
+    if tol < 0:
+        raise InputError(f"abs_tol must be >= 0 (in the unit of x), got {tol!r}")
+    if tol == 0:
+        return settling_time(t, x, band, smoothing_s, final_fraction)
+    tt = _series("t", t)
+    xx = _series("x", x)
+    if tt.size == 0 or xx.size != tt.size:
+        raise InputError(f"t and x must be non-empty and of equal length ({tt.size}, {xx.size})")
+    if tt.size > 1 and not np.all(np.diff(tt) > 0):
+        raise InputError("t must be strictly increasing")
+    band_ = _finite("band", band)
+    w = _finite("smoothing_s", smoothing_s)
+    ff = _finite("final_fraction", final_fraction)
+    if band_ < 0 or w < 0 or not 0.0 < ff <= 1.0:
+        raise InputError("band >= 0, smoothing_s >= 0 and final_fraction in (0, 1] required")
+    t_f = tt[-1] - ff * (tt[-1] - tt[0])
+    k_f = int(np.searchsorted(tt, t_f, side="left"))
+    m = float(xx[k_f:].mean())
+    if w > 0:
+        csum = np.concatenate(([0.0], np.cumsum(xx)))
+        left = np.searchsorted(tt, tt - w, side="right")
+        idx = np.arange(tt.size)
+        s = (csum[idx + 1] - csum[left]) / (idx + 1 - left)
+    else:
+        s = xx
+    outside = np.flatnonzero(np.abs(s - m) > band_ * abs(m) + tol)
+    if outside.size == 0:
+        return float(tt[0])
+    k = int(outside[-1]) + 1
+    if k > k_f:
+        return math.nan
+    return float(tt[k])

@@ -1,0 +1,271 @@
+"""`aqmlab evaluate` (issue 24 item 1): the quick card end to end (what CI runs), resuming, the
+features other parts of aqmlab provide reported as missing when absent, bad input, and the
+per-run metrics against hand-worked numbers."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aqmlab.evaluate import analyse, card
+from aqmlab.evaluate import params as prm
+
+AQMLAB = [sys.executable, "-m", "aqmlab"]
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [*AQMLAB, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=900
+    )
+
+
+@pytest.fixture(scope="module")
+def quick_card(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    d = tmp_path_factory.mktemp("evaluate")
+    p = _run("evaluate", "codel", "--quick", "--out", "card", cwd=d)
+    return d / "card", p
+
+
+def test_quick_card_runs_every_section(quick_card):
+    out, p = quick_card
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    c = out / "card"
+    for f in ("report.md", "report.html", "card.csv", "runs.csv", "verdicts.csv", "summary.json"):
+        assert (c / f).is_file(), f
+    md = (c / "report.md").read_text()
+    for _, title in card.SECTIONS:
+        assert f"## {title}" in md
+    runs = pd.read_csv(c / "runs.csv")
+    status = pd.read_csv(c / "status.csv") if (c / "status.csv").stat().st_size > 1 else None
+    shipped = prm.load()
+    for sc in shipped.scenarios:
+        ran = set(runs.loc[runs["scenario"] == sc.id, "aqm"])
+        if sc.requires is None and not sc.ecn and sc.aqm_wrap is None:
+            assert ran == {"codel", "fq_codel", "pie", "red"}, sc.id
+        elif not ran:  # a scenario that did not run says why, in the card and in status.csv
+            assert status is not None
+            why = status.loc[status["scenario"] == sc.id, "status"]
+            assert len(why) and all(w.startswith(("missing:", "n/a:")) for w in why), sc.id
+            assert f"{sc.id}" in md
+    # the delay-goodput plot of every section, the every-hop plot of s. 10
+    assert (c / "tradeoff_s8.png").is_file()
+    assert (c / "hops_multi-aqm_codel.png").is_file()
+    assert "<img" in (c / "report.html").read_text()
+
+
+def test_quick_card_metrics_obey_their_bounds(quick_card):
+    out, _ = quick_card
+    runs = pd.read_csv(out / "card" / "runs.csv")
+    assert (runs["utilisation"] <= 1 + 1e-9).all()
+    assert ((runs["loss_ratio"] >= 0) & (runs["loss_ratio"] <= 1)).all()
+    # the goodput shares of a run's groups add up to one (conservation)
+    shares = runs[[c for c in runs.columns if c.startswith("share_")]].fillna(0).sum(axis=1)
+    assert np.allclose(shares, 1.0)
+    # loss synchronisation of N flows lies in [1/N, 1]; heavy congestion has 50 bulk flows
+    heavy = runs[runs["scenario"] == "heavy-congestion"]["sync_rate"].dropna()
+    assert len(heavy) and ((heavy >= 1 / 50 - 1e-12) & (heavy <= 1)).all()
+    j = runs["jain"].dropna()
+    assert ((j > 0) & (j <= 1 + 1e-9)).all()
+
+
+def test_quick_card_resumes_without_running_again(quick_card):
+    out, _ = quick_card
+    before = (out / "card" / "card.csv").read_bytes()
+    p = _run("evaluate", "codel", "--quick", "--out", str(out), cwd=out.parent)
+    assert p.returncode == 0, p.stderr
+    assert "0 runs done now" in p.stderr
+    assert (out / "card" / "card.csv").read_bytes() == before
+    assert not (out / "card.partial").exists()
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path):
+    p = _run("evaluate", "nosuchaqm", "--quick", "--out", "x", cwd=tmp_path)
+    assert p.returncode == 2 and "AQM: unknown AQM 'nosuchaqm'" in p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "x").exists()
+    mine = tmp_path / "thesis"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    p = _run("evaluate", "codel", "--quick", "--out", str(mine), cwd=tmp_path)
+    assert p.returncode == 2 and "--out" in p.stderr
+    assert sorted(os.listdir(mine)) == ["thesis.tex"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[scenario]]\nid = "a"\nsection = "5"\ntitle = "t"\ncolour = 1\n')
+    p = _run("evaluate", "codel", "--params", str(bad), "--out", "y", cwd=tmp_path)
+    assert p.returncode == 2 and "scenario[0].colour: unknown key" in p.stderr
+    bad.write_text(
+        '[[scenario]]\nid = "a"\nsection = "5"\ntitle = "t"\n[[scenario.run.flows]]\ncount = -3\n'
+    )
+    p = _run("evaluate", "codel", "--params", str(bad), "--out", "y", cwd=tmp_path)
+    assert p.returncode == 2 and "scenario a with codel" in p.stderr and "count" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "y" / "card").exists()
+
+
+def test_settling_after_capacity_steps_hand_worked():
+    # Queue after each step: 20 + 100 exp(-(t - step) / 1 s). Unsmoothed, band 10 % of the final
+    # mean (20.0, to 1e-3): inside once 100 exp(-tau) <= 2.0, tau = ln 50 = 3.91 s (+ one 10 ms
+    # sample at most).
+    t = np.arange(0.0, 30.0, 0.01)
+    steps = [10.0, 20.0]
+    x = np.full_like(t, 20.0)
+    for s in steps:
+        m = t >= s
+        x[m] = 20.0 + 100.0 * np.exp(-(t[m] - s))
+    summary = {
+        "metric_parameters": {
+            "settling_band": 0.1,
+            "settling_smoothing_s": 0.0,
+            "settling_final_fraction": 0.2,
+        },
+        "links": [{"name": "bottleneck"}],
+    }
+    series = {"link:bottleneck": {"t_s": t, "queue_pkts": x}}
+    out = analyse._settling(summary, series, steps, end=30.0, tol_pkts=0.0)
+    tau = math.log(100.0 / (0.1 * 20.0))
+    assert out["settle_step1_s"] == pytest.approx(tau, abs=0.011)
+    assert out["settle_step2_s"] == pytest.approx(tau, abs=0.011)
+    assert out["settle_down_s"] == out["settle_step1_s"]
+    assert out["settle_up_s"] == out["settle_step2_s"]
+    assert out["unsettled_steps"] == 0
+    # with 5 packets of absolute tolerance: inside once 100 exp(-tau) <= 2 + 5, tau = ln(100/7)
+    out = analyse._settling(summary, series, steps, end=30.0, tol_pkts=5.0)
+    assert out["settle_s"] == pytest.approx(math.log(100.0 / 7.0), abs=0.011)
+
+
+def test_compare_rule():
+    # 5 % of the baseline's value, or the two CI half-widths, must be exceeded
+    assert analyse.compare("lower", 9.0, math.nan, 10.0, math.nan) == 1
+    assert analyse.compare("lower", 9.6, math.nan, 10.0, math.nan) == 0
+    assert analyse.compare("lower", 9.0, 0.8, 10.0, 0.5) == 0
+    assert analyse.compare("higher", 9.0, math.nan, 10.0, math.nan) == -1
+    # closer to one: 1.02 beats 0.8 (|ln| 0.02 < 0.22)
+    assert analyse.compare("one", 1.02, math.nan, 0.8, math.nan) == 1
+    assert analyse.compare("one", 0.5, math.nan, 1.0, math.nan) == -1
+
+
+def test_capacity_schedule_is_explicit_steps():
+    p = prm.load()
+    sc = next(s for s in p.scenarios if s.id == "varying-capacity")
+    run = prm.build(p, sc, "codel", quick=False, ecn_capable=set())
+    assert run["topology"]["rate"] == [
+        {"at": "0s", "rate": "100Mbps"},
+        {"at": "20s", "rate": "10Mbps"},
+        {"at": "40s", "rate": "100Mbps"},
+        {"at": "60s", "rate": "10Mbps"},
+    ]
+    assert prm.step_times(sc, False, 80.0) == [20.0, 40.0, 60.0]
+
+
+def test_not_applicable_cells_say_why():
+    p = prm.load()
+    ecn = next(s for s in p.scenarios if s.id == "ecn")
+    with pytest.raises(prm.NotApplicableError, match="droptail has no ECN option"):
+        prm.build(p, ecn, "droptail", quick=True, ecn_capable={"codel"})
+    assert prm.build(p, ecn, "codel", quick=True, ecn_capable={"codel"})["aqm"]["ecn"] is True
+    sched = next(s for s in p.scenarios if s.id == "scheduler")
+    with pytest.raises(prm.NotApplicableError, match="itself a flow-queue scheduler"):
+        prm.build(p, sched, "fq_codel", quick=True, ecn_capable=set())
+    assert prm.build(p, sched, "pie", quick=True, ecn_capable=set())["aqm"] == {
+        "name": "fq",
+        "queue_aqm": "pie",
+    }
+
+
+def test_plan_marks_a_feature_missing_by_trying_it(tmp_path):
+    # A scenario needing something no build has: the probe's own message is kept.
+    from aqmlab.evaluate import engine
+
+    f = tmp_path / "p.toml"
+    f.write_text(
+        '[[scenario]]\nid = "x"\nsection = "5.2"\ntitle = "t"\nrequires = "a warp drive"\n'
+        '[scenario.run.tcp]\ncc = "warp"\n[[scenario.run.flows]]\ncount = 1\n'
+        '[[scenario]]\nid = "y"\nsection = "5.1"\ntitle = "t"\n[[scenario.run.flows]]\ncount = 1\n'
+    )
+    pl = engine.plan(["codel"], ["pie"], prm.load(f), quick=True)
+    x = [c for c in pl.cells if c.scenario.id == "x"]
+    assert len(x) == 2 and all(c.missing and c.missing.startswith("a warp drive") for c in x)
+    assert all("warp" in c.missing.split("—", 1)[1] for c in x)
+    assert all(c.missing is None for c in pl.cells if c.scenario.id == "y")
+
+
+def test_capacity_plot_marks_the_steps(tmp_path, monkeypatch):
+    # The s. 8.2.6 figure from a run's queue series (made here: the rate schedule is another
+    # branch's), one panel per AQM with a dotted line at each step.
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from aqmlab.report import plots
+
+    p = prm.load()
+    sc = next(s for s in p.scenarios if s.id == "varying-capacity")
+    t = np.arange(0.0, 80.0, 0.01)
+    for key in ("k1", "k2"):
+        d = tmp_path / "series" / key
+        d.mkdir(parents=True)
+        tab = pa.table({"t_s": t, "queue_pkts": np.sin(t) + 5.0, "queue_bytes": t})
+        pq.write_table(tab, d / "link_bottleneck.parquet")
+    runs = pd.DataFrame(
+        [
+            {"scenario": sc.id, "aqm": "codel", "key": "k1", "settle_s": 1.5},
+            {"scenario": sc.id, "aqm": "pie", "key": "k2", "settle_s": float("nan")},
+        ]
+    )
+    figs = []
+    monkeypatch.setattr(plots, "save", lambda fig, path, formats=(): figs.append(fig) or path)
+    pl = SimpleNamespace(quick=False)
+    assert card._capacity_plot(pl, runs, tmp_path, sc, tmp_path / "c.png")
+    (fig,) = figs
+    ax1, ax2 = fig.axes
+    steps = [ln.get_xdata()[0] for ln in ax1.get_lines()[1:]]
+    assert steps == [20.0, 40.0, 60.0]
+    assert "1.5 s" in ax1.get_title() and "- s" in ax2.get_title()
+
+
+def test_a_feature_refused_for_one_aqm_is_not_applicable_for_that_aqm_only(tmp_path):
+    # The ECN scenario with an ECN option the simulator refuses for one AQM (here: a parameter
+    # red does not accept) makes red's cell "n/a: <the simulator's message>", not an error.
+    from aqmlab.evaluate import engine
+
+    f = tmp_path / "p.toml"
+    f.write_text(
+        "[aqm.red]\nmax_th = 100000\n"
+        '[[scenario]]\nid = "e"\nsection = "4.5"\ntitle = "t"\necn = true\n'
+        "[[scenario.run.flows]]\ncount = 1\ntcp = { ecn = true }\n"
+    )
+    pl = engine.plan(["codel"], ["red"], prm.load(f), quick=True)
+    cells = {c.aqm: c for c in pl.cells}
+    assert cells["codel"].scenario_dict is not None and cells["codel"].not_applicable is None
+    assert cells["red"].scenario_dict is None and "max_th" in cells["red"].not_applicable
+
+
+def test_sync_from_an_event_log_uses_the_window_drops_per_flow():
+    # Two bulk flows; the event log has drops of a at 11.0 and 13.0 s, of b at 11.05 s and a mark
+    # of b at 13.02 s, and a drop of a packet that arrived in the warm-up (left out). Gap = base
+    # RTT 0.1 s: events {11.0, 11.05} (a, b) and {13.0, 13.02} (a, b): R = 1.
+    summary = {
+        "run": {"warmup_s": 10.0, "duration_s": 20.0},
+        "links": [{"name": "bottleneck"}],
+        "flows": [
+            {"name": n, "goodput_bps": 1e6, "base_rtt_s": 0.1, "size_bytes": None}
+            for n in ("g0.0", "g0.1")
+        ],
+    }
+    drops = {
+        "t_s": np.array([10.5, 11.0, 11.05, 13.0, 13.02]),
+        "arrival_s": np.array([9.9, 10.9, 11.0, 12.9, 13.0]),
+        "flow": np.array(["g0.1", "g0.0", "g0.1", "g0.0", "g0.1"], dtype=object),
+    }
+    row = analyse.run_metrics(summary, {"drops:bottleneck": drops}, [])
+    assert row["sync_from_drops"] == 1.0
+    assert row["sync_events"] == 2 and row["sync_rate"] == 1.0
