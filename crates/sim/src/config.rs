@@ -87,6 +87,17 @@ pub struct LinkConfig {
     /// Record time series and report this link in the summary.
     #[serde(default)]
     pub monitor: bool,
+    /// A rate that varies: `[at_ns, rate_bps]` steps (the first at 0, times increasing);
+    /// replaces `rate_bps` for the transmitter (`crate::rate::Schedule`).
+    #[serde(default)]
+    pub rate_schedule: Option<Vec<(u64, u64)>>,
+    /// The schedule starts again every this many ns.
+    #[serde(default)]
+    pub rate_repeat_ns: Option<u64>,
+    /// A mahimahi trace: delivery opportunities at these milliseconds, repeating
+    /// (`crate::rate::Trace`); replaces `rate_bps` for the transmitter.
+    #[serde(default)]
+    pub trace_ms: Option<Vec<u64>>,
 }
 
 fn default_mean_pkt() -> u32 {

@@ -10,6 +10,7 @@ pub mod event;
 pub mod link;
 pub mod network;
 pub mod packet;
+pub mod rate;
 pub mod results;
 pub mod sparse_hist;
 pub mod tcp;

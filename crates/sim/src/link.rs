@@ -11,6 +11,7 @@
 //! Metrics are counted over the measurement window [warmup, end] by the time each thing happens.
 
 use crate::packet::{Packet, CE, ECT};
+use crate::rate::VarClock;
 use crate::series::Series;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
@@ -71,8 +72,12 @@ pub struct Link {
     pub from: usize,
     /// Downstream node.
     pub to: usize,
-    /// Rate, bit/s.
+    /// Rate, bit/s (a link whose capacity varies: its mean offered rate, for the AQM's
+    /// conversions).
     pub rate_bps: u64,
+    /// The clock of a link whose capacity varies (rate schedule or trace, `crate::rate`);
+    /// `None`: the fixed `rate_bps` ([`Link::tx_ns`]).
+    pub clock: Option<Box<VarClock>>,
     /// Propagation delay, ns.
     pub delay_ns: Time,
     /// Buffer.
@@ -136,6 +141,7 @@ impl Link {
             from,
             to,
             rate_bps,
+            clock: None,
             delay_ns,
             buffer,
             aqm,
@@ -177,6 +183,30 @@ impl Link {
         let t = (need - self.tx_owed).div_ceil(self.rate_bps);
         self.tx_owed = self.tx_owed + t * self.rate_bps - need;
         t
+    }
+
+    /// A packet of `size` bytes may start at `ready`: when its transmission starts and ends
+    /// (a fixed rate starts it at once; a trace at its next delivery opportunity).
+    #[inline]
+    fn depart(&mut self, ready: Time, size: u32) -> (Time, Time) {
+        match self.clock.as_deref_mut() {
+            None => (ready, ready + self.tx_ns(size)),
+            Some(c) => c.serve(ready, size),
+        }
+    }
+
+    /// Real queue of a trace-driven link: when its idle transmitter can next start (the next
+    /// delivery opportunity), if that is after `t`. The transmitter is then held busy until
+    /// that time, when a transmission-done event starts the head packet: the queue is served
+    /// only at opportunities, so the AQM's dequeue decision sees the sojourn at that instant.
+    pub fn defer_start(&mut self, t: Time) -> Option<Time> {
+        let at = self.clock.as_deref_mut()?.next_start(t);
+        if at > t {
+            self.busy = true;
+            Some(at)
+        } else {
+            None
+        }
     }
 
     /// Packets waiting now.
@@ -264,6 +294,23 @@ impl Link {
     /// its exact interval (the whole-ns one shifted back by the carried excess of [`Link::tx_ns`]),
     /// so the bytes counted in any window never exceed rate x window.
     fn record_tx(&mut self, start: Time, end_tx: Time, size: u32) {
+        if self.clock.is_some() {
+            // A varying capacity: the bytes spread evenly over the transmission (a trace's
+            // packet sent at one opportunity counts at that instant).
+            if end_tx == start {
+                if self.in_window(start) {
+                    self.stats.win.tx_bytes += size as f64;
+                }
+                return;
+            }
+            let (s, e) = (start as f64, end_tx as f64);
+            let lo = s.max(self.warmup as f64);
+            let hi = e.min(self.end as f64);
+            if hi > lo {
+                self.stats.win.tx_bytes += size as f64 * (hi - lo) / (e - s);
+            }
+            return;
+        }
         let r = self.rate_bps as f64;
         let s = start as f64 - self.tx_owed_before as f64 / r;
         let e = end_tx as f64 - self.tx_owed as f64 / r;
@@ -347,8 +394,7 @@ impl Link {
             self.check_buffer();
             return Outcome::Queued;
         }
-        let start = t.max(self.busy_until);
-        let end_tx = start + self.tx_ns(pkt.size);
+        let (start, end_tx) = self.depart(t.max(self.busy_until), pkt.size);
         self.busy_until = end_tx;
         if start > t {
             self.waiting.push_back((start, pkt.size));
@@ -428,7 +474,7 @@ impl Link {
             self.stats.win.book.settle(tagged.ticket, false);
             self.stats.total_started += 1;
             self.busy = true;
-            let end_tx = t + self.tx_ns(pkt.size);
+            let end_tx = self.depart(t, pkt.size).1;
             self.busy_until = end_tx;
             self.record_delay(t, pkt.enq_time);
             self.record_tx(t, end_tx, pkt.size);
@@ -451,7 +497,7 @@ impl Link {
             }
             self.stats.win.book.settle(ticket, false);
             self.busy = true;
-            let end_tx = t + self.tx_ns(pkt.size);
+            let end_tx = self.depart(t, pkt.size).1;
             self.busy_until = end_tx;
             self.record_delay(t, pkt.enq_time);
             self.record_tx(t, end_tx, pkt.size);

@@ -3,6 +3,7 @@
 use super::error::{cfg_err, SimError};
 use crate::config::{Config, LinkConfig};
 use crate::link::Link;
+use crate::rate::{Schedule, Trace, VarClock};
 use aqm::params::{Buffer, LinkContext};
 
 /// FQ-CoDel's parameters; its shared `limit` defaults to the link's buffer in packets.
@@ -94,5 +95,28 @@ pub(super) fn build_link(cfg: &Config, i: usize, lc: &LinkConfig) -> Result<Link
         link.fq = fq;
         link.real = true;
     }
+    link.clock = var_clock(lc, &field)?.map(Box::new);
     Ok(link)
+}
+
+/// The clock of a link whose capacity varies, checked (`None`: a fixed rate).
+fn var_clock(lc: &LinkConfig, field: &str) -> Result<Option<VarClock>, SimError> {
+    let named = |e: String| SimError::Config(format!("{field}.{e}"));
+    if lc.rate_repeat_ns.is_some() && lc.rate_schedule.is_none() {
+        return cfg_err(format!(
+            "{field}.rate_repeat: only with a rate schedule (a list of {{ at, rate }} steps)"
+        ));
+    }
+    match (&lc.rate_schedule, &lc.trace_ms) {
+        (Some(_), Some(_)) => cfg_err(format!(
+            "{field}: give a rate schedule or a trace, not both"
+        )),
+        (Some(steps), None) => Ok(Some(VarClock::Schedule(
+            Schedule::new(steps.clone(), lc.rate_repeat_ns).map_err(named)?,
+        ))),
+        (None, Some(ms)) => Ok(Some(VarClock::Trace(
+            Trace::new(ms.clone()).map_err(named)?,
+        ))),
+        (None, None) => Ok(None),
+    }
 }
