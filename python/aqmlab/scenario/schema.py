@@ -23,7 +23,8 @@ from pydantic import (
 )
 
 from aqmlab.errors import InputError, show
-from aqmlab.scenario import algorithms, limits, ns2_defaults, topology, traffic, units
+from aqmlab.scenario import algorithms, capacity, limits, ns2_defaults, topology, traffic, units
+from aqmlab.scenario.capacity import RateSpec, RateStep
 from aqmlab.scenario.topology import Host
 from aqmlab.scenario.units import (
     BufferSize,
@@ -52,7 +53,9 @@ class LinkDir(BaseModel):
     """Overrides for the reverse direction (``to -> from``) of a general link."""
 
     model_config = _STRICT
-    rate: Rate | None = None
+    rate: RateSpec | None = None
+    rate_repeat: PositiveSeconds | None = None
+    trace: str | None = None
     delay: Seconds | None = None
     buffer: BufferSize | None = None
     aqm: dict[str, Any] | None = None
@@ -66,7 +69,9 @@ class Link(BaseModel):
     model_config = _STRICT
     from_: str = Field(alias="from")
     to: str
-    rate: Rate
+    rate: RateSpec | None = None
+    rate_repeat: PositiveSeconds | None = None
+    trace: str | None = None
     delay: Seconds
     buffer: BufferSize = 1000
     aqm: dict[str, Any] | None = None
@@ -85,10 +90,14 @@ class Topology(BaseModel):
 
     model_config = _STRICT
     type: Literal["dumbbell", "single-bottleneck", "parking-lot", "general"] = "dumbbell"
-    rate: Rate = "100Mbps"
+    rate: RateSpec = "100Mbps"
+    rate_repeat: PositiveSeconds | None = None
+    trace: str | None = None
     delay: Seconds = "2ms"
     buffer: BufferSize = 300
-    reverse_rate: Rate | None = None
+    reverse_rate: RateSpec | None = None
+    reverse_rate_repeat: PositiveSeconds | None = None
+    reverse_trace: str | None = None
     reverse_buffer: BufferSize | None = None
     reverse_aqm: dict[str, Any] | None = None
     access_rate: Rate = "1Gbps"
@@ -317,7 +326,7 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
             return None
         ann = f.annotation
         models = (Topology, Tcp, FlowGroup, Output, Host, Profile, Metrics, Node, Link, LinkDir)
-        for cand in (*models, SizeShare):
+        for cand in (*models, SizeShare, RateStep):
             if (
                 cand is ann
                 or cand in getattr(ann, "__args__", ())
@@ -342,6 +351,15 @@ def _first_error(errors: list[Any]) -> Any:
     for other in errors[1:]:
         if tuple(other["loc"])[:tag] == loc[:tag] and other["type"] == "value_error":
             return other
+    if isinstance(err.get("input"), list | dict):
+        # A table or list written for a union with a structured member (a rate schedule's
+        # steps): that member's missing or unknown key says more than "not a string".
+        for other in errors[1:]:
+            if tuple(other["loc"])[:tag] == loc[:tag] and other["type"] in (
+                "missing",
+                "extra_forbidden",
+            ):
+                return other
     return err
 
 
@@ -350,6 +368,8 @@ def _one_line(e: ValidationError) -> str:
     loc = tuple(err["loc"])
     if err["type"] != "extra_forbidden":  # pydantic's union member tags are not fields
         loc = tuple(p for p in loc if not _is_type_tag(p)) or loc
+    elif len(loc) > 1:  # the unknown key itself may look like a tag ("int"); the path cannot
+        loc = (*(p for p in loc[:-1] if not _is_type_tag(p)), loc[-1])
     field = _fmt_loc(loc) or "scenario"
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
@@ -550,6 +570,7 @@ def load(path: str | Path) -> Scenario:
             f"scenario: {name} has no settings (it is empty or only comments); write at least one, "
             "e.g. name = \"...\", to run every default ('aqmlab demo' runs the default scenario)"
         )
+    capacity.resolve_traces(data, p.parent)
     return from_dict(data)
 
 
@@ -813,6 +834,7 @@ def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
         n_flows=n_flows,
         monitor_all=sc.output.monitor_all_links,
         flow_rtts=rtts,
+        duration=float(sc.duration),
     )
     return topology.PRESETS[sc.topology.type](sc.topology, ctx)
 
