@@ -10,19 +10,27 @@
 //!   instead fixes a packet's transmission time at its start from the `DataRate` then in force;
 //!   the two differ by less than one packet time per rate change.) Each packet's end is rounded
 //!   up to a whole ns: never faster than the schedule.
-//! - **Trace** (mahimahi, `src/packet/link_queue.cc`, `LinkQueue::use_a_delivery_opportunity`):
-//!   each line of the trace is a millisecond at which the link may deliver up to 1500 bytes
-//!   (`PACKET_SIZE`); several equal lines are several opportunities. An opportunity takes the head
+//! - **Trace** (mahimahi, `src/frontend/link_queue.cc`, `LinkQueue::rationalize`):
+//!   each line of the trace is a millisecond at which the link may deliver up to 1500 bytes of
+//!   IP packets ([`TRACE_MTU`]); several equal lines are several opportunities. An opportunity takes the head
 //!   packet (or the rest of the packet in transit) and, while bytes of the 1500 remain, the next
 //!   ones; a packet larger than what remains sends that part now and the rest at the following
 //!   opportunities, and leaves the link at the opportunity that carries its last byte. Bytes of an
 //!   opportunity the queue cannot use (it is empty) are lost. At the end of the file the trace
-//!   starts again, shifted by its last timestamp (`next_delivery_time`, `base_timestamp_`). An
-//!   opportunity at `t` serves packets that arrived at or before `t`.
+//!   starts again, shifted by its last timestamp (`use_a_delivery_opportunity`,
+//!   `base_timestamp_`). An opportunity at `t` serves packets that arrived at or before `t` ns
+//!   (mahimahi's clock is in whole ms and burns the opportunities of the current ms before it
+//!   enqueues an arrival, so there a packet arriving in the ms of an opportunity misses it).
+//!   mahimahi refuses packets larger than 1500 bytes; here they are split like any other.
 
 use aqm::{Time, NS_PER_SEC};
 
-/// Bytes one trace opportunity delivers (mahimahi's `PACKET_SIZE`).
+/// Bytes of IP packets one trace opportunity delivers. mahimahi's `PACKET_SIZE`
+/// (`src/frontend/link_queue.hh`) is 1504 bytes of TUN payload: its TUN device (`IFF_TUN`
+/// without `IFF_NO_PI`, `src/util/netdevice.cc`) puts a 4-byte header before each 1500-byte IP
+/// packet. The simulator's packets are IP packets, so an opportunity carries 1500 bytes of them
+/// (mahimahi charges each packet 4 bytes more: a burst of small packets fits slightly fewer
+/// there).
 pub const TRACE_MTU: u32 = 1500;
 const NS_PER_MS: u64 = 1_000_000;
 

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from aqmlab.errors import InputError, show
 from aqmlab.scenario.units import NonNegativeSeconds, Rate
 
-#: Bytes one trace line delivers (mahimahi's ``PACKET_SIZE``, src/packet/link_queue.hh).
+#: Bytes of IP packets one trace line delivers (mahimahi's ``PACKET_SIZE``, 1504 bytes of TUN
+#: payload = a 4-byte TUN header + 1500; ``crates/sim/src/rate.rs``, ``TRACE_MTU``).
 TRACE_MTU = 1500
 #: The largest trace file read, bytes (a minute of a 1 Gb/s trace is 5,000,000 lines, ~40 MB).
 MAX_TRACE_BYTES = 64 * 2**20
