@@ -12,9 +12,9 @@
 //!   up to a whole ns: never faster than the schedule.
 //! - **Trace** (mahimahi, `src/frontend/link_queue.cc`, `LinkQueue::rationalize`):
 //!   each line of the trace is a millisecond at which the link may deliver up to 1500 bytes of
-//!   IP packets ([`TRACE_MTU`]); several equal lines are several opportunities. An opportunity takes the head
-//!   packet (or the rest of the packet in transit) and, while bytes of the 1500 remain, the next
-//!   ones; a packet larger than what remains sends that part now and the rest at the following
+//!   IP packets ([`TRACE_MTU`]); several equal lines are several opportunities. An opportunity
+//!   takes the head packet (or the rest of the packet in transit) and, while bytes of the 1500
+//!   remain, the next ones; a packet larger than what remains sends that part now and the rest at the following
 //!   opportunities, and leaves the link at the opportunity that carries its last byte. Bytes of an
 //!   opportunity the queue cannot use (it is empty) are lost. At the end of the file the trace
 //!   starts again, shifted by its last timestamp (`use_a_delivery_opportunity`,
