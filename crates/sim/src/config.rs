@@ -98,6 +98,9 @@ pub struct LinkConfig {
     /// (`crate::rate::Trace`); replaces `rate_bps` for the transmitter.
     #[serde(default)]
     pub trace_ms: Option<Vec<u64>>,
+    /// Write the link's event log (`crate::events`) to this file.
+    #[serde(default)]
+    pub events_path: Option<String>,
 }
 
 fn default_mean_pkt() -> u32 {

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod event;
+pub mod events;
 pub mod link;
 pub mod network;
 pub mod packet;

@@ -10,6 +10,7 @@
 //!
 //! Metrics are counted over the measurement window [warmup, end] by the time each thing happens.
 
+use crate::events::{Cause, EventKind, EventLog};
 use crate::packet::{Packet, CE, ECT};
 use crate::rate::VarClock;
 use crate::series::Series;
@@ -78,6 +79,8 @@ pub struct Link {
     /// The clock of a link whose capacity varies (rate schedule or trace, `crate::rate`);
     /// `None`: the fixed `rate_bps` ([`Link::tx_ns`]).
     pub clock: Option<Box<VarClock>>,
+    /// The event log (`[output] events`), when asked for.
+    pub events: Option<Box<EventLog>>,
     /// Propagation delay, ns.
     pub delay_ns: Time,
     /// Buffer.
@@ -142,6 +145,7 @@ impl Link {
             to,
             rate_bps,
             clock: None,
+            events: None,
             delay_ns,
             buffer,
             aqm,
@@ -209,6 +213,15 @@ impl Link {
         }
     }
 
+    /// Logs an event of a packet of `flow` that arrived at `arrival`, with the queue length now.
+    #[inline]
+    fn log(&mut self, t: Time, kind: EventKind, cause: Cause, flow: u32, arrival: Time, size: u32) {
+        let (p, b) = (self.len_pkts, self.len_bytes);
+        if let Some(ev) = self.events.as_deref_mut() {
+            ev.push(t, kind, cause, flow, arrival, size, p, b);
+        }
+    }
+
     /// Packets waiting now.
     pub fn len_pkts(&self) -> u32 {
         self.len_pkts
@@ -268,6 +281,10 @@ impl Link {
             self.waiting.pop_front();
             self.stats.total_started += 1;
             self.change(start, -1, -(size as i64));
+            if let Some((flow, arrival)) = self.events.as_mut().and_then(|e| e.pending.pop_front())
+            {
+                self.log(start, EventKind::Dequeue, Cause::None, flow, arrival, size);
+            }
         }
     }
 
@@ -342,6 +359,7 @@ impl Link {
         let aqm = self.aqm.as_deref_mut();
         let verdict = match admit(aqm, &meta, &view, t, &mut self.rng, self.buffer, pkt.size) {
             Admission::AqmDrop => {
+                self.log(t, EventKind::Drop, Cause::Aqm, pkt.flow, t, pkt.size);
                 self.stats.total_dropped += 1;
                 if inw {
                     self.stats.win.dropped_aqm += 1;
@@ -353,6 +371,10 @@ impl Link {
                 // The simulator counts a mark even when the buffer then drops the packet (the
                 // forwarder does not; docs/simulator.md).
                 qdisc::verdict::apply_enqueue(v, pkt, inw, &mut self.stats.win);
+                if v == Verdict::Mark {
+                    self.log(t, EventKind::Mark, Cause::None, pkt.flow, t, pkt.size);
+                }
+                self.log(t, EventKind::Drop, Cause::Overflow, pkt.flow, t, pkt.size);
                 self.stats.total_dropped += 1;
                 if inw {
                     self.stats.win.dropped_overflow += 1;
@@ -363,6 +385,9 @@ impl Link {
             Admission::Admitted(v) => v,
         };
         qdisc::verdict::apply_enqueue(verdict, pkt, inw, &mut self.stats.win);
+        if verdict == Verdict::Mark {
+            self.log(t, EventKind::Mark, Cause::None, pkt.flow, t, pkt.size);
+        }
         if self.real {
             *ticket = self.stats.win.book.arrive(inw);
         } else {
@@ -391,6 +416,7 @@ impl Link {
             pkt.enq_time = t;
             self.queue.push_back((*pkt, ticket));
             self.change(t, 1, pkt.size as i64);
+            self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
             self.check_buffer();
             return Outcome::Queued;
         }
@@ -399,9 +425,17 @@ impl Link {
         if start > t {
             self.waiting.push_back((start, pkt.size));
             self.change(t, 1, pkt.size as i64);
+            if let Some(ev) = self.events.as_deref_mut() {
+                ev.pending.push_back((pkt.flow, t));
+                self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
+            }
             self.check_buffer();
         } else {
             self.stats.total_started += 1;
+            if self.events.is_some() {
+                self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
+                self.log(t, EventKind::Dequeue, Cause::None, pkt.flow, t, pkt.size);
+            }
         }
         self.record_delay(start, t);
         self.record_tx(start, end_tx, pkt.size);
@@ -419,9 +453,11 @@ impl Link {
         let ticket = self.stats.win.book.arrive(inw);
         let fq = self.fq.as_mut().expect("fq link");
         let stats = &mut self.stats;
+        let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
         // Overlimit drops from the fattest queue: each placed by its own arrival.
         fq.enqueue(Tagged::new(*pkt, ticket), t, |d, _| {
-            record_drop(stats, d.ticket, false)
+            record_drop(stats, d.ticket, false);
+            log_drop(ev.as_deref_mut(), t, Cause::Overflow, &d.pkt, (lp, lb));
         });
         let (np, nb) = (fq.len_pkts(), fq.len_bytes());
         self.change(
@@ -429,6 +465,7 @@ impl Link {
             np as i32 - self.len_pkts as i32,
             nb as i64 - self.len_bytes as i64,
         );
+        self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
         Outcome::Queued
     }
 
@@ -461,7 +498,11 @@ impl Link {
     pub fn start_next(&mut self, t: Time) -> Option<(Packet, Time, Time)> {
         if let Some(fq) = self.fq.as_mut() {
             let stats = &mut self.stats;
-            let out = fq.dequeue(t, |d, _| record_drop(stats, d.ticket, true));
+            let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
+            let out = fq.dequeue(t, |d, _| {
+                record_drop(stats, d.ticket, true);
+                log_drop(ev.as_deref_mut(), t, Cause::AqmHead, &d.pkt, (lp, lb));
+            });
             let (np, nb) = (fq.len_pkts(), fq.len_bytes());
             self.change(
                 t,
@@ -471,6 +512,24 @@ impl Link {
             let tagged = out?;
             let pkt = tagged.pkt;
             qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats.win);
+            if tagged.marked {
+                self.log(
+                    t,
+                    EventKind::Mark,
+                    Cause::None,
+                    pkt.flow,
+                    pkt.enq_time,
+                    pkt.size,
+                );
+            }
+            self.log(
+                t,
+                EventKind::Dequeue,
+                Cause::None,
+                pkt.flow,
+                pkt.enq_time,
+                pkt.size,
+            );
             self.stats.win.book.settle(tagged.ticket, false);
             self.stats.total_started += 1;
             self.busy = true;
@@ -489,11 +548,22 @@ impl Link {
             let aqm = self.aqm.as_deref_mut();
             let win = &mut self.stats.win;
             let rng = &mut self.rng;
+            let (ce0, m0) = (pkt.flags & CE != 0, win.marked);
             if !qdisc::verdict::head(aqm, &mut pkt, &meta, sojourn, &view, t, rng, ticket, win) {
                 // A head drop, placed at the packet's arrival position (exact).
                 self.stats.total_started -= 1;
                 self.record_drop(ticket, true);
+                let (f, a, z) = (pkt.flow, pkt.enq_time, pkt.size);
+                self.log(t, EventKind::Drop, Cause::AqmHead, f, a, z);
                 continue;
+            }
+            if self.events.is_some() {
+                // Marked here: CE newly set, or a window mark counted (CE already set upstream).
+                let (f, a, z) = (pkt.flow, pkt.enq_time, pkt.size);
+                if (!ce0 && pkt.flags & CE != 0) || self.stats.win.marked > m0 {
+                    self.log(t, EventKind::Mark, Cause::None, f, a, z);
+                }
+                self.log(t, EventKind::Dequeue, Cause::None, f, a, z);
             }
             self.stats.win.book.settle(ticket, false);
             self.busy = true;
@@ -582,6 +652,23 @@ impl Link {
             (None, Some(a)) => a.stats(),
             _ => Vec::new(),
         }
+    }
+}
+
+/// Logs a drop inside FQ-CoDel (the queue `q` as it was before the call).
+#[inline]
+fn log_drop(ev: Option<&mut EventLog>, t: Time, cause: Cause, p: &Packet, q: (u32, u64)) {
+    if let Some(e) = ev {
+        e.push(
+            t,
+            EventKind::Drop,
+            cause,
+            p.flow,
+            p.enq_time,
+            p.size,
+            q.0,
+            q.1,
+        );
     }
 }
 

@@ -91,6 +91,7 @@ fn link(
         rate_schedule: None,
         rate_repeat_ns: None,
         trace_ms: None,
+        events_path: None,
     }
 }
 

@@ -231,6 +231,9 @@ class Output(BaseModel):
     max_samples: int = 200_000
     monitor_all_links: StrictBool = False
     flow_series: StrictBool = False
+    #: Links whose event log (enqueue, dequeue, drop, mark) is written as
+    #: ``events/<link>.parquet`` (python/aqmlab/running/events.py).
+    events: list[str] = Field(default_factory=list)
 
 
 class Metrics(BaseModel):
@@ -854,6 +857,25 @@ def _check_file_names(sc: Scenario, graph: topology.Graph) -> None:
             )
 
 
+def _check_output_links(sc: Scenario, graph: topology.Graph) -> None:
+    """``[output] events`` names links of the topology, each once, usable as file names."""
+    from aqmlab import outdir
+
+    names = [lk["name"] for lk in graph.links]
+    seen: set[str] = set()
+    for i, n in enumerate(sc.output.events):
+        f = f"output.events[{i}]"
+        if n not in names:
+            shown = ", ".join(repr(x) for x in names[:8]) + (", ..." if len(names) > 8 else "")
+            raise InputError(
+                f"{f}: no link named {show(n)}{_did_you_mean(n, names)}; links: {shown}"
+            )
+        if n in seen:
+            raise InputError(f"{f}: {show(n)} is listed twice")
+        seen.add(n)
+        outdir.safe_name(n, f)
+
+
 def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
     limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
@@ -864,6 +886,7 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     mean_pkt = round(sum(sizes) / len(sizes))
     graph = _graph(sc, mean_pkt)
     _check_file_names(sc, graph)
+    _check_output_links(sc, graph)
     flows = traffic.build_flows(sc, graph, [t for t, _ in tcp_cfgs], run)
     if len(flows) > 1_000_000:
         raise InputError(f"flows: at most 1000000 flows (got {len(flows)})")

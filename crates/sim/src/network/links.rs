@@ -96,6 +96,11 @@ pub(super) fn build_link(cfg: &Config, i: usize, lc: &LinkConfig) -> Result<Link
         link.real = true;
     }
     link.clock = var_clock(lc, &field)?.map(Box::new);
+    if let Some(path) = &lc.events_path {
+        let log = crate::events::EventLog::create(path)
+            .map_err(|e| SimError::Config(format!("output.events ({}): {e}", lc.name)))?;
+        link.events = Some(Box::new(log));
+    }
     Ok(link)
 }
 
