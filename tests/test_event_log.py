@@ -127,5 +127,5 @@ def test_events_name_links_of_the_topology():
 
 
 def test_events_need_a_run_directory():
-    with pytest.raises(InputError, match=r"output\.events: event logs are written into a run"):
+    with pytest.raises(InputError, match=r"output\.events: event logs and packet traces are"):
         aqmlab.run(scenario.from_dict(BASE))

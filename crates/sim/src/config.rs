@@ -101,6 +101,9 @@ pub struct LinkConfig {
     /// Write the link's event log (`crate::events`) to this file.
     #[serde(default)]
     pub events_path: Option<String>,
+    /// Write the packets leaving the link as a pcap file here (`crate::pcap`).
+    #[serde(default)]
+    pub pcap_path: Option<String>,
 }
 
 fn default_mean_pkt() -> u32 {

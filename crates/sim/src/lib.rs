@@ -11,6 +11,7 @@ pub mod events;
 pub mod link;
 pub mod network;
 pub mod packet;
+pub mod pcap;
 pub mod rate;
 pub mod results;
 pub mod sparse_hist;

@@ -81,6 +81,8 @@ pub struct Link {
     pub clock: Option<Box<VarClock>>,
     /// The event log (`[output] events`), when asked for.
     pub events: Option<Box<EventLog>>,
+    /// The packet-trace tap (`[output] pcap`), when asked for.
+    pub pcap: Option<Box<crate::pcap::PcapTap>>,
     /// Propagation delay, ns.
     pub delay_ns: Time,
     /// Buffer.
@@ -146,6 +148,7 @@ impl Link {
             rate_bps,
             clock: None,
             events: None,
+            pcap: None,
             delay_ns,
             buffer,
             aqm,
@@ -439,6 +442,9 @@ impl Link {
         }
         self.record_delay(start, t);
         self.record_tx(start, end_tx, pkt.size);
+        if let Some(p) = self.pcap.as_deref_mut() {
+            p.write(pkt, end_tx);
+        }
         Outcome::Forward(end_tx + self.delay_ns)
     }
 
@@ -537,6 +543,9 @@ impl Link {
             self.busy_until = end_tx;
             self.record_delay(t, pkt.enq_time);
             self.record_tx(t, end_tx, pkt.size);
+            if let Some(p) = self.pcap.as_deref_mut() {
+                p.write(&pkt, end_tx);
+            }
             return Some((pkt, end_tx + self.delay_ns, end_tx));
         }
         while let Some((mut pkt, ticket)) = self.queue.pop_front() {
@@ -571,6 +580,9 @@ impl Link {
             self.busy_until = end_tx;
             self.record_delay(t, pkt.enq_time);
             self.record_tx(t, end_tx, pkt.size);
+            if let Some(p) = self.pcap.as_deref_mut() {
+                p.write(&pkt, end_tx);
+            }
             return Some((pkt, end_tx + self.delay_ns, end_tx));
         }
         None

@@ -92,6 +92,7 @@ fn link(
         rate_repeat_ns: None,
         trace_ms: None,
         events_path: None,
+        pcap_path: None,
     }
 }
 

@@ -258,10 +258,11 @@ def run(
         from aqmlab import outdir
 
         outdir.check(out, "out")
-    elif sc.output.events:
+    elif sc.output.events or sc.output.pcap:
+        key = "events" if sc.output.events else "pcap"
         raise InputError(
-            "output.events: event logs are written into a run directory; give one "
-            "(aqmlab run --out DIR, or aqmlab.run(..., out=DIR))"
+            f"output.{key}: event logs and packet traces are written into a run directory; "
+            "give one (aqmlab run --out DIR, or aqmlab.run(..., out=DIR))"
         )
     bar = _Progress(progress)
     _announce_build(sc, bar)
@@ -271,7 +272,8 @@ def run(
         bar.stop_ticker()
         raise
     end_s = cfg["duration_ns"] / 1e9
-    partial = _start_logs(sc, cfg, Path(out)) if sc.output.events and out is not None else None
+    streamed = sc.output.events or sc.output.pcap
+    partial = _start_logs(sc, cfg, Path(out)) if streamed and out is not None else None
     flow_names = [f["name"] for f in cfg["flows"]] if partial is not None else []
     # The description as text; the dicts (GBs for a million flows) are freed before simulating.
     cfg = _config_text(cfg)
@@ -312,11 +314,15 @@ def _start_logs(sc: scenario.Scenario, cfg: dict, out: Path) -> Path:
     from aqmlab.running import events
 
     partial = outdir.start(out)
-    (partial / "events").mkdir()
-    wanted = set(sc.output.events)
+    for key in ("events", "pcap"):
+        if getattr(sc.output, key):
+            (partial / key).mkdir()
+    wanted, traced = set(sc.output.events), set(sc.output.pcap)
     for lk in cfg["links"]:
         if lk["name"] in wanted:
             lk["events_path"] = str(events.record_path(partial, lk["name"]))
+        if lk["name"] in traced:
+            lk["pcap_path"] = str(partial / "pcap" / f"{lk['name']}.pcap")
     return partial
 
 

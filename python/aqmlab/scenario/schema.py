@@ -234,6 +234,8 @@ class Output(BaseModel):
     #: Links whose event log (enqueue, dequeue, drop, mark) is written as
     #: ``events/<link>.parquet`` (python/aqmlab/running/events.py).
     events: list[str] = Field(default_factory=list)
+    #: Links whose departing packets are written as ``pcap/<link>.pcap`` (crates/sim/src/pcap.rs).
+    pcap: list[str] = Field(default_factory=list)
 
 
 class Metrics(BaseModel):
@@ -858,13 +860,19 @@ def _check_file_names(sc: Scenario, graph: topology.Graph) -> None:
 
 
 def _check_output_links(sc: Scenario, graph: topology.Graph) -> None:
-    """``[output] events`` names links of the topology, each once, usable as file names."""
+    """``[output] events`` and ``pcap`` name links of the topology, each once, usable as file
+    names."""
+    for key in ("events", "pcap"):
+        _check_link_list(getattr(sc.output, key), key, graph)
+
+
+def _check_link_list(wanted: list[str], key: str, graph: topology.Graph) -> None:
     from aqmlab import outdir
 
     names = [lk["name"] for lk in graph.links]
     seen: set[str] = set()
-    for i, n in enumerate(sc.output.events):
-        f = f"output.events[{i}]"
+    for i, n in enumerate(wanted):
+        f = f"output.{key}[{i}]"
         if n not in names:
             shown = ", ".join(repr(x) for x in names[:8]) + (", ..." if len(names) > 8 else "")
             raise InputError(

@@ -72,6 +72,10 @@ impl Sim {
                 ev.close()
                     .map_err(|e| SimError::Config(format!("output.events ({}): {e}", l.name)))?;
             }
+            if let Some(p) = l.pcap.as_deref_mut() {
+                p.close()
+                    .map_err(|e| SimError::Config(format!("output.pcap ({}): {e}", l.name)))?;
+            }
         }
         let in_events = self.count_in_flight();
         let stored: u64 = self.links.iter().map(|l| l.stored() as u64).sum();
