@@ -152,10 +152,23 @@ def test_rfc7928_varying_capacity_scenarios_run(aqm):
     assert bn["dropped_aqm"] > 0
 
 
-def test_the_testbed_refuses_a_varying_link():
+def test_the_testbed_passes_a_schedule_and_a_trace_to_the_forwarder(tmp_path):
     from aqmlab.testbed import plan
 
-    doc = {"duration": "10s", "warmup": "1s", "topology": {"rate": STEPS}, "flows": [{}]}
+    (tmp_path / "t.trace").write_text("1\n2\n")
+    doc = {
+        "duration": "10s",
+        "warmup": "1s",
+        "topology": {
+            "rate": STEPS,
+            "rate_repeat": "40s",
+            "reverse_trace": str(tmp_path / "t.trace"),
+        },
+        "flows": [{}],
+    }
     sc = scenario.from_dict(doc)
-    with pytest.raises(InputError, match="the testbed's forwarder runs fixed rates only"):
-        plan.make(sc, scenario.build_config(sc))
+    p = plan.make(sc, scenario.build_config(sc))
+    fwd, rev = p.fwd_config["forward"], p.fwd_config["reverse"]
+    assert fwd["rate_schedule"] == [[0, 100_000_000], [20_000_000_000, 10_000_000]]
+    assert fwd["rate_repeat_ns"] == 40_000_000_000
+    assert rev["trace_ms"] == [1, 2] and "rate_schedule" not in rev

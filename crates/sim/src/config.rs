@@ -88,14 +88,14 @@ pub struct LinkConfig {
     #[serde(default)]
     pub monitor: bool,
     /// A rate that varies: `[at_ns, rate_bps]` steps (the first at 0, times increasing);
-    /// replaces `rate_bps` for the transmitter (`crate::rate::Schedule`).
+    /// replaces `rate_bps` for the transmitter (`qdisc::rate::Schedule`).
     #[serde(default)]
     pub rate_schedule: Option<Vec<(u64, u64)>>,
     /// The schedule starts again every this many ns.
     #[serde(default)]
     pub rate_repeat_ns: Option<u64>,
     /// A mahimahi trace: delivery opportunities at these milliseconds, repeating
-    /// (`crate::rate::Trace`); replaces `rate_bps` for the transmitter.
+    /// (`qdisc::rate::Trace`); replaces `rate_bps` for the transmitter.
     #[serde(default)]
     pub trace_ms: Option<Vec<u64>>,
     /// Write the link's event log (`crate::events`) to this file.

@@ -12,7 +12,7 @@ pub mod link;
 pub mod network;
 pub mod packet;
 pub mod pcap;
-pub mod rate;
+pub use qdisc::rate;
 pub mod results;
 pub mod sparse_hist;
 pub mod tcp;

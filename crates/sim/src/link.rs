@@ -12,12 +12,12 @@
 
 use crate::events::{Cause, EventKind, EventLog};
 use crate::packet::{Packet, CE, ECT};
-use crate::rate::VarClock;
 use crate::series::Series;
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
 use qdisc::admit::{admit, Admission};
+use qdisc::rate::VarClock;
 use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::VecDeque;
 

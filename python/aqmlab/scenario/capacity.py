@@ -4,7 +4,7 @@ A link's ``rate`` is a fixed rate (``"100Mbps"``) or a schedule of steps
 (``[{ at = "0s", rate = "100Mbps" }, { at = "20s", rate = "10Mbps" }]``, the first at 0s, times
 increasing) that starts again every ``rate_repeat`` when given; or the link follows a mahimahi
 trace (``trace = "file"``: one line per delivery opportunity of 1500 bytes, a millisecond
-timestamp, repeating at the end). The simulator's serving rules are in ``crates/sim/src/rate.rs``.
+timestamp, repeating at the end). The simulator's serving rules are in ``crates/qdisc/src/rate.rs``.
 
 Each varying link also gets a nominal rate: the schedule's time-average (over one repeat, or over
 the run) or the trace's mean (``12,000 bits x opportunities / last timestamp``). It sizes what
@@ -23,7 +23,7 @@ from aqmlab.errors import InputError, show
 from aqmlab.scenario.units import NonNegativeSeconds, Rate
 
 #: Bytes of IP packets one trace line delivers (mahimahi's ``PACKET_SIZE``, 1504 bytes of TUN
-#: payload = a 4-byte TUN header + 1500; ``crates/sim/src/rate.rs``, ``TRACE_MTU``).
+#: payload = a 4-byte TUN header + 1500; ``crates/qdisc/src/rate.rs``, ``TRACE_MTU``).
 TRACE_MTU = 1500
 #: The largest trace file read, bytes (a minute of a 1 Gb/s trace is 5,000,000 lines, ~40 MB).
 MAX_TRACE_BYTES = 64 * 2**20

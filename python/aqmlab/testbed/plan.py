@@ -188,14 +188,6 @@ def _groups(sc, flows: list[dict]) -> list[int]:
 
 
 def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
-    if link.get("rate_schedule") or link.get("trace_ms"):
-        # The forwarder's departure clock is a fixed rate (issue 24 item 3 is not done): refused
-        # rather than run at the nominal rate.
-        what = "rate schedule" if link.get("rate_schedule") else "trace"
-        raise InputError(
-            f"topology: the {link['name']} link has a {what}; the testbed's forwarder runs fixed "
-            "rates only (use the simulator for links whose capacity varies)"
-        )
     d = {
         "name": link["name"],
         "rate_bps": link["rate_bps"],
@@ -204,6 +196,11 @@ def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
         "default_delay_ns": link["delay_ns"],
         "delays": [],
     }
+    # A capacity that varies: the forwarder's departure clock follows the same schedule or trace
+    # from its start (crates/fwd/src/path.rs, qdisc::rate).
+    for key in ("rate_schedule", "rate_repeat_ns", "trace_ms"):
+        if link.get(key) is not None:
+            d[key] = link[key]
     if link["buffer_pkts"]:
         d["buffer_pkts"] = link["buffer_pkts"]
     else:

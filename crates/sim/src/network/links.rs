@@ -3,8 +3,8 @@
 use super::error::{cfg_err, SimError};
 use crate::config::{Config, LinkConfig};
 use crate::link::Link;
-use crate::rate::{Schedule, Trace, VarClock};
 use aqm::params::{Buffer, LinkContext};
+use qdisc::rate::{Schedule, Trace, VarClock};
 
 /// FQ-CoDel's parameters; its shared `limit` defaults to the link's buffer in packets.
 pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::ParamMap, String> {

@@ -1,6 +1,7 @@
 //! Links whose capacity varies: a rate schedule (piecewise-constant rate, optionally repeating)
-//! or a mahimahi packet-delivery trace. A fixed-rate link has no [`VarClock`] and keeps its
-//! exact-carry clock ([`crate::link::Link::tx_ns`]).
+//! or a mahimahi packet-delivery trace, for the simulator's links and the forwarder's paths. A
+//! fixed-rate link has no [`VarClock`] and keeps its own clock (the simulator's exact-carry
+//! `Link::tx_ns`, the forwarder's `Path::tx_ns`).
 //!
 //! Serving rules (docs/simulator.md, "Links whose capacity varies"):
 //! - **Schedule**: the transmitter clocks bits out at the rate in force at each instant, so a
