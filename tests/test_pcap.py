@@ -144,3 +144,35 @@ def test_tshark_ack_rtt_on_a_host_agrees_with_the_sender(run, tmp_path):
     assert len(rtts) > 5 * flow["rtt_samples"] > 500
     mean = statistics.fmean(rtts)
     assert mean == pytest.approx(flow["rtt_mean_s"], rel=0.01), (mean, flow["rtt_mean_s"])
+
+
+def test_the_forwarder_writes_the_frames_it_sends(tmp_path):
+    # The testbed (root, namespaces): the forwarder's two directions as pcap files of Ethernet
+    # frames; every frame it sent is in them (its conservation counters) and tshark reads them.
+    from test_testbed import REASON
+
+    if REASON is not None:
+        pytest.skip(REASON)
+    from aqmlab import testbed
+
+    doc = {
+        "duration": "3s",
+        "warmup": "1s",
+        "topology": {"rate": "20Mbps", "delay": "5ms", "buffer": 100},
+        "aqm": {"name": "codel", "ecn": True},
+        "tcp": {"ecn": True},
+        "flows": [{"count": 2}],
+        "output": {"pcap": ["bottleneck", "reverse"]},
+    }
+    out = tmp_path / "tb"
+    res = testbed.testbed(scenario.from_dict(doc), out=out, cc="cubic", plot=False)
+    cons = res.summary["testbed"]["conservation"]
+    for name, key in (("bottleneck", "forward"), ("reverse", "reverse")):
+        p = out / "pcap" / f"{name}.pcap"
+        assert len(_tshark(p, "-T", "fields", "-e", "frame.number")) == cons[key]["sent"] > 100
+        assert _tshark(p, "-Y", "_ws.malformed") == []
+    # CE marks set by the forwarder's CoDel are in the bottleneck's trace (the summary counts
+    # those of the window, the trace all of them).
+    ce = _tshark(out / "pcap" / "bottleneck.pcap", "-Y", "ip.dsfield.ecn == 3")
+    bn = next(lk for lk in res.summary["links"] if lk["name"] == "bottleneck")
+    assert len(ce) >= bn["marked"]

@@ -58,6 +58,9 @@ pub struct DirConfig {
     /// start, repeating (`qdisc::rate::Trace`).
     #[serde(default)]
     pub trace_ms: Option<Vec<u64>>,
+    /// Write the frames this direction sends to this pcap file.
+    #[serde(default)]
+    pub pcap_path: Option<String>,
 }
 
 /// The whole forwarder.
@@ -165,10 +168,14 @@ impl DirConfig {
             Some(fq) => path.with_fq_codel(fq),
             None => path,
         };
-        Ok(match self.var_clock()? {
+        let path = match self.var_clock()? {
             Some(c) => path.with_clock(c),
             None => path,
-        })
+        };
+        match &self.pcap_path {
+            Some(p) => path.with_pcap(p).map_err(|e| format!("{f}.pcap_path: {e}")),
+            None => Ok(path),
+        }
     }
 
     /// The clock of a direction whose capacity varies, checked (`None`: a fixed rate).

@@ -113,6 +113,8 @@ pub struct Path {
     var: Option<Box<VarClock>>,
     /// A trace's next delivery opportunity, when the head waits for it.
     hold: Option<Time>,
+    /// The packet-trace tap (`[output] pcap`): frames as they leave.
+    pcap: Option<Box<FramePcap>>,
     idle_since: Time,
     clock: Time,
     last_change: Time,
@@ -152,6 +154,7 @@ impl Path {
             on_wire: None,
             var: None,
             hold: None,
+            pcap: None,
             idle_since: start,
             clock: start,
             last_change: start,
@@ -177,6 +180,13 @@ impl Path {
     pub fn with_clock(mut self, clock: VarClock) -> Self {
         self.var = Some(Box::new(clock));
         self
+    }
+
+    /// This direction writing the frames it sends to a pcap file at `path` (Ethernet link type,
+    /// nanosecond timestamps: each frame's departure time, since the forwarder's start).
+    pub fn with_pcap(mut self, path: &str) -> Result<Self, String> {
+        self.pcap = Some(Box::new(FramePcap::create(path)?));
+        Ok(self)
     }
 
     /// The end of a transmission of `bytes` that starts at `t` (a trace's opportunity: see
@@ -487,6 +497,9 @@ impl Path {
                     };
                     self.stats.tx_bytes += bytes as f64 * frac;
                 }
+                if let Some(p) = self.pcap.as_deref_mut() {
+                    p.write(&f.buf, end - self.start);
+                }
                 out.push(f);
                 self.start_next(t);
                 continue;
@@ -529,6 +542,9 @@ impl Path {
     /// The summary of this direction at `now` (statistics over [warm-up, now]).
     pub fn summary(&mut self, now: Time) -> LinkSummary {
         self.set_len(now, self.len_pkts, self.len_bytes);
+        if let Some(p) = self.pcap.as_deref_mut() {
+            p.flush(); // the trace is complete up to every summary (the last one included)
+        }
         let w0 = self.start + self.cfg.warmup;
         let window = now.saturating_sub(w0).max(1) as f64;
         // A varying capacity: the capacity offered over the window.
@@ -557,6 +573,88 @@ impl Path {
 fn record_drop(totals: &mut Conservation, stats: &mut WindowStats, ticket: Ticket, by_aqm: bool) {
     totals.dropped += 1;
     stats.drop(ticket, by_aqm);
+}
+
+/// The file under a [`FramePcap`]: shared with its `PcapWriter`, so the tap can flush it (the
+/// writer has no flush of its own).
+#[derive(Clone)]
+struct SharedFile(std::sync::Arc<std::sync::Mutex<std::io::BufWriter<std::fs::File>>>);
+
+impl std::io::Write for SharedFile {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("pcap file lock").write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().expect("pcap file lock").flush()
+    }
+}
+
+/// A pcap file of the frames a direction sends (`pcap-file`; the frames are written as they are).
+pub struct FramePcap {
+    w: pcap_file::pcap::PcapWriter<SharedFile>,
+    file: SharedFile,
+    path: String,
+    /// The first write error (the tap stops; said once on stderr at the next summary).
+    pub error: Option<String>,
+    reported: bool,
+    /// Frames written.
+    pub frames: u64,
+}
+
+impl std::fmt::Debug for FramePcap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FramePcap({}, {} frames)", self.path, self.frames)
+    }
+}
+
+impl FramePcap {
+    fn create(path: &str) -> Result<Self, String> {
+        use pcap_file::{pcap::PcapHeader, DataLink, Endianness, TsResolution};
+        let f = std::fs::File::create(path).map_err(|e| format!("cannot create {path}: {e}"))?;
+        let file = SharedFile(std::sync::Arc::new(std::sync::Mutex::new(
+            std::io::BufWriter::with_capacity(1 << 20, f),
+        )));
+        let header = PcapHeader {
+            datalink: DataLink::ETHERNET,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness: Endianness::Little,
+            ..PcapHeader::default()
+        };
+        let w = pcap_file::pcap::PcapWriter::with_header(file.clone(), header)
+            .map_err(|e| format!("writing {path}: {e}"))?;
+        Ok(FramePcap {
+            w,
+            file,
+            path: path.to_string(),
+            error: None,
+            reported: false,
+            frames: 0,
+        })
+    }
+
+    fn write(&mut self, frame: &[u8], t: Time) {
+        if self.error.is_some() {
+            return;
+        }
+        let ts = std::time::Duration::from_nanos(t);
+        let rec = pcap_file::pcap::PcapPacket::new(ts, frame.len() as u32, frame);
+        match self.w.write_packet(&rec) {
+            Ok(_) => self.frames += 1,
+            Err(e) => self.error = Some(format!("writing {}: {e}", self.path)),
+        }
+    }
+
+    fn flush(&mut self) {
+        use std::io::Write;
+        if let Err(e) = self.file.flush() {
+            self.error
+                .get_or_insert(format!("writing {}: {e}", self.path));
+        }
+        if let Some(e) = self.error.as_ref().filter(|_| !self.reported) {
+            eprintln!("aqmlab-fwd: pcap: {e}; the trace stops there");
+            self.reported = true;
+        }
+    }
 }
 
 #[cfg(test)]
