@@ -343,7 +343,7 @@ impl Aqm for Codel {
             &self.params,
             sojourn,
             q.len_bytes,
-            pkt.ecn_capable,
+            pkt.ecn_capable(),
             now,
         );
         count_signal(v, &mut self.stats.marks, &mut self.stats.drops);

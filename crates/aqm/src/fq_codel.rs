@@ -59,9 +59,13 @@ pub trait FqPacket {
     fn flow_id(&self) -> u32;
     /// Size on the wire, bytes.
     fn size_bytes(&self) -> u32;
-    /// ECN-capable transport (ECT(0) or ECT(1)).
+    /// The packet's ECN codepoint (Not-ECT unless the caller's packet carries one).
+    fn ecn(&self) -> crate::Ecn {
+        crate::Ecn::NotEct
+    }
+    /// ECN-capable transport: ECT(0), ECT(1) or CE ([`crate::Ecn::is_capable`]).
     fn ecn_capable(&self) -> bool {
-        false
+        self.ecn().is_capable()
     }
     /// Sets the CE codepoint (called when CoDel marks instead of dropping).
     fn set_ce(&mut self) {}
@@ -582,8 +586,12 @@ mod tests {
         fn size_bytes(&self) -> u32 {
             self.size
         }
-        fn ecn_capable(&self) -> bool {
-            self.ect
+        fn ecn(&self) -> crate::Ecn {
+            if self.ect {
+                crate::Ecn::Ect0
+            } else {
+                crate::Ecn::NotEct
+            }
         }
         fn set_ce(&mut self) {
             self.ce = true;

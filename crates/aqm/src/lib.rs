@@ -59,6 +59,58 @@ pub enum Precedence {
     Out,
 }
 
+/// The ECN field of the IP header (RFC 3168 s. 5; ECT(1) as the L4S identifier, RFC 9331 s. 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum Ecn {
+    /// Not ECN-capable transport (`00`).
+    #[default]
+    NotEct,
+    /// ECN-capable transport, classic (`10`, ECT(0)).
+    Ect0,
+    /// ECN-capable transport, L4S (`01`, ECT(1), RFC 9331).
+    Ect1,
+    /// Congestion Experienced (`11`), set by a marking queue.
+    Ce,
+}
+
+impl Ecn {
+    /// The codepoint of the two ECN bits of an IPv4 TOS / IPv6 traffic-class byte.
+    #[inline]
+    pub fn from_bits(bits: u8) -> Self {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b10 => Ecn::Ect0,
+            0b01 => Ecn::Ect1,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// The two ECN bits of this codepoint (RFC 3168 s. 5).
+    #[inline]
+    pub fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ce => 0b11,
+        }
+    }
+
+    /// The packet may be CE-marked instead of dropped: ECT(0), ECT(1) or already CE (a CE packet
+    /// stays CE; Linux `INET_ECN_set_ce` refuses only Not-ECT).
+    #[inline]
+    pub fn is_capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+
+    /// The L4S identifier: ECT(1) or CE (RFC 9331 s. 5.1: a dual queue classifies both into the
+    /// L4S queue).
+    #[inline]
+    pub fn is_l4s(self) -> bool {
+        matches!(self, Ecn::Ect1 | Ecn::Ce)
+    }
+}
+
 /// What an algorithm may know about a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketMeta {
@@ -66,8 +118,8 @@ pub struct PacketMeta {
     pub flow: u32,
     /// Size on the wire, bytes.
     pub size_bytes: u32,
-    /// ECN-capable transport (ECT(0) or ECT(1), RFC 3168 section 5).
-    pub ecn_capable: bool,
+    /// The ECN codepoint on arrival.
+    pub ecn: Ecn,
     /// Drop precedence set by an edge marker.
     pub precedence: Precedence,
 }
@@ -78,9 +130,15 @@ impl PacketMeta {
         PacketMeta {
             flow: 0,
             size_bytes,
-            ecn_capable: false,
+            ecn: Ecn::NotEct,
             precedence: Precedence::Out,
         }
+    }
+
+    /// ECN-capable transport: ECT(0), ECT(1) or CE ([`Ecn::is_capable`]).
+    #[inline]
+    pub fn ecn_capable(&self) -> bool {
+        self.ecn.is_capable()
     }
 }
 
@@ -128,7 +186,7 @@ pub enum ThrottleHold {
 /// ECN-capable and the algorithm's marking is on, otherwise a drop (RFC 3168 section 5).
 #[inline]
 pub fn congestion_signal(ecn_enabled: bool, pkt: &PacketMeta) -> Verdict {
-    if ecn_enabled && pkt.ecn_capable {
+    if ecn_enabled && pkt.ecn_capable() {
         Verdict::Mark
     } else {
         Verdict::Drop
@@ -236,7 +294,7 @@ mod signal_tests {
         let (mut marks, mut drops) = (0u64, 0u64);
         let plain = PacketMeta::of_size(1000);
         let ect = PacketMeta {
-            ecn_capable: true,
+            ecn: Ecn::Ect0,
             ..plain
         };
         assert_eq!(

@@ -620,7 +620,7 @@ mod tests {
         let mut a = pie(&[("ecn", ParamValue::Bool(true))]).unwrap();
         let mut rng = crate::rng_from_seed(5);
         let mut pkt = PacketMeta::of_size(1500);
-        pkt.ecn_capable = true;
+        pkt.ecn = crate::Ecn::Ect0;
         let big = QueueView {
             len_pkts: 100,
             len_bytes: 150_000,

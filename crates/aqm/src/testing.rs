@@ -86,7 +86,11 @@ impl Script {
         PacketMeta {
             flow: self.flow,
             size_bytes: size,
-            ecn_capable: self.ecn_capable,
+            ecn: if self.ecn_capable {
+                crate::Ecn::Ect0
+            } else {
+                crate::Ecn::NotEct
+            },
             precedence: self.precedence,
         }
     }

@@ -149,7 +149,11 @@ fn run(
                     };
                 }
                 let pkt = PacketMeta {
-                    ecn_capable: ecn,
+                    ecn: if ecn {
+                        aqm::Ecn::Ect0
+                    } else {
+                        aqm::Ecn::NotEct
+                    },
                     ..PacketMeta::of_size(size)
                 };
                 a.enqueue(&pkt, &q, now, &mut rng);

@@ -186,7 +186,11 @@ fn run(aqm: &mut dyn Aqm, ops: &[Op], seed: u64) -> Result<(), TestCaseError> {
                 let pkt = PacketMeta {
                     flow,
                     size_bytes: size,
-                    ecn_capable: ecn,
+                    ecn: if ecn {
+                        aqm::Ecn::Ect0
+                    } else {
+                        aqm::Ecn::NotEct
+                    },
                     precedence: Precedence::Out,
                 };
                 let v = aqm.enqueue(&pkt, &q, now, &mut rng);
@@ -214,7 +218,11 @@ fn run(aqm: &mut dyn Aqm, ops: &[Op], seed: u64) -> Result<(), TestCaseError> {
                 let pkt = PacketMeta {
                     flow: 0,
                     size_bytes: size,
-                    ecn_capable: ecn,
+                    ecn: if ecn {
+                        aqm::Ecn::Ect0
+                    } else {
+                        aqm::Ecn::NotEct
+                    },
                     precedence: Precedence::Out,
                 };
                 let v = aqm.dequeue(&pkt, sojourn_ns, &q, now, &mut rng);
@@ -333,8 +341,12 @@ impl FqPacket for FqPkt {
     fn size_bytes(&self) -> u32 {
         self.size
     }
-    fn ecn_capable(&self) -> bool {
-        self.ect
+    fn ecn(&self) -> aqm::Ecn {
+        if self.ect {
+            aqm::Ecn::Ect0
+        } else {
+            aqm::Ecn::NotEct
+        }
     }
     fn set_ce(&mut self) {
         self.ce = true;

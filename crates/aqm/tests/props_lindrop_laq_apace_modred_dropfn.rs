@@ -158,7 +158,11 @@ fn meta(size: u32, is_in: bool, ecn: bool) -> PacketMeta {
     PacketMeta {
         flow: 0,
         size_bytes: size,
-        ecn_capable: ecn,
+        ecn: if ecn {
+            aqm::Ecn::Ect0
+        } else {
+            aqm::Ecn::NotEct
+        },
         precedence: if is_in {
             Precedence::In
         } else {

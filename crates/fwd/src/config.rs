@@ -139,12 +139,13 @@ impl DirConfig {
         };
         let params = self.aqm.param_map().map_err(|e| format!("{f}.aqm.{e}"))?;
         let err = |e: aqm::ParamError| format!("{f}.aqm: {e}");
-        let fq = match self.aqm.name.as_str() {
-            "fq_codel" => Some(aqm::fq_codel::build_fq_codel(&params, &ctx).map_err(err)?),
-            _ => None,
+        let fq = match qdisc::sched::build(&self.aqm.name, &params, &ctx) {
+            Some(built) => Some(built.map_err(err)?),
+            None => None,
         };
         let aqm = match fq {
-            // FQ-CoDel holds the frames itself; the single-queue AQM slot stays a DropTail.
+            // A queue discipline holds the frames itself; the single-queue AQM slot stays a
+            // DropTail.
             Some(_) => aqm::build("droptail", &aqm::ParamMap::new(), &ctx).map_err(err)?,
             None => aqm::build(&self.aqm.name, &params, &ctx).map_err(err)?,
         };
@@ -165,7 +166,7 @@ impl DirConfig {
         };
         let path = Path::new(cfg, aqm, aqm::rng_from_seed(seed), start);
         let path = match fq {
-            Some(fq) => path.with_fq_codel(fq),
+            Some(fq) => path.with_scheduler(fq),
             None => path,
         };
         let path = match self.var_clock()? {

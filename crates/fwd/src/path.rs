@@ -15,12 +15,13 @@
 
 use crate::frame::{self, Ipv4, Transport};
 use crate::throttle::FlowKey;
-use aqm::fq_codel::{FqCodel, FqPacket};
+use aqm::fq_codel::FqPacket;
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use qdisc::admit::{admit, Admission};
 use qdisc::rate::VarClock;
 use qdisc::sample::{queue_sample, queue_series};
+use qdisc::sched::{SchedDrop, Scheduler};
 use qdisc::series::Series;
 use qdisc::summary::LinkSummary;
 use qdisc::{Tagged, Ticket, WindowStats};
@@ -48,8 +49,8 @@ impl FqPacket for Frame {
     fn size_bytes(&self) -> u32 {
         self.buf.len() as u32
     }
-    fn ecn_capable(&self) -> bool {
-        self.meta.ecn_capable
+    fn ecn(&self) -> aqm::Ecn {
+        self.meta.ecn
     }
     fn set_ce(&mut self) {
         if let Some(ip) = &self.ip {
@@ -103,8 +104,9 @@ pub struct Path {
     rng: AqmRng,
     lines: BTreeMap<Time, VecDeque<Frame>>,
     queue: VecDeque<Frame>,
-    /// FQ-CoDel (RFC 8290) holds the frames instead of `queue` when set; `aqm` is then unused.
-    fq: Option<Box<FqCodel<Tagged<Frame>>>>,
+    /// A queue discipline (`fq_codel`, ...) holds the frames instead of `queue` when set; `aqm`
+    /// is then unused.
+    sched: Option<Box<dyn Scheduler<Tagged<Frame>>>>,
     len_pkts: u32,
     len_bytes: u64,
     on_wire: Option<(Frame, Time)>,
@@ -148,7 +150,7 @@ impl Path {
             rng,
             lines: BTreeMap::new(),
             queue: VecDeque::new(),
-            fq: None,
+            sched: None,
             len_pkts: 0,
             len_bytes: 0,
             on_wire: None,
@@ -167,10 +169,10 @@ impl Path {
         }
     }
 
-    /// This direction with FQ-CoDel as its queue (RFC 8290): per-flow queues with CoDel each,
-    /// in place of the single queue and its AQM.
-    pub fn with_fq_codel(mut self, fq: FqCodel<Tagged<Frame>>) -> Self {
-        self.fq = Some(Box::new(fq));
+    /// This direction with a queue discipline (e.g. FQ-CoDel, RFC 8290) holding the frames in
+    /// place of the single queue and its AQM.
+    pub fn with_scheduler(mut self, sched: Box<dyn Scheduler<Tagged<Frame>>>) -> Self {
+        self.sched = Some(sched);
         self.series = queue_series(None, self.cfg.sample_interval, self.cfg.max_samples);
         self
     }
@@ -214,7 +216,7 @@ impl Path {
             return true;
         }
         let queued = self
-            .fq
+            .sched
             .as_ref()
             .map_or(!self.queue.is_empty(), |f| !f.is_empty());
         let start = self.start;
@@ -231,16 +233,16 @@ impl Path {
 
     /// The AQM's name.
     pub fn aqm_name(&self) -> &'static str {
-        if self.fq.is_some() {
-            "fq_codel"
+        if let Some(s) = &self.sched {
+            s.name()
         } else {
             self.aqm.name()
         }
     }
 
     fn aqm_stats(&self) -> Vec<(&'static str, f64)> {
-        match &self.fq {
-            Some(fq) => fq.stats_vec(),
+        match &self.sched {
+            Some(s) => s.stats(),
             None => self.aqm.stats(),
         }
     }
@@ -267,7 +269,7 @@ impl Path {
         let meta = PacketMeta {
             flow: self.flow_of(ip.as_ref()),
             size_bytes: buf.len() as u32,
-            ecn_capable: ip.is_some_and(|p| p.ecn_capable()),
+            ecn: ip.map_or(aqm::Ecn::NotEct, |p| aqm::Ecn::from_bits(p.ecn)),
             precedence: aqm::Precedence::Out,
         };
         let f = Frame {
@@ -289,8 +291,8 @@ impl Path {
             .filter_map(|l| l.front().map(|f| f.join))
             .min();
         let wire = self.on_wire.as_ref().map(|(_, end)| *end).or(self.hold);
-        let update = match self.fq {
-            Some(_) => None,
+        let update = match &self.sched {
+            Some(s) => s.next_update().map(|u| u + self.start),
             None => self.aqm.next_update().map(|u| u + self.start),
         };
         [join, wire, update].into_iter().flatten().min()
@@ -310,8 +312,8 @@ impl Path {
     }
 
     fn sample_values(&self, out: &mut [f64; 4]) -> usize {
-        // FQ-CoDel's series has the queue's two columns only (`with_fq_codel`).
-        let aqm = if self.fq.is_some() {
+        // A queue discipline's series has the queue's two columns only (`with_scheduler`).
+        let aqm = if self.sched.is_some() {
             None
         } else {
             Some(self.aqm.as_ref())
@@ -355,8 +357,8 @@ impl Path {
         let inw = self.in_window(t);
         f.ticket = self.stats.book.arrive(inw);
         self.stats.arrival(inw, q.len_pkts, f.meta.size_bytes);
-        if self.fq.is_some() {
-            self.join_fq(f, t);
+        if self.sched.is_some() {
+            self.join_sched(f, t);
             return None;
         }
         let aqm = Some(self.aqm.as_mut());
@@ -382,28 +384,31 @@ impl Path {
         Some(v)
     }
 
-    /// A frame joins FQ-CoDel at `t`; frames over its limit are dropped from the fattest queue
-    /// (RFC 8290 s. 4.1) and counted as overflow drops, as the simulator counts them.
-    fn join_fq(&mut self, mut f: Frame, t: Time) {
+    /// A frame joins the queue discipline at `t`; frames it drops (e.g. FQ-CoDel's fattest-flow
+    /// drops over its limit, RFC 8290 s. 4.1, counted as overflow drops) are counted as the
+    /// simulator counts them.
+    fn join_sched(&mut self, mut f: Frame, t: Time) {
         f.join = t;
         let rel = t - self.start;
-        let fq = self.fq.as_mut().expect("fq direction");
+        let sched = self.sched.as_mut().expect("scheduler direction");
         let (totals, stats) = (&mut self.totals, &mut self.stats);
         let ticket = f.ticket;
-        fq.enqueue(Tagged::new(f, ticket), rel, |d, _| {
-            record_drop(totals, stats, d.ticket, false)
+        sched.enqueue(Tagged::new(f, ticket), rel, &mut self.rng, &mut |d, why| {
+            record_drop(totals, stats, d.ticket, why == SchedDrop::Aqm)
         });
-        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        let (np, nb) = (sched.len_pkts(), sched.len_bytes());
         self.set_len(t, np, nb);
     }
 
-    /// FQ-CoDel's next frame at `t` (CoDel's head drops and marks counted), if any.
-    fn dequeue_fq(&mut self, t: Time) -> Option<Frame> {
+    /// The queue discipline's next frame at `t` (head drops and marks counted), if any.
+    fn dequeue_sched(&mut self, t: Time) -> Option<Frame> {
         let rel = t - self.start;
-        let fq = self.fq.as_mut().expect("fq direction");
+        let sched = self.sched.as_mut().expect("scheduler direction");
         let (totals, stats) = (&mut self.totals, &mut self.stats);
-        let out = fq.dequeue(rel, |d, _| record_drop(totals, stats, d.ticket, true));
-        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        let out = sched.dequeue(rel, &mut self.rng, &mut |d, why| {
+            record_drop(totals, stats, d.ticket, why == SchedDrop::Aqm)
+        });
+        let (np, nb) = (sched.len_pkts(), sched.len_bytes());
         self.set_len(t, np, nb);
         let tagged = out?;
         qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats);
@@ -428,8 +433,8 @@ impl Path {
             if self.wait_for_opportunity(t) {
                 return;
             }
-            if self.fq.is_some() {
-                let Some(f) = self.dequeue_fq(t) else {
+            if self.sched.is_some() {
+                let Some(f) = self.dequeue_sched(t) else {
                     self.idle_since = t;
                     return;
                 };
@@ -510,8 +515,12 @@ impl Path {
                 self.start_next(t);
                 continue;
             }
-            let due = self.fq.is_none().then(|| self.aqm.next_update()).flatten();
-            if let Some(u) = due.filter(|&u| u + self.start <= t) {
+            if let Some(s) = self.sched.as_mut() {
+                if let Some(u) = s.next_update().filter(|&u| u + self.start <= t) {
+                    s.update(u, &mut self.rng);
+                    continue;
+                }
+            } else if let Some(u) = self.aqm.next_update().filter(|&u| u + self.start <= t) {
                 let q = self.view(t);
                 self.aqm.update(&q, u);
                 continue;
@@ -836,9 +845,11 @@ mod tests {
             buffer: cfg.buffer,
             mean_pkt_bytes: 1500,
         };
-        let fq = aqm::fq_codel::build_fq_codel(&ParamMap::new(), &ctx).unwrap();
+        let fq = qdisc::sched::build("fq_codel", &ParamMap::new(), &ctx)
+            .unwrap()
+            .unwrap();
         let dt = aqm::build("droptail", &ParamMap::new(), &ctx).unwrap();
-        let mut p = Path::new(cfg, dt, aqm::rng_from_seed(1), 0).with_fq_codel(fq);
+        let mut p = Path::new(cfg, dt, aqm::rng_from_seed(1), 0).with_scheduler(fq);
         for _ in 0..50 {
             let (b, ip) = ipv4(1, 2, 1500);
             p.receive(b, Some(ip), 0);

@@ -10,6 +10,7 @@ pub mod config;
 pub mod hist;
 pub mod rate;
 pub mod sample;
+pub mod sched;
 pub mod series;
 pub mod stats;
 pub mod summary;

@@ -37,8 +37,8 @@ impl<P: FqPacket> FqPacket for Tagged<P> {
         self.pkt.size_bytes()
     }
     #[inline]
-    fn ecn_capable(&self) -> bool {
-        self.pkt.ecn_capable()
+    fn ecn(&self) -> aqm::Ecn {
+        self.pkt.ecn()
     }
     #[inline]
     fn set_ce(&mut self) {

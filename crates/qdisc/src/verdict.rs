@@ -95,8 +95,12 @@ mod tests {
         fn size_bytes(&self) -> u32 {
             1500
         }
-        fn ecn_capable(&self) -> bool {
-            self.ecn
+        fn ecn(&self) -> aqm::Ecn {
+            if self.ecn {
+                aqm::Ecn::Ect0
+            } else {
+                aqm::Ecn::NotEct
+            }
         }
         fn set_ce(&mut self) {
             self.ce = true;
@@ -207,7 +211,7 @@ mod tests {
             let mut rng = aqm::rng_from_seed(1);
             let mut w = WindowStats::default();
             let meta = PacketMeta {
-                ecn_capable: true,
+                ecn: aqm::Ecn::Ect0,
                 ..PacketMeta::of_size(1500)
             };
             let mut p = P {

@@ -11,18 +11,20 @@
 //! Metrics are counted over the measurement window [warmup, end] by the time each thing happens.
 
 use crate::events::{Cause, EventKind, EventLog};
-use crate::packet::{Packet, CE, ECT};
+use crate::packet::{Packet, CE};
 use crate::series::Series;
-use aqm::fq_codel::{FqCodel, FqPacket};
+use aqm::fq_codel::FqPacket;
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
 use qdisc::admit::{admit, Admission};
 use qdisc::rate::VarClock;
+use qdisc::sched::{SchedDrop, Scheduler};
 use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::VecDeque;
 
-/// FQ-CoDel over the simulator's packets, each with its place in the measurement window.
-pub type FqQueue = FqCodel<Tagged<Packet>>;
+/// A queue discipline holding the simulator's packets, each with its place in the measurement
+/// window.
+pub type SchedQueue = dyn Scheduler<Tagged<Packet>>;
 
 /// Counters of one link: the measurement window's (shared with the forwarder, `crates/qdisc`)
 /// and the whole run's, for the conservation check.
@@ -57,8 +59,8 @@ impl FqPacket for Packet {
     fn size_bytes(&self) -> u32 {
         self.size
     }
-    fn ecn_capable(&self) -> bool {
-        self.flags & ECT != 0
+    fn ecn(&self) -> aqm::Ecn {
+        Packet::ecn(self)
     }
     fn set_ce(&mut self) {
         self.flags |= CE;
@@ -89,8 +91,9 @@ pub struct Link {
     pub buffer: Buffer,
     /// The AQM (`None`: DropTail).
     pub aqm: Option<Box<dyn Aqm>>,
-    /// FQ-CoDel, a queue discipline with its own per-flow queues (replaces the FIFO and the AQM).
-    pub fq: Option<Box<FqQueue>>,
+    /// A queue discipline that stores the packets itself (`fq_codel`, ...): replaces the FIFO
+    /// and the AQM.
+    pub sched: Option<Box<SchedQueue>>,
     rng: AqmRng,
     /// Stored packets and transmission events (the AQM has a dequeue hook).
     pub real: bool,
@@ -152,7 +155,7 @@ impl Link {
             delay_ns,
             buffer,
             aqm,
-            fq: None,
+            sched: None,
             rng,
             real,
             chained: false,
@@ -404,8 +407,8 @@ impl Link {
     /// verdict (Throttle matters to the caller).
     #[inline]
     pub fn arrive(&mut self, pkt: &mut Packet, t: Time, verdict_out: &mut Verdict) -> Outcome {
-        if self.fq.is_some() {
-            return self.arrive_fq(pkt, t);
+        if self.sched.is_some() {
+            return self.arrive_sched(pkt, t);
         }
         if !self.real {
             self.sync(t);
@@ -448,24 +451,33 @@ impl Link {
         Outcome::Forward(end_tx + self.delay_ns)
     }
 
-    /// FQ-CoDel: the packet joins its flow's queue; the limit may push out packets of the
-    /// fattest flow (counted as overflow drops, RFC 8290 s. 4.1).
-    fn arrive_fq(&mut self, pkt: &mut Packet, t: Time) -> Outcome {
+    /// A queue discipline takes the packet; it may drop it or push out others (an overlimit
+    /// drop counts as an overflow, e.g. FQ-CoDel's fattest-flow drop, RFC 8290 s. 4.1).
+    fn arrive_sched(&mut self, pkt: &mut Packet, t: Time) -> Outcome {
         self.touch(t);
         self.stats.total_arrived += 1;
         let inw = self.in_window(t);
         self.stats.win.arrival(inw, self.len_pkts, pkt.size);
         pkt.enq_time = t;
         let ticket = self.stats.win.book.arrive(inw);
-        let fq = self.fq.as_mut().expect("fq link");
+        let sched = self.sched.as_mut().expect("scheduler link");
         let stats = &mut self.stats;
         let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
-        // Overlimit drops from the fattest queue: each placed by its own arrival.
-        fq.enqueue(Tagged::new(*pkt, ticket), t, |d, _| {
-            record_drop(stats, d.ticket, false);
-            log_drop(ev.as_deref_mut(), t, Cause::Overflow, &d.pkt, (lp, lb));
-        });
-        let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+        // Each drop is placed by its own arrival.
+        sched.enqueue(
+            Tagged::new(*pkt, ticket),
+            t,
+            &mut self.rng,
+            &mut |d, why| {
+                record_drop(stats, d.ticket, why == SchedDrop::Aqm);
+                let cause = match why {
+                    SchedDrop::Aqm => Cause::Aqm,
+                    SchedDrop::Overlimit => Cause::Overflow,
+                };
+                log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
+            },
+        );
+        let (np, nb) = (sched.len_pkts(), sched.len_bytes());
         self.change(
             t,
             np as i32 - self.len_pkts as i32,
@@ -490,7 +502,7 @@ impl Link {
     pub fn can_start(&self) -> bool {
         self.real
             && !self.busy
-            && (!self.queue.is_empty() || self.fq.as_ref().is_some_and(|f| !f.is_empty()))
+            && (!self.queue.is_empty() || self.sched.as_ref().is_some_and(|s| !s.is_empty()))
     }
 
     /// Real queue: the transmitter finished at `t`.
@@ -502,14 +514,18 @@ impl Link {
     /// Real queue: takes head packets, letting the AQM drop at the head, until one is sent.
     /// Returns it with its arrival time at the next node and the time its transmission ends.
     pub fn start_next(&mut self, t: Time) -> Option<(Packet, Time, Time)> {
-        if let Some(fq) = self.fq.as_mut() {
+        if let Some(sched) = self.sched.as_mut() {
             let stats = &mut self.stats;
             let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
-            let out = fq.dequeue(t, |d, _| {
-                record_drop(stats, d.ticket, true);
-                log_drop(ev.as_deref_mut(), t, Cause::AqmHead, &d.pkt, (lp, lb));
+            let out = sched.dequeue(t, &mut self.rng, &mut |d, why| {
+                record_drop(stats, d.ticket, why == SchedDrop::Aqm);
+                let cause = match why {
+                    SchedDrop::Aqm => Cause::AqmHead,
+                    SchedDrop::Overlimit => Cause::Overflow,
+                };
+                log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
             });
-            let (np, nb) = (fq.len_pkts(), fq.len_bytes());
+            let (np, nb) = (sched.len_pkts(), sched.len_bytes());
             self.change(
                 t,
                 np as i32 - self.len_pkts as i32,
@@ -602,7 +618,7 @@ impl Link {
 
     /// Packets stored now (conservation: lazy FIFOs store none, their packets travel as events).
     pub fn stored(&self) -> usize {
-        self.queue.len() + self.fq.as_ref().map_or(0, |f| f.len_pkts() as usize)
+        self.queue.len() + self.sched.as_ref().map_or(0, |s| s.len_pkts() as usize)
     }
 
     /// Brings counters and series up to the end of the run.
@@ -624,11 +640,10 @@ impl Link {
     pub fn window_violation(&self) -> Option<String> {
         let s = &self.stats;
         let b = &s.win.book;
-        let held = self.queue.iter().filter(|(_, t)| t.in_window()).count()
-            + self
-                .fq
-                .as_ref()
-                .map_or(0, |f| f.packets().filter(|p| p.ticket.in_window()).count());
+        let mut held = self.queue.iter().filter(|(_, t)| t.in_window()).count();
+        if let Some(s) = &self.sched {
+            s.for_each_packet(&mut |p| held += p.ticket.in_window() as usize);
+        }
         if b.arrived != s.win.arrived || b.dropped != s.win.dropped_aqm + s.win.dropped_overflow {
             return Some(format!(
                 "link {}: window book (arrived {}, dropped {}) != counters (arrived {}, dropped {})",
@@ -650,8 +665,8 @@ impl Link {
 
     /// The name of what guards the queue.
     pub fn aqm_name(&self) -> &'static str {
-        if self.fq.is_some() {
-            "fq_codel"
+        if let Some(s) = &self.sched {
+            s.name()
         } else {
             self.aqm.as_ref().map_or("droptail", |a| a.name())
         }
@@ -659,8 +674,8 @@ impl Link {
 
     /// The counters of the AQM or queue discipline.
     pub fn aqm_stats(&self) -> Vec<(&'static str, f64)> {
-        match (&self.fq, &self.aqm) {
-            (Some(f), _) => f.stats_vec(),
+        match (&self.sched, &self.aqm) {
+            (Some(s), _) => s.stats(),
             (None, Some(a)) => a.stats(),
             _ => Vec::new(),
         }

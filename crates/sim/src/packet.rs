@@ -1,6 +1,6 @@
 //! The simulated packet: segment-level (no payload bytes), small and `Copy`.
 
-use aqm::{PacketMeta, Precedence, Time};
+use aqm::{Ecn, PacketMeta, Precedence, Time};
 
 /// Data segment or acknowledgement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,10 @@ pub const RETX: u8 = 16;
 /// A connection request (on a header-only `Data` packet) or its answer (on an `Ack`): the
 /// three-way handshake of RFC 9293 s. 3.5, when `[tcp] handshake = true`.
 pub const SYN: u8 = 32;
+
+/// The ECN-capable codepoint is ECT(1) rather than ECT(0) (RFC 9331's L4S identifier); only
+/// meaningful with [`ECT`] set.
+pub const ECT1: u8 = 64;
 
 /// A SACK block: segments [start, end) held out of order by the receiver (RFC 2018).
 pub type SackBlock = (u32, u32);
@@ -56,13 +60,28 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// The ECN codepoint: CE once marked, else ECT(1) or ECT(0) as the sender set it, else
+    /// Not-ECT (RFC 3168 s. 5, RFC 9331).
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        if self.flags & ECT == 0 {
+            Ecn::NotEct
+        } else if self.flags & CE != 0 {
+            Ecn::Ce
+        } else if self.flags & ECT1 != 0 {
+            Ecn::Ect1
+        } else {
+            Ecn::Ect0
+        }
+    }
+
     /// What an AQM may see of this packet.
     #[inline]
     pub fn meta(&self) -> PacketMeta {
         PacketMeta {
             flow: self.flow,
             size_bytes: self.size,
-            ecn_capable: self.flags & ECT != 0,
+            ecn: self.ecn(),
             precedence: self.precedence,
         }
     }

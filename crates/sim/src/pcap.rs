@@ -11,7 +11,7 @@
 //!   `5001 + f / 50000`, so every flow's (addresses, ports) is distinct;
 //! - TCP: sequence numbers in bytes (segment `k` starts at byte `k x mss`; initial sequence
 //!   number 0, so a data segment's is `k x mss`, a SYN's 0), the ACK number `next x mss`, SACK
-//!   blocks in bytes, the ECN bits (ECT(0) or CE in the IP header; ECE, CWR in TCP), the SYN
+//!   blocks in bytes, the ECN bits (ECT(0), ECT(1) or CE in the IP header; ECE, CWR in TCP), the SYN
 //!   flag of the handshake, a receive window of `rwnd x mss` bytes capped at 65,535 (no window
 //!   scaling option: the simulator exchanges none), a timestamps option (RFC 7323; TSval the
 //!   packet's send time on a 1 ms clock on data, the departure from this link on ACKs; TSecr
@@ -23,7 +23,7 @@
 //!
 //! A link without a tap pays one `Option` test per departure.
 
-use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, SYN};
+use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, ECT1, SYN};
 use aqm::Time;
 use etherparse::{IpEcn, IpNumber, Ipv4Header, TcpHeader, TcpOptionElement, UdpHeader};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -121,6 +121,8 @@ impl PcapTap {
         let (sport, dport) = if data { (p_src, p_dst) } else { (p_dst, p_src) };
         let ecn = if pkt.flags & CE != 0 {
             IpEcn::CongestionExperienced
+        } else if pkt.flags & ECT != 0 && pkt.flags & ECT1 != 0 {
+            IpEcn::Ect1
         } else if pkt.flags & ECT != 0 {
             IpEcn::Ect0
         } else {

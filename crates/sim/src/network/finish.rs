@@ -48,13 +48,15 @@ impl Sim {
             for (f, n) in l.queued_per_flow(self.warmup) {
                 self.flows[f as usize].udp.in_flight += n;
             }
-            if let Some(fq) = &l.fq {
-                // The open-loop flow's FQ-CoDel queue (whatever the packets' send times).
-                for (f, fl) in self.flows.iter_mut().enumerate() {
+            if let Some(s) = &l.sched {
+                // Open-loop packets a queue discipline holds (whatever their send times).
+                let flows = &mut self.flows;
+                s.for_each_packet(&mut |p| {
+                    let fl = &mut flows[p.pkt.flow as usize];
                     if fl.source().is_some() {
-                        fl.udp.in_flight += fq.queue_len(fq.queue_of(f as u32)).0 as u64;
+                        fl.udp.in_flight += 1;
                     }
-                }
+                });
             }
         }
         in_events

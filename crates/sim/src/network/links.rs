@@ -6,7 +6,7 @@ use crate::link::Link;
 use aqm::params::{Buffer, LinkContext};
 use qdisc::rate::{Schedule, Trace, VarClock};
 
-/// FQ-CoDel's parameters; its shared `limit` defaults to the link's buffer in packets.
+/// A queue discipline's parameters; its shared `limit` defaults to the link's buffer in packets.
 pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::ParamMap, String> {
     let mut m = a.param_map()?;
     if let Buffer::Packets(n) = buffer {
@@ -16,8 +16,11 @@ pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::Pa
     Ok(m)
 }
 
-/// The AQM (or FQ-CoDel queue discipline) of a link.
-type Guard = (Option<Box<dyn aqm::Aqm>>, Option<Box<crate::link::FqQueue>>);
+/// The AQM (or the queue discipline) of a link.
+type Guard = (
+    Option<Box<dyn aqm::Aqm>>,
+    Option<Box<crate::link::SchedQueue>>,
+);
 
 fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard, SimError> {
     let name_err = |e: aqm::ParamError| {
@@ -30,11 +33,11 @@ fn build_guard(lc: &LinkConfig, field: &str, ctx: &LinkContext) -> Result<Guard,
     match &lc.aqm {
         None => Ok((None, None)),
         Some(a) if a.name == "droptail" && a.params.is_empty() => Ok((None, None)),
-        Some(a) if a.name == "fq_codel" => {
+        Some(a) if qdisc::sched::is_scheduler(&a.name) => {
             let m = fq_params(a, ctx.buffer)
                 .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
-            let fq = aqm::fq_codel::build_fq_codel(&m, ctx).map_err(name_err)?;
-            Ok((None, Some(Box::new(fq))))
+            let built = qdisc::sched::build(&a.name, &m, ctx).expect("a registered scheduler");
+            Ok((None, Some(built.map_err(name_err)?)))
         }
         Some(a) => {
             let m = a
@@ -92,7 +95,7 @@ pub(super) fn build_link(cfg: &Config, i: usize, lc: &LinkConfig) -> Result<Link
         cfg.max_samples,
     );
     if fq.is_some() {
-        link.fq = fq;
+        link.sched = fq;
         link.real = true;
     }
     link.clock = var_clock(lc, &field)?.map(Box::new);
