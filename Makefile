@@ -7,7 +7,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium netdeps dist dist-check
+.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium netdeps tshark dist dist-check
 
 $(STAMP): pyproject.toml constraints.txt Cargo.toml $(wildcard crates/*/Cargo.toml)
 	$(PY) -m venv $(VENV)
@@ -56,7 +56,15 @@ netdeps:
 		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 ethtool >/dev/null; \
 	fi
 
-py-test: build chromium netdeps
+# The packet-trace tests read the simulator's pcap files with tshark and mergecap: installed here
+# when running as root (as CI does); elsewhere those tests are skipped with the reason.
+tshark:
+	@if { ! command -v tshark >/dev/null 2>&1 || ! command -v mergecap >/dev/null 2>&1; } && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing tshark (Debian) for the packet-trace tests"; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; \
+	fi
+
+py-test: build chromium netdeps tshark
 	$(BIN)/pytest
 
 test: lint rust-test py-test

@@ -7,6 +7,7 @@ use crate::throttle::Throttle;
 use aqm::params::Buffer;
 use aqm::{LinkContext, Time};
 use qdisc::config::AqmConfig;
+use qdisc::rate::{Schedule, Trace, VarClock};
 use serde::Deserialize;
 use std::net::Ipv4Addr;
 
@@ -46,6 +47,20 @@ pub struct DirConfig {
     /// Delays by address pair.
     #[serde(default)]
     pub delays: Vec<PairDelay>,
+    /// A rate that varies: `[at_ns, rate_bps]` steps from the forwarder's start, as the
+    /// simulator's `rate_schedule` (`qdisc::rate::Schedule`).
+    #[serde(default)]
+    pub rate_schedule: Option<Vec<(u64, u64)>>,
+    /// The schedule starts again every this many ns.
+    #[serde(default)]
+    pub rate_repeat_ns: Option<u64>,
+    /// A mahimahi trace: delivery opportunities at these milliseconds from the forwarder's
+    /// start, repeating (`qdisc::rate::Trace`).
+    #[serde(default)]
+    pub trace_ms: Option<Vec<u64>>,
+    /// Write the frames this direction sends to this pcap file.
+    #[serde(default)]
+    pub pcap_path: Option<String>,
 }
 
 /// The whole forwarder.
@@ -150,9 +165,37 @@ impl DirConfig {
             max_samples: c.max_samples,
         };
         let path = Path::new(cfg, aqm, aqm::rng_from_seed(seed), start);
-        Ok(match fq {
+        let path = match fq {
             Some(fq) => path.with_scheduler(fq),
             None => path,
+        };
+        let path = match self.var_clock()? {
+            Some(c) => path.with_clock(c),
+            None => path,
+        };
+        match &self.pcap_path {
+            Some(p) => path.with_pcap(p).map_err(|e| format!("{f}.pcap_path: {e}")),
+            None => Ok(path),
+        }
+    }
+
+    /// The clock of a direction whose capacity varies, checked (`None`: a fixed rate).
+    fn var_clock(&self) -> Result<Option<VarClock>, String> {
+        let f = &self.name;
+        if self.rate_repeat_ns.is_some() && self.rate_schedule.is_none() {
+            return Err(format!("{f}.rate_repeat_ns: only with a rate_schedule"));
+        }
+        Ok(match (&self.rate_schedule, &self.trace_ms) {
+            (Some(_), Some(_)) => {
+                return Err(format!("{f}: a rate_schedule or a trace_ms, not both"))
+            }
+            (Some(st), None) => Some(VarClock::Schedule(
+                Schedule::new(st.clone(), self.rate_repeat_ns).map_err(|e| format!("{f}.{e}"))?,
+            )),
+            (None, Some(ms)) => Some(VarClock::Trace(
+                Trace::new(ms.clone()).map_err(|e| format!("{f}.{e}"))?,
+            )),
+            (None, None) => None,
         })
     }
 }

@@ -19,6 +19,7 @@ use aqm::fq_codel::FqPacket;
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use qdisc::admit::{admit, Admission};
+use qdisc::rate::VarClock;
 use qdisc::sample::{queue_sample, queue_series};
 use qdisc::sched::{SchedDrop, Scheduler};
 use qdisc::series::Series;
@@ -109,6 +110,13 @@ pub struct Path {
     len_pkts: u32,
     len_bytes: u64,
     on_wire: Option<(Frame, Time)>,
+    /// A capacity that varies (rate schedule or mahimahi trace, `qdisc::rate`), in ns since
+    /// `start`; `None`: the fixed `rate_bps`.
+    var: Option<Box<VarClock>>,
+    /// A trace's next delivery opportunity, when the head waits for it.
+    hold: Option<Time>,
+    /// The packet-trace tap (`[output] pcap`): frames as they leave.
+    pcap: Option<Box<FramePcap>>,
     idle_since: Time,
     clock: Time,
     last_change: Time,
@@ -146,6 +154,9 @@ impl Path {
             len_pkts: 0,
             len_bytes: 0,
             on_wire: None,
+            var: None,
+            hold: None,
+            pcap: None,
             idle_since: start,
             clock: start,
             last_change: start,
@@ -164,6 +175,60 @@ impl Path {
         self.sched = Some(sched);
         self.series = queue_series(None, self.cfg.sample_interval, self.cfg.max_samples);
         self
+    }
+
+    /// This direction with a capacity that varies (the same serving rules as the simulator's
+    /// links, `qdisc::rate`, on the forwarder's clock from its start).
+    pub fn with_clock(mut self, clock: VarClock) -> Self {
+        self.var = Some(Box::new(clock));
+        self
+    }
+
+    /// This direction writing the frames it sends to a pcap file at `path` (Ethernet link type,
+    /// nanosecond timestamps: each frame's departure time, since the forwarder's start).
+    pub fn with_pcap(mut self, path: &str) -> Result<Self, String> {
+        self.pcap = Some(Box::new(FramePcap::create(path)?));
+        Ok(self)
+    }
+
+    /// The end of a transmission of `bytes` that starts at `t` (a trace's opportunity: see
+    /// [`Path::wait_for_opportunity`]).
+    /// A trace's opportunities carry 1500 bytes of IP packets (`qdisc::rate::TRACE_MTU`): a
+    /// frame counts without its Ethernet header there; a schedule clocks whole frames, as the
+    /// fixed rate does.
+    fn tx_end(&mut self, t: Time, bytes: usize) -> Time {
+        match self.var.as_deref_mut() {
+            None => t + self.tx_ns(bytes),
+            Some(c) => {
+                let size = match c {
+                    VarClock::Trace(_) => bytes.saturating_sub(frame::ETH_HLEN).max(1),
+                    VarClock::Schedule(_) => bytes,
+                };
+                self.start + c.serve(t - self.start, size as u32).1
+            }
+        }
+    }
+
+    /// A trace-driven direction serves its queue only at delivery opportunities: `true` when the
+    /// head must wait for the next one (then held in `hold`).
+    fn wait_for_opportunity(&mut self, t: Time) -> bool {
+        if self.hold.is_some() {
+            return true;
+        }
+        let queued = self
+            .sched
+            .as_ref()
+            .map_or(!self.queue.is_empty(), |f| !f.is_empty());
+        let start = self.start;
+        let Some(c) = self.var.as_deref_mut().filter(|_| queued) else {
+            return false;
+        };
+        let at = start + c.next_start(t - start);
+        if at > t {
+            self.hold = Some(at);
+            return true;
+        }
+        false
     }
 
     /// The AQM's name.
@@ -225,7 +290,7 @@ impl Path {
             .values()
             .filter_map(|l| l.front().map(|f| f.join))
             .min();
-        let wire = self.on_wire.as_ref().map(|(_, end)| *end);
+        let wire = self.on_wire.as_ref().map(|(_, end)| *end).or(self.hold);
         let update = match &self.sched {
             Some(s) => s.next_update().map(|u| u + self.start),
             None => self.aqm.next_update().map(|u| u + self.start),
@@ -365,6 +430,9 @@ impl Path {
     /// dequeue verdict happen here).
     fn start_next(&mut self, t: Time) {
         while self.on_wire.is_none() {
+            if self.wait_for_opportunity(t) {
+                return;
+            }
             if self.sched.is_some() {
                 let Some(f) = self.dequeue_sched(t) else {
                     self.idle_since = t;
@@ -372,7 +440,7 @@ impl Path {
                 };
                 self.stats.book.settle(f.ticket, false);
                 self.record_sojourn(t - f.join, t);
-                let end = t + self.tx_ns(f.buf.len());
+                let end = self.tx_end(t, f.buf.len());
                 self.on_wire = Some((f, end));
                 return;
             }
@@ -397,7 +465,7 @@ impl Path {
             }
             self.stats.book.settle(f.ticket, false);
             self.record_sojourn(sojourn, t);
-            let end = t + self.tx_ns(f.buf.len());
+            let end = self.tx_end(t, f.buf.len());
             self.on_wire = Some((f, end));
         }
     }
@@ -421,14 +489,29 @@ impl Path {
                 if self.in_window(end) {
                     let begin = end - self.tx_ns(f.buf.len());
                     let w0 = self.start + self.cfg.warmup;
-                    let frac = if begin >= w0 {
+                    let frac = if begin >= w0 || self.var.is_some() {
                         1.0
                     } else {
                         (end - w0) as f64 / (end - begin).max(1) as f64
                     };
-                    self.stats.tx_bytes += f.buf.len() as f64 * frac;
+                    // A trace's capacity is in IP bytes: its frames count without their
+                    // Ethernet header, so the utilisation compares like with like.
+                    let bytes = match self.var.as_deref() {
+                        Some(VarClock::Trace(_)) => f.buf.len().saturating_sub(frame::ETH_HLEN),
+                        _ => f.buf.len(),
+                    };
+                    self.stats.tx_bytes += bytes as f64 * frac;
+                }
+                if let Some(p) = self.pcap.as_deref_mut() {
+                    p.write(&f.buf, end - self.start);
                 }
                 out.push(f);
+                self.start_next(t);
+                continue;
+            }
+            if self.hold.is_some_and(|h| h <= t) {
+                // A trace's delivery opportunity: the head may go now.
+                self.hold = None;
                 self.start_next(t);
                 continue;
             }
@@ -468,15 +551,25 @@ impl Path {
     /// The summary of this direction at `now` (statistics over [warm-up, now]).
     pub fn summary(&mut self, now: Time) -> LinkSummary {
         self.set_len(now, self.len_pkts, self.len_bytes);
+        if let Some(p) = self.pcap.as_deref_mut() {
+            p.flush(); // the trace is complete up to every summary (the last one included)
+        }
         let w0 = self.start + self.cfg.warmup;
         let window = now.saturating_sub(w0).max(1) as f64;
-        self.stats.summary(
+        // A varying capacity: the capacity offered over the window.
+        let rate = self.var.as_ref().map_or(self.cfg.rate_bps, |c| {
+            let (lo, hi) = (w0 - self.start, now.saturating_sub(self.start));
+            (c.offered_bits(lo, hi) / (window / NS_PER_SEC as f64)).round() as u64
+        });
+        let mut s = self.stats.summary(
             self.cfg.name.clone(),
             self.aqm_name().to_string(),
-            self.cfg.rate_bps,
+            rate,
             window,
             self.aqm_stats(),
-        )
+        );
+        s.capacity = self.var.as_ref().map(|c| c.kind());
+        s
     }
 
     /// The time series recorded so far (times relative to the start, ns).
@@ -489,6 +582,88 @@ impl Path {
 fn record_drop(totals: &mut Conservation, stats: &mut WindowStats, ticket: Ticket, by_aqm: bool) {
     totals.dropped += 1;
     stats.drop(ticket, by_aqm);
+}
+
+/// The file under a [`FramePcap`]: shared with its `PcapWriter`, so the tap can flush it (the
+/// writer has no flush of its own).
+#[derive(Clone)]
+struct SharedFile(std::sync::Arc<std::sync::Mutex<std::io::BufWriter<std::fs::File>>>);
+
+impl std::io::Write for SharedFile {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("pcap file lock").write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().expect("pcap file lock").flush()
+    }
+}
+
+/// A pcap file of the frames a direction sends (`pcap-file`; the frames are written as they are).
+pub struct FramePcap {
+    w: pcap_file::pcap::PcapWriter<SharedFile>,
+    file: SharedFile,
+    path: String,
+    /// The first write error (the tap stops; said once on stderr at the next summary).
+    pub error: Option<String>,
+    reported: bool,
+    /// Frames written.
+    pub frames: u64,
+}
+
+impl std::fmt::Debug for FramePcap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FramePcap({}, {} frames)", self.path, self.frames)
+    }
+}
+
+impl FramePcap {
+    fn create(path: &str) -> Result<Self, String> {
+        use pcap_file::{pcap::PcapHeader, DataLink, Endianness, TsResolution};
+        let f = std::fs::File::create(path).map_err(|e| format!("cannot create {path}: {e}"))?;
+        let file = SharedFile(std::sync::Arc::new(std::sync::Mutex::new(
+            std::io::BufWriter::with_capacity(1 << 20, f),
+        )));
+        let header = PcapHeader {
+            datalink: DataLink::ETHERNET,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness: Endianness::Little,
+            ..PcapHeader::default()
+        };
+        let w = pcap_file::pcap::PcapWriter::with_header(file.clone(), header)
+            .map_err(|e| format!("writing {path}: {e}"))?;
+        Ok(FramePcap {
+            w,
+            file,
+            path: path.to_string(),
+            error: None,
+            reported: false,
+            frames: 0,
+        })
+    }
+
+    fn write(&mut self, frame: &[u8], t: Time) {
+        if self.error.is_some() {
+            return;
+        }
+        let ts = std::time::Duration::from_nanos(t);
+        let rec = pcap_file::pcap::PcapPacket::new(ts, frame.len() as u32, frame);
+        match self.w.write_packet(&rec) {
+            Ok(_) => self.frames += 1,
+            Err(e) => self.error = Some(format!("writing {}: {e}", self.path)),
+        }
+    }
+
+    fn flush(&mut self) {
+        use std::io::Write;
+        if let Err(e) = self.file.flush() {
+            self.error
+                .get_or_insert(format!("writing {}: {e}", self.path));
+        }
+        if let Some(e) = self.error.as_ref().filter(|_| !self.reported) {
+            eprintln!("aqmlab-fwd: pcap: {e}; the trace stops there");
+            self.reported = true;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -567,6 +742,31 @@ mod tests {
         assert_eq!(s.queue_max_pkts, 9);
         // Waits 0..9 ms, mean 4.5 ms.
         assert!((s.delay_mean_s - 4.5e-3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_trace_serves_the_queue_only_at_its_opportunities() {
+        // The ten-line trace of qdisc::rate's tests: opportunities at 1, 1, 2, 4, 4, 4, 7, 8, 9,
+        // 10 ms from the path's start. Six 1514-byte frames (1500-byte IP packets) arrive at
+        // the start with no delay: one per opportunity, so they leave at 1, 1, 2, 4, 4, 4 ms.
+        let trace = qdisc::rate::Trace::new(vec![1, 1, 2, 4, 4, 4, 7, 8, 9, 10]).unwrap();
+        let mut p = path("codel", 12_000_000, 100, &[]).with_clock(VarClock::Trace(trace));
+        for _ in 0..6 {
+            let (b, ip) = ipv4(1, 2, 1514);
+            p.receive(b, Some(ip), 1_000);
+        }
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        let mut seen = Vec::new();
+        for ms in 0..=5u64 {
+            p.advance(1_000 + ms * 1_000_000, &mut out, &mut v);
+            seen.push(out.len());
+        }
+        assert_eq!(seen, vec![0, 2, 3, 3, 6, 6]);
+        assert_eq!(p.totals.sent, 6);
+        // Offered over [0, 10 ms]: the ten opportunities of 12,000 bits over 10 ms = 12 Mb/s.
+        let s = p.summary(1_000 + 10_000_000);
+        assert_eq!(s.capacity, Some("trace"));
+        assert_eq!(s.rate_bps, 12_000_000);
     }
 
     #[test]

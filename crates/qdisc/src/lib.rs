@@ -8,6 +8,7 @@ pub mod admit;
 pub mod buffer;
 pub mod config;
 pub mod hist;
+pub mod rate;
 pub mod sample;
 pub mod sched;
 pub mod series;

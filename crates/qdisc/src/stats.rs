@@ -137,6 +137,7 @@ impl WindowStats {
             name,
             aqm,
             rate_bps,
+            capacity: None,
             arrived: self.arrived,
             dropped_aqm: self.dropped_aqm,
             dropped_overflow: self.dropped_overflow,

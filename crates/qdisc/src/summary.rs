@@ -11,8 +11,12 @@ pub struct LinkSummary {
     pub name: String,
     /// AQM name.
     pub aqm: String,
-    /// Rate, bit/s.
+    /// Rate, bit/s; for a link whose capacity varies, the capacity it offered over the window
+    /// (its bits / window length), against which `utilisation` is computed.
     pub rate_bps: u64,
+    /// How the capacity varies (`"schedule"` or `"trace"`); absent for a fixed rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<&'static str>,
     /// Packets arrived in the window.
     pub arrived: u64,
     /// Dropped by the AQM.

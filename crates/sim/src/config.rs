@@ -87,6 +87,23 @@ pub struct LinkConfig {
     /// Record time series and report this link in the summary.
     #[serde(default)]
     pub monitor: bool,
+    /// A rate that varies: `[at_ns, rate_bps]` steps (the first at 0, times increasing);
+    /// replaces `rate_bps` for the transmitter (`qdisc::rate::Schedule`).
+    #[serde(default)]
+    pub rate_schedule: Option<Vec<(u64, u64)>>,
+    /// The schedule starts again every this many ns.
+    #[serde(default)]
+    pub rate_repeat_ns: Option<u64>,
+    /// A mahimahi trace: delivery opportunities at these milliseconds, repeating
+    /// (`qdisc::rate::Trace`); replaces `rate_bps` for the transmitter.
+    #[serde(default)]
+    pub trace_ms: Option<Vec<u64>>,
+    /// Write the link's event log (`crate::events`) to this file.
+    #[serde(default)]
+    pub events_path: Option<String>,
+    /// Write the packets leaving the link as a pcap file here (`crate::pcap`).
+    #[serde(default)]
+    pub pcap_path: Option<String>,
 }
 
 fn default_mean_pkt() -> u32 {

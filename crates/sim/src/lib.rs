@@ -7,9 +7,12 @@
 
 pub mod config;
 pub mod event;
+pub mod events;
 pub mod link;
 pub mod network;
 pub mod packet;
+pub mod pcap;
+pub use qdisc::rate;
 pub mod results;
 pub mod sparse_hist;
 pub mod tcp;

@@ -10,12 +10,14 @@
 //!
 //! Metrics are counted over the measurement window [warmup, end] by the time each thing happens.
 
+use crate::events::{Cause, EventKind, EventLog};
 use crate::packet::{Packet, CE};
 use crate::series::Series;
 use aqm::fq_codel::FqPacket;
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
 use qdisc::admit::{admit, Admission};
+use qdisc::rate::VarClock;
 use qdisc::sched::{SchedDrop, Scheduler};
 use qdisc::{Tagged, Ticket, WindowStats};
 use std::collections::VecDeque;
@@ -73,8 +75,16 @@ pub struct Link {
     pub from: usize,
     /// Downstream node.
     pub to: usize,
-    /// Rate, bit/s.
+    /// Rate, bit/s (a link whose capacity varies: its mean offered rate, for the AQM's
+    /// conversions).
     pub rate_bps: u64,
+    /// The clock of a link whose capacity varies (rate schedule or trace, `crate::rate`);
+    /// `None`: the fixed `rate_bps` ([`Link::tx_ns`]).
+    pub clock: Option<Box<VarClock>>,
+    /// The event log (`[output] events`), when asked for.
+    pub events: Option<Box<EventLog>>,
+    /// The packet-trace tap (`[output] pcap`), when asked for.
+    pub pcap: Option<Box<crate::pcap::PcapTap>>,
     /// Propagation delay, ns.
     pub delay_ns: Time,
     /// Buffer.
@@ -139,6 +149,9 @@ impl Link {
             from,
             to,
             rate_bps,
+            clock: None,
+            events: None,
+            pcap: None,
             delay_ns,
             buffer,
             aqm,
@@ -180,6 +193,39 @@ impl Link {
         let t = (need - self.tx_owed).div_ceil(self.rate_bps);
         self.tx_owed = self.tx_owed + t * self.rate_bps - need;
         t
+    }
+
+    /// A packet of `size` bytes may start at `ready`: when its transmission starts and ends
+    /// (a fixed rate starts it at once; a trace at its next delivery opportunity).
+    #[inline]
+    fn depart(&mut self, ready: Time, size: u32) -> (Time, Time) {
+        match self.clock.as_deref_mut() {
+            None => (ready, ready + self.tx_ns(size)),
+            Some(c) => c.serve(ready, size),
+        }
+    }
+
+    /// Real queue of a trace-driven link: when its idle transmitter can next start (the next
+    /// delivery opportunity), if that is after `t`. The transmitter is then held busy until
+    /// that time, when a transmission-done event starts the head packet: the queue is served
+    /// only at opportunities, so the AQM's dequeue decision sees the sojourn at that instant.
+    pub fn defer_start(&mut self, t: Time) -> Option<Time> {
+        let at = self.clock.as_deref_mut()?.next_start(t);
+        if at > t {
+            self.busy = true;
+            Some(at)
+        } else {
+            None
+        }
+    }
+
+    /// Logs an event of a packet of `flow` that arrived at `arrival`, with the queue length now.
+    #[inline]
+    fn log(&mut self, t: Time, kind: EventKind, cause: Cause, flow: u32, arrival: Time, size: u32) {
+        let (p, b) = (self.len_pkts, self.len_bytes);
+        if let Some(ev) = self.events.as_deref_mut() {
+            ev.push(t, kind, cause, flow, arrival, size, p, b);
+        }
     }
 
     /// Packets waiting now.
@@ -241,6 +287,10 @@ impl Link {
             self.waiting.pop_front();
             self.stats.total_started += 1;
             self.change(start, -1, -(size as i64));
+            if let Some((flow, arrival)) = self.events.as_mut().and_then(|e| e.pending.pop_front())
+            {
+                self.log(start, EventKind::Dequeue, Cause::None, flow, arrival, size);
+            }
         }
     }
 
@@ -267,6 +317,23 @@ impl Link {
     /// its exact interval (the whole-ns one shifted back by the carried excess of [`Link::tx_ns`]),
     /// so the bytes counted in any window never exceed rate x window.
     fn record_tx(&mut self, start: Time, end_tx: Time, size: u32) {
+        if self.clock.is_some() {
+            // A varying capacity: the bytes spread evenly over the transmission (a trace's
+            // packet sent at one opportunity counts at that instant).
+            if end_tx == start {
+                if self.in_window(start) {
+                    self.stats.win.tx_bytes += size as f64;
+                }
+                return;
+            }
+            let (s, e) = (start as f64, end_tx as f64);
+            let lo = s.max(self.warmup as f64);
+            let hi = e.min(self.end as f64);
+            if hi > lo {
+                self.stats.win.tx_bytes += size as f64 * (hi - lo) / (e - s);
+            }
+            return;
+        }
         let r = self.rate_bps as f64;
         let s = start as f64 - self.tx_owed_before as f64 / r;
         let e = end_tx as f64 - self.tx_owed as f64 / r;
@@ -298,6 +365,7 @@ impl Link {
         let aqm = self.aqm.as_deref_mut();
         let verdict = match admit(aqm, &meta, &view, t, &mut self.rng, self.buffer, pkt.size) {
             Admission::AqmDrop => {
+                self.log(t, EventKind::Drop, Cause::Aqm, pkt.flow, t, pkt.size);
                 self.stats.total_dropped += 1;
                 if inw {
                     self.stats.win.dropped_aqm += 1;
@@ -309,6 +377,10 @@ impl Link {
                 // The simulator counts a mark even when the buffer then drops the packet (the
                 // forwarder does not; docs/simulator.md).
                 qdisc::verdict::apply_enqueue(v, pkt, inw, &mut self.stats.win);
+                if v == Verdict::Mark {
+                    self.log(t, EventKind::Mark, Cause::None, pkt.flow, t, pkt.size);
+                }
+                self.log(t, EventKind::Drop, Cause::Overflow, pkt.flow, t, pkt.size);
                 self.stats.total_dropped += 1;
                 if inw {
                     self.stats.win.dropped_overflow += 1;
@@ -319,6 +391,9 @@ impl Link {
             Admission::Admitted(v) => v,
         };
         qdisc::verdict::apply_enqueue(verdict, pkt, inw, &mut self.stats.win);
+        if verdict == Verdict::Mark {
+            self.log(t, EventKind::Mark, Cause::None, pkt.flow, t, pkt.size);
+        }
         if self.real {
             *ticket = self.stats.win.book.arrive(inw);
         } else {
@@ -347,21 +422,32 @@ impl Link {
             pkt.enq_time = t;
             self.queue.push_back((*pkt, ticket));
             self.change(t, 1, pkt.size as i64);
+            self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
             self.check_buffer();
             return Outcome::Queued;
         }
-        let start = t.max(self.busy_until);
-        let end_tx = start + self.tx_ns(pkt.size);
+        let (start, end_tx) = self.depart(t.max(self.busy_until), pkt.size);
         self.busy_until = end_tx;
         if start > t {
             self.waiting.push_back((start, pkt.size));
             self.change(t, 1, pkt.size as i64);
+            if let Some(ev) = self.events.as_deref_mut() {
+                ev.pending.push_back((pkt.flow, t));
+                self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
+            }
             self.check_buffer();
         } else {
             self.stats.total_started += 1;
+            if self.events.is_some() {
+                self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
+                self.log(t, EventKind::Dequeue, Cause::None, pkt.flow, t, pkt.size);
+            }
         }
         self.record_delay(start, t);
         self.record_tx(start, end_tx, pkt.size);
+        if let Some(p) = self.pcap.as_deref_mut() {
+            p.write(pkt, end_tx);
+        }
         Outcome::Forward(end_tx + self.delay_ns)
     }
 
@@ -376,12 +462,20 @@ impl Link {
         let ticket = self.stats.win.book.arrive(inw);
         let sched = self.sched.as_mut().expect("scheduler link");
         let stats = &mut self.stats;
+        let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
         // Each drop is placed by its own arrival.
         sched.enqueue(
             Tagged::new(*pkt, ticket),
             t,
             &mut self.rng,
-            &mut |d, why| record_drop(stats, d.ticket, why == SchedDrop::Aqm),
+            &mut |d, why| {
+                record_drop(stats, d.ticket, why == SchedDrop::Aqm);
+                let cause = match why {
+                    SchedDrop::Aqm => Cause::Aqm,
+                    SchedDrop::Overlimit => Cause::Overflow,
+                };
+                log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
+            },
         );
         let (np, nb) = (sched.len_pkts(), sched.len_bytes());
         self.change(
@@ -389,6 +483,7 @@ impl Link {
             np as i32 - self.len_pkts as i32,
             nb as i64 - self.len_bytes as i64,
         );
+        self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
         Outcome::Queued
     }
 
@@ -421,8 +516,14 @@ impl Link {
     pub fn start_next(&mut self, t: Time) -> Option<(Packet, Time, Time)> {
         if let Some(sched) = self.sched.as_mut() {
             let stats = &mut self.stats;
+            let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
             let out = sched.dequeue(t, &mut self.rng, &mut |d, why| {
-                record_drop(stats, d.ticket, why == SchedDrop::Aqm)
+                record_drop(stats, d.ticket, why == SchedDrop::Aqm);
+                let cause = match why {
+                    SchedDrop::Aqm => Cause::AqmHead,
+                    SchedDrop::Overlimit => Cause::Overflow,
+                };
+                log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
             });
             let (np, nb) = (sched.len_pkts(), sched.len_bytes());
             self.change(
@@ -433,13 +534,34 @@ impl Link {
             let tagged = out?;
             let pkt = tagged.pkt;
             qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats.win);
+            if tagged.marked {
+                self.log(
+                    t,
+                    EventKind::Mark,
+                    Cause::None,
+                    pkt.flow,
+                    pkt.enq_time,
+                    pkt.size,
+                );
+            }
+            self.log(
+                t,
+                EventKind::Dequeue,
+                Cause::None,
+                pkt.flow,
+                pkt.enq_time,
+                pkt.size,
+            );
             self.stats.win.book.settle(tagged.ticket, false);
             self.stats.total_started += 1;
             self.busy = true;
-            let end_tx = t + self.tx_ns(pkt.size);
+            let end_tx = self.depart(t, pkt.size).1;
             self.busy_until = end_tx;
             self.record_delay(t, pkt.enq_time);
             self.record_tx(t, end_tx, pkt.size);
+            if let Some(p) = self.pcap.as_deref_mut() {
+                p.write(&pkt, end_tx);
+            }
             return Some((pkt, end_tx + self.delay_ns, end_tx));
         }
         while let Some((mut pkt, ticket)) = self.queue.pop_front() {
@@ -451,18 +573,32 @@ impl Link {
             let aqm = self.aqm.as_deref_mut();
             let win = &mut self.stats.win;
             let rng = &mut self.rng;
+            let (ce0, m0) = (pkt.flags & CE != 0, win.marked);
             if !qdisc::verdict::head(aqm, &mut pkt, &meta, sojourn, &view, t, rng, ticket, win) {
                 // A head drop, placed at the packet's arrival position (exact).
                 self.stats.total_started -= 1;
                 self.record_drop(ticket, true);
+                let (f, a, z) = (pkt.flow, pkt.enq_time, pkt.size);
+                self.log(t, EventKind::Drop, Cause::AqmHead, f, a, z);
                 continue;
+            }
+            if self.events.is_some() {
+                // Marked here: CE newly set, or a window mark counted (CE already set upstream).
+                let (f, a, z) = (pkt.flow, pkt.enq_time, pkt.size);
+                if (!ce0 && pkt.flags & CE != 0) || self.stats.win.marked > m0 {
+                    self.log(t, EventKind::Mark, Cause::None, f, a, z);
+                }
+                self.log(t, EventKind::Dequeue, Cause::None, f, a, z);
             }
             self.stats.win.book.settle(ticket, false);
             self.busy = true;
-            let end_tx = t + self.tx_ns(pkt.size);
+            let end_tx = self.depart(t, pkt.size).1;
             self.busy_until = end_tx;
             self.record_delay(t, pkt.enq_time);
             self.record_tx(t, end_tx, pkt.size);
+            if let Some(p) = self.pcap.as_deref_mut() {
+                p.write(&pkt, end_tx);
+            }
             return Some((pkt, end_tx + self.delay_ns, end_tx));
         }
         None
@@ -543,6 +679,23 @@ impl Link {
             (None, Some(a)) => a.stats(),
             _ => Vec::new(),
         }
+    }
+}
+
+/// Logs a drop inside FQ-CoDel (the queue `q` as it was before the call).
+#[inline]
+fn log_drop(ev: Option<&mut EventLog>, t: Time, cause: Cause, p: &Packet, q: (u32, u64)) {
+    if let Some(e) = ev {
+        e.push(
+            t,
+            EventKind::Drop,
+            cause,
+            p.flow,
+            p.enq_time,
+            p.size,
+            q.0,
+            q.1,
+        );
     }
 }
 

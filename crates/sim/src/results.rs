@@ -211,14 +211,22 @@ fn rtt(s: &SenderStats) -> (f64, f64, f64) {
 }
 
 /// The summary of one monitored link over a window of `window` ns.
-fn link_summary(l: &crate::link::Link, window: f64) -> LinkSummary {
-    l.stats.win.summary(
+/// A link whose capacity varies reports the capacity it offered over the window, and its
+/// utilisation against that.
+fn link_summary(l: &crate::link::Link, window: f64, warmup: Time, end: Time) -> LinkSummary {
+    let rate = match &l.clock {
+        None => l.rate_bps,
+        Some(c) => (c.offered_bits(warmup, end) / (window / NS_PER_SEC as f64)).round() as u64,
+    };
+    let mut s = l.stats.win.summary(
         l.name.clone(),
         l.aqm_name().to_string(),
-        l.rate_bps,
+        rate,
         window,
         l.aqm_stats(),
-    )
+    );
+    s.capacity = l.clock.as_ref().map(|c| c.kind());
+    s
 }
 
 /// The time series of one monitored link, if it recorded them: `link:<name>` (queue, AQM state,
@@ -363,7 +371,9 @@ fn flow_series(f: &Flow) -> impl Iterator<Item = NamedSeries> + '_ {
 pub fn collect(sim: &Sim) -> Results {
     let window = (sim.end - sim.warmup) as f64;
     let monitored = || sim.links.iter().filter(|l| l.monitor);
-    let links = monitored().map(|l| link_summary(l, window)).collect();
+    let links = monitored()
+        .map(|l| link_summary(l, window, sim.warmup, sim.end))
+        .collect();
     let mut series: Vec<NamedSeries> = monitored().flat_map(link_series).collect();
     let flows = sim
         .flows

@@ -88,6 +88,11 @@ fn link(
         aqm,
         mean_pkt_bytes: 1500,
         monitor,
+        rate_schedule: None,
+        rate_repeat_ns: None,
+        trace_ms: None,
+        events_path: None,
+        pcap_path: None,
     }
 }
 

@@ -312,6 +312,12 @@ def run(
         from aqmlab import outdir
 
         outdir.check(out, "out")
+    elif sc.output.events or sc.output.pcap:
+        key = "events" if sc.output.events else "pcap"
+        raise InputError(
+            f"output.{key}: event logs and packet traces are written into a run directory; "
+            "give one (aqmlab run --out DIR, or aqmlab.run(..., out=DIR))"
+        )
     bar = _Progress(progress)
     _announce_build(sc, bar)
     try:
@@ -325,6 +331,9 @@ def run(
         from aqmlab.pyaqm import load as pyaqm
 
         cfg, py_aqms = pyaqm.extract(cfg)
+    streamed = sc.output.events or sc.output.pcap
+    partial = _start_logs(sc, cfg, Path(out)) if streamed and out is not None else None
+    flow_names = [f["name"] for f in cfg["flows"]] if partial is not None else []
     # The description as text; the dicts (GBs for a million flows) are freed before simulating.
     cfg = _config_text(cfg)
     t0 = bar.t0 = time.perf_counter()
@@ -337,7 +346,11 @@ def run(
     try:
         summary_json, raw = _core.simulate(cfg, bar, max(end_s / 50, 0.05), py_aqms)
     except ValueError as e:
+        _discard(partial)
         raise InputError(str(e)) from None
+    except BaseException:
+        _discard(partial)
+        raise
     finally:
         bar.done()
         preload.join()
@@ -347,8 +360,53 @@ def run(
     summary = _enrich(json.loads(summary_json), sc, columns)
     res = Result(summary, columns, scenario=sc.model_dump(), wall_s=wall)
     if out is not None:
-        res.out_dir = write(res, cfg, Path(out), extra_outputs)
+        if partial is not None:
+            _finish_logs(sc, partial, flow_names)
+        res.out_dir = write(res, cfg, Path(out), extra_outputs, partial=partial)
     return res
+
+
+def _start_logs(sc: scenario.Scenario, cfg: dict, out: Path) -> Path:
+    """The run's partial directory, made before the run, with the event logs' record files
+    named in the configuration (the simulator streams into them)."""
+    from aqmlab import outdir
+    from aqmlab.running import events
+
+    partial = outdir.start(out)
+    for key in ("events", "pcap"):
+        if getattr(sc.output, key):
+            (partial / key).mkdir()
+    wanted, traced = set(sc.output.events), set(sc.output.pcap)
+    for lk in cfg["links"]:
+        if lk["name"] in wanted:
+            lk["events_path"] = str(events.record_path(partial, lk["name"]))
+        if lk["name"] in traced:
+            lk["pcap_path"] = str(partial / "pcap" / f"{lk['name']}.pcap")
+    return partial
+
+
+def _finish_logs(sc: scenario.Scenario, partial: Path, flow_names: list[str]) -> None:
+    """Turns the record files into ``events/<link>.parquet``."""
+    from aqmlab import outdir
+    from aqmlab.running import events
+
+    try:
+        for name in sc.output.events:
+            rec = events.record_path(partial, name)
+            events.to_parquet(rec, partial / "events" / f"{name}.parquet", flow_names)
+    except OSError as e:
+        outdir.discard(partial)
+        raise outdir.fault(e, partial) from None
+    except BaseException:
+        outdir.discard(partial)
+        raise
+
+
+def _discard(partial: Path | None) -> None:
+    if partial is not None:
+        from aqmlab import outdir
+
+        outdir.discard(partial)
 
 
 def _preload(writing: bool) -> None:
@@ -435,14 +493,20 @@ def write_json(obj: Any, f: IO[str], level: int = 0) -> None:
 
 
 def write(
-    res: Result, cfg: dict | str, out: Path, extra_outputs: ExtraOutputs | None = None
+    res: Result,
+    cfg: dict | str,
+    out: Path,
+    extra_outputs: ExtraOutputs | None = None,
+    partial: Path | None = None,
 ) -> Path:
     """Writes a run directory atomically (see the module doc): under ``<out>.partial``, swapped
     in when complete (:mod:`aqmlab.outdir`); a write that fails (a full disk) removes the partial
-    directory and raises a one-line :class:`aqmlab.outdir.OutputError`."""
+    directory and raises a one-line :class:`aqmlab.outdir.OutputError`. ``partial``: the one
+    already started (it holds what the run streamed, e.g. event logs)."""
     from aqmlab import outdir
 
-    partial = outdir.start(out)
+    if partial is None:
+        partial = outdir.start(out)
     try:
         _write_files(res, cfg, partial, extra_outputs)
     except OSError as e:

@@ -23,7 +23,8 @@ from pydantic import (
 )
 
 from aqmlab.errors import InputError, show
-from aqmlab.scenario import algorithms, limits, ns2_defaults, topology, traffic, units
+from aqmlab.scenario import algorithms, capacity, limits, ns2_defaults, topology, traffic, units
+from aqmlab.scenario.capacity import RateSpec, RateStep
 from aqmlab.scenario.topology import Host
 from aqmlab.scenario.units import (
     BufferSize,
@@ -52,7 +53,9 @@ class LinkDir(BaseModel):
     """Overrides for the reverse direction (``to -> from``) of a general link."""
 
     model_config = _STRICT
-    rate: Rate | None = None
+    rate: RateSpec | None = None
+    rate_repeat: PositiveSeconds | None = None
+    trace: str | None = None
     delay: Seconds | None = None
     buffer: BufferSize | None = None
     aqm: dict[str, Any] | None = None
@@ -66,7 +69,9 @@ class Link(BaseModel):
     model_config = _STRICT
     from_: str = Field(alias="from")
     to: str
-    rate: Rate
+    rate: RateSpec | None = None
+    rate_repeat: PositiveSeconds | None = None
+    trace: str | None = None
     delay: Seconds
     buffer: BufferSize = 1000
     aqm: dict[str, Any] | None = None
@@ -85,10 +90,14 @@ class Topology(BaseModel):
 
     model_config = _STRICT
     type: Literal["dumbbell", "single-bottleneck", "parking-lot", "general"] = "dumbbell"
-    rate: Rate = "100Mbps"
+    rate: RateSpec = "100Mbps"
+    rate_repeat: PositiveSeconds | None = None
+    trace: str | None = None
     delay: Seconds = "2ms"
     buffer: BufferSize = 300
-    reverse_rate: Rate | None = None
+    reverse_rate: RateSpec | None = None
+    reverse_rate_repeat: PositiveSeconds | None = None
+    reverse_trace: str | None = None
     reverse_buffer: BufferSize | None = None
     reverse_aqm: dict[str, Any] | None = None
     access_rate: Rate = "1Gbps"
@@ -222,6 +231,11 @@ class Output(BaseModel):
     max_samples: int = 200_000
     monitor_all_links: StrictBool = False
     flow_series: StrictBool = False
+    #: Links whose event log (enqueue, dequeue, drop, mark) is written as
+    #: ``events/<link>.parquet`` (python/aqmlab/running/events.py).
+    events: list[str] = Field(default_factory=list)
+    #: Links whose departing packets are written as ``pcap/<link>.pcap`` (crates/sim/src/pcap.rs).
+    pcap: list[str] = Field(default_factory=list)
 
 
 class Metrics(BaseModel):
@@ -317,7 +331,7 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
             return None
         ann = f.annotation
         models = (Topology, Tcp, FlowGroup, Output, Host, Profile, Metrics, Node, Link, LinkDir)
-        for cand in (*models, SizeShare):
+        for cand in (*models, SizeShare, RateStep):
             if (
                 cand is ann
                 or cand in getattr(ann, "__args__", ())
@@ -342,6 +356,15 @@ def _first_error(errors: list[Any]) -> Any:
     for other in errors[1:]:
         if tuple(other["loc"])[:tag] == loc[:tag] and other["type"] == "value_error":
             return other
+    if isinstance(err.get("input"), list | dict):
+        # A table or list written for a union with a structured member (a rate schedule's
+        # steps): that member's missing or unknown key says more than "not a string".
+        for other in errors[1:]:
+            if tuple(other["loc"])[:tag] == loc[:tag] and other["type"] in (
+                "missing",
+                "extra_forbidden",
+            ):
+                return other
     return err
 
 
@@ -350,6 +373,8 @@ def _one_line(e: ValidationError) -> str:
     loc = tuple(err["loc"])
     if err["type"] != "extra_forbidden":  # pydantic's union member tags are not fields
         loc = tuple(p for p in loc if not _is_type_tag(p)) or loc
+    elif len(loc) > 1:  # the unknown key itself may look like a tag ("int"); the path cannot
+        loc = (*(p for p in loc[:-1] if not _is_type_tag(p)), loc[-1])
     field = _fmt_loc(loc) or "scenario"
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
@@ -554,6 +579,7 @@ def load(path: str | Path) -> Scenario:
         from aqmlab.pyaqm import load as pyaqm
 
         pyaqm.resolve_tables(data, p.parent)
+    capacity.resolve_traces(data, p.parent)
     return from_dict(data)
 
 
@@ -821,6 +847,7 @@ def _graph(sc: Scenario, mean_pkt: int) -> topology.Graph:
         n_flows=n_flows,
         monitor_all=sc.output.monitor_all_links,
         flow_rtts=rtts,
+        duration=float(sc.duration),
     )
     return topology.PRESETS[sc.topology.type](sc.topology, ctx)
 
@@ -840,6 +867,31 @@ def _check_file_names(sc: Scenario, graph: topology.Graph) -> None:
             )
 
 
+def _check_output_links(sc: Scenario, graph: topology.Graph) -> None:
+    """``[output] events`` and ``pcap`` name links of the topology, each once, usable as file
+    names."""
+    for key in ("events", "pcap"):
+        _check_link_list(getattr(sc.output, key), key, graph)
+
+
+def _check_link_list(wanted: list[str], key: str, graph: topology.Graph) -> None:
+    from aqmlab import outdir
+
+    names = [lk["name"] for lk in graph.links]
+    seen: set[str] = set()
+    for i, n in enumerate(wanted):
+        f = f"output.{key}[{i}]"
+        if n not in names:
+            shown = ", ".join(repr(x) for x in names[:8]) + (", ..." if len(names) > 8 else "")
+            raise InputError(
+                f"{f}: no link named {show(n)}{_did_you_mean(n, names)}; links: {shown}"
+            )
+        if n in seen:
+            raise InputError(f"{f}: {show(n)} is listed twice")
+        seen.add(n)
+        outdir.safe_name(n, f)
+
+
 def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     """The network description for the simulator (see ``crates/sim/src/config.rs``)."""
     limits.check(sc)  # counts within the limits, memory within what is available (issue 13)
@@ -850,6 +902,7 @@ def build_config(sc: Scenario, seed: int | None = None) -> dict[str, Any]:
     mean_pkt = round(sum(sizes) / len(sizes))
     graph = _graph(sc, mean_pkt)
     _check_file_names(sc, graph)
+    _check_output_links(sc, graph)
     flows = traffic.build_flows(sc, graph, [t for t, _ in tcp_cfgs], run)
     if len(flows) > 1_000_000:
         raise InputError(f"flows: at most 1000000 flows (got {len(flows)})")

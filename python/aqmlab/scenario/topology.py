@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from aqmlab.errors import InputError, show
+from aqmlab.scenario import capacity
 from aqmlab.scenario.units import Rate, Seconds
 
 Buffer = tuple[int | None, int | None]
@@ -53,6 +54,8 @@ class Context:
     n_flows: int
     monitor_all: bool
     flow_rtts: list[int | None] = field(default_factory=list)
+    #: The run's duration, s (a schedule without a repeat is averaged over it).
+    duration: float = 0.0
 
 
 @dataclass
@@ -190,22 +193,46 @@ class _Common:
     buf: Buffer
     rrate: float
     rbuf: Buffer
+    #: The simulator's keys of a bottleneck whose capacity varies (forward, reverse).
+    rate_cfg: dict[str, Any]
+    rrate_cfg: dict[str, Any]
     arate: float
     abuf: Buffer
     adelays: list[int]
 
 
-def _common(t: Any) -> _Common:
-    rate, buf = t.rate, t.buffer
+def _common(t: Any, ctx: Context) -> _Common:
+    buf = t.buffer
     adelays = t.access_delay if isinstance(t.access_delay, list) else [t.access_delay]
     if not adelays:
         raise InputError("topology.access_delay: give at least one delay")
+    if t.trace is not None and "rate" in t.model_fields_set:
+        raise InputError("topology.trace: give a rate or a trace, not both")
+    rate, rate_cfg = capacity.link_capacity(
+        "topology.rate", t.rate, t.rate_repeat, t.trace, ctx.duration
+    )
+    if t.reverse_trace is not None and t.reverse_rate is not None:
+        raise InputError("topology.reverse_trace: give a reverse_rate or a reverse_trace, not both")
+    if t.reverse_rate is None and t.reverse_trace is None:
+        if t.reverse_rate_repeat is not None:
+            raise InputError("topology.reverse_rate_repeat: only with a reverse_rate schedule")
+        rrate, rrate_cfg = rate, rate_cfg  # the reverse direction as the forward one
+    else:
+        rrate, rrate_cfg = capacity.link_capacity(
+            "topology.reverse_rate",
+            t.reverse_rate,
+            t.reverse_rate_repeat,
+            t.reverse_trace,
+            ctx.duration,
+        )
     return _Common(
         rate=rate,
         delay=ns(t.delay),
         buf=buf,
-        rrate=t.reverse_rate if t.reverse_rate is not None else rate,
+        rrate=rrate,
         rbuf=t.reverse_buffer if t.reverse_buffer is not None else buf,
+        rate_cfg=rate_cfg,
+        rrate_cfg=rrate_cfg,
         arate=t.access_rate,
         abuf=t.access_buffer,
         adelays=[ns(d) for d in adelays],
@@ -215,8 +242,19 @@ def _common(t: Any) -> _Common:
 def _bottleneck(g: Graph, c: _Common, t: Any, ctx: Context, name: str, a: int, b: int, rev: str):
     """The AQM-guarded bottleneck ``a -> b`` and its reverse (DropTail unless reverse_aqm)."""
     aqm = ctx.aqm(ctx.default_aqm, "aqm", c.rate, c.buf, ctx.mean_pkt, c.delay)
-    g.link(name, a, b, c.rate, c.delay, c.buf, aqm=aqm, mean_pkt_bytes=ctx.mean_pkt, monitor=True)
-    kw: dict[str, Any] = {"mean_pkt_bytes": 40, "monitor": ctx.monitor_all}
+    g.link(
+        name,
+        a,
+        b,
+        c.rate,
+        c.delay,
+        c.buf,
+        aqm=aqm,
+        mean_pkt_bytes=ctx.mean_pkt,
+        monitor=True,
+        **c.rate_cfg,
+    )
+    kw: dict[str, Any] = {"mean_pkt_bytes": 40, "monitor": ctx.monitor_all, **c.rrate_cfg}
     if t.reverse_aqm is not None:
         kw["aqm"] = ctx.aqm(t.reverse_aqm, "topology.reverse_aqm", c.rrate, c.rbuf, 40, c.delay)
         kw["monitor"] = True
@@ -244,7 +282,7 @@ def _only(t: Any, kind: str, *fields: str) -> None:
 def dumbbell(t: Any, ctx: Context) -> Graph:
     """Hosts on both sides of one bottleneck A -> B (the AQM guards A -> B)."""
     _only(t, "dumbbell", "hops", "nodes", "links")
-    c, g = _common(t), Graph()
+    c, g = _common(t, ctx), Graph()
     ra, rb = g.node("A", "router"), g.node("B", "router")
     _bottleneck(g, c, t, ctx, "bottleneck", ra, rb, "reverse")
     _side_hosts(g, c, t, ctx, "left", ra, "L")
@@ -257,7 +295,7 @@ def single_bottleneck(t: Any, ctx: Context) -> Graph:
     _only(t, "single-bottleneck", "hops", "nodes", "links")
     if t.left is not None or t.right is not None:
         raise InputError("topology.left/right: only for topology.type = 'dumbbell'")
-    c, g = _common(t), Graph()
+    c, g = _common(t, ctx), Graph()
     ra, rb = g.node("A", "router"), g.node("B", "router")
     _bottleneck(g, c, t, ctx, "bottleneck", ra, rb, "reverse")
     for k, rtt in enumerate(ctx.flow_rtts):
@@ -281,7 +319,7 @@ def parking_lot(t: Any, ctx: Context) -> Graph:
         raise InputError(f"topology.hops: must be at least 1 bottleneck (got {t.hops})")
     if t.cross < 1:
         raise InputError(f"topology.cross: must be at least 1 host (got {t.cross})")
-    c, g = _common(t), Graph()
+    c, g = _common(t, ctx), Graph()
     routers = [g.node(f"r{i}", "router") for i in range(t.hops + 1)]
     for i in range(1, t.hops + 1):
         _bottleneck(g, c, t, ctx, f"hop{i}", routers[i - 1], routers[i], f"hop{i}-rev")
@@ -299,11 +337,20 @@ def parking_lot(t: Any, ctx: Context) -> Graph:
 def _general_dir(lk: Any, d: Any, i: int, name: str, ctx: Context) -> dict[str, Any]:
     """One direction of a general link: its fields, overridden by ``d`` (the ``reverse`` table)."""
     f = f"topology.links[{i}]" + (".reverse" if d is not lk else "")
-    rate = d.rate if d.rate is not None else lk.rate
+    if d.rate is not None and d.trace is not None:
+        raise InputError(f"{f}.trace: give a rate or a trace, not both")
+    own = d.rate is not None or d.trace is not None
+    src = d if own else lk
+    if src.rate is None and src.trace is None:
+        raise InputError(
+            f"{f}.rate: is required (a rate, a list of {{ at, rate }} steps, or trace)"
+        )
+    repeat = d.rate_repeat if own or d.rate_repeat is not None else lk.rate_repeat
+    rate, rate_cfg = capacity.link_capacity(f + ".rate", src.rate, repeat, src.trace, ctx.duration)
     delay = ns(d.delay if d.delay is not None else lk.delay)
     buf = d.buffer if d.buffer is not None else lk.buffer
     aqm_t = d.aqm if d.aqm is not None else lk.aqm
-    kw: dict[str, Any] = {"mean_pkt_bytes": ctx.mean_pkt}
+    kw: dict[str, Any] = {"mean_pkt_bytes": ctx.mean_pkt, **rate_cfg}
     if aqm_t is not None:
         kw["aqm"] = ctx.aqm(aqm_t, f"{f}.aqm", rate, buf, ctx.mean_pkt, delay)
     mon = d.monitor if d.monitor is not None else lk.monitor

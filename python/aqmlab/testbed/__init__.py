@@ -325,8 +325,10 @@ def testbed(
         outdir.check(out, "out")
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
+    _check_outputs(sc, out)
     forwarder_binary()
     traffic_binary()
+    partial = _start_pcap(sc, p, Path(out)) if sc.output.pcap and out is not None else None
     # What runs killed with SIGKILL left (their owner gone); live runs' are not touched.
     net.reclaim_stale()
     old = signal.signal(signal.SIGTERM, _on_term)
@@ -336,7 +338,13 @@ def testbed(
         with n.workdir() as tmp:
             stats, traffic, env = _run_network(p, n, Path(tmp))
     except _TerminatedError:
+        if partial is not None:
+            outdir.discard(partial)
         raise KeyboardInterrupt from None
+    except BaseException:
+        if partial is not None:
+            outdir.discard(partial)
+        raise
     finally:
         signal.signal(signal.SIGTERM, old)
     wall = time.perf_counter() - t0
@@ -347,8 +355,36 @@ def testbed(
             from aqmlab.report import html as report
 
             extra = report.run_outputs
-        res.out_dir = runner.write(res, cfg, Path(out), extra)
+        res.out_dir = runner.write(res, cfg, Path(out), extra, partial=partial)
     return res
+
+
+def _check_outputs(sc: Any, out: str | Path | None) -> None:
+    """The outputs the testbed can write: pcap of the forwarder's two directions; no event log."""
+    from aqmlab.errors import InputError
+
+    if sc.output.events:
+        raise InputError("output.events: the testbed writes no event log yet (the simulator does)")
+    for i, name in enumerate(sc.output.pcap):
+        if name not in ("bottleneck", "reverse"):
+            raise InputError(
+                f"output.pcap[{i}]: the testbed captures the forwarder's 'bottleneck' and "
+                f"'reverse' directions only (got {name!r})"
+            )
+    if sc.output.pcap and out is None:
+        raise InputError("output.pcap: packet traces are written into a run directory; give --out")
+
+
+def _start_pcap(sc: Any, p: Any, out: Path) -> Path:
+    """The run's partial directory, made before the run: the forwarder writes
+    ``pcap/<direction>.pcap`` into it (Ethernet frames as sent, ns since its start)."""
+    partial = outdir.start(out)
+    (partial / "pcap").mkdir()
+    for key in ("forward", "reverse"):
+        name = p.fwd_config[key]["name"]
+        if name in sc.output.pcap:
+            p.fwd_config[key]["pcap_path"] = str(partial / "pcap" / f"{name}.pcap")
+    return partial
 
 
 def _hold_summary(stats: dict) -> list[str]:

@@ -224,6 +224,11 @@ def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
         "default_delay_ns": link["delay_ns"],
         "delays": [],
     }
+    # A capacity that varies: the forwarder's departure clock follows the same schedule or trace
+    # from its start (crates/fwd/src/path.rs, qdisc::rate).
+    for key in ("rate_schedule", "rate_repeat_ns", "trace_ms"):
+        if link.get(key) is not None:
+            d[key] = link[key]
     if link["buffer_pkts"]:
         d["buffer_pkts"] = link["buffer_pkts"]
     else:

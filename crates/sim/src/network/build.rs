@@ -8,6 +8,35 @@ use crate::config::Config;
 use crate::event::{Event, EventQueue};
 use aqm::Time;
 
+/// The packet-trace taps of the links that ask for one (`pcap_path`).
+fn attach_pcap(
+    cfg: &Config,
+    links: &mut [crate::link::Link],
+    flows: &[super::flow::Flow],
+) -> Result<(), SimError> {
+    if cfg.links.iter().all(|l| l.pcap_path.is_none()) {
+        return Ok(());
+    }
+    let table: Vec<crate::pcap::FlowAddr> = flows
+        .iter()
+        .map(|f| crate::pcap::FlowAddr {
+            src: f.src,
+            dst: f.dst,
+            mss: f.mss,
+            tcp: f.tcp().is_some(),
+        })
+        .collect();
+    let table = std::sync::Arc::new(table);
+    for (lc, link) in cfg.links.iter().zip(links.iter_mut()) {
+        if let Some(path) = &lc.pcap_path {
+            let tap = crate::pcap::PcapTap::create(path, table.clone())
+                .map_err(|e| SimError::Config(format!("output.pcap ({}): {e}", lc.name)))?;
+            link.pcap = Some(Box::new(tap));
+        }
+    }
+    Ok(())
+}
+
 impl Sim {
     /// Builds a run, checking the configuration.
     pub fn new(cfg: &Config) -> Result<Sim, SimError> {
@@ -38,6 +67,7 @@ impl Sim {
             flows.push(flow);
         }
         link_sessions(cfg, &mut flows)?;
+        attach_pcap(cfg, &mut links, &flows)?;
         for (l, link) in links.iter_mut().enumerate() {
             let timer = link.aqm.as_ref().is_some_and(|a| a.next_update().is_some());
             link.chained = feeders.first[l].is_some() && !feeders.multi[l] && !link.real && !timer;

@@ -69,6 +69,16 @@ impl Sim {
         let end = self.end;
         let mut v = std::mem::take(&mut self.violations);
         v.extend(self.close_links());
+        for l in &mut self.links {
+            if let Some(ev) = l.events.as_deref_mut() {
+                ev.close()
+                    .map_err(|e| SimError::Config(format!("output.events ({}): {e}", l.name)))?;
+            }
+            if let Some(p) = l.pcap.as_deref_mut() {
+                p.close()
+                    .map_err(|e| SimError::Config(format!("output.pcap ({}): {e}", l.name)))?;
+            }
+        }
         let in_events = self.count_in_flight();
         let stored: u64 = self.links.iter().map(|l| l.stored() as u64).sum();
         // Drops happen on arrival, at the head (CoDel) and inside queue disciplines (FQ-CoDel's

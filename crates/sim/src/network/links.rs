@@ -4,6 +4,7 @@ use super::error::{cfg_err, SimError};
 use crate::config::{Config, LinkConfig};
 use crate::link::Link;
 use aqm::params::{Buffer, LinkContext};
+use qdisc::rate::{Schedule, Trace, VarClock};
 
 /// A queue discipline's parameters; its shared `limit` defaults to the link's buffer in packets.
 pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::ParamMap, String> {
@@ -119,5 +120,33 @@ pub(super) fn build_link(
         link.sched = fq;
         link.real = true;
     }
+    link.clock = var_clock(lc, &field)?.map(Box::new);
+    if let Some(path) = &lc.events_path {
+        let log = crate::events::EventLog::create(path)
+            .map_err(|e| SimError::Config(format!("output.events ({}): {e}", lc.name)))?;
+        link.events = Some(Box::new(log));
+    }
     Ok(link)
+}
+
+/// The clock of a link whose capacity varies, checked (`None`: a fixed rate).
+fn var_clock(lc: &LinkConfig, field: &str) -> Result<Option<VarClock>, SimError> {
+    let named = |e: String| SimError::Config(format!("{field}.{e}"));
+    if lc.rate_repeat_ns.is_some() && lc.rate_schedule.is_none() {
+        return cfg_err(format!(
+            "{field}.rate_repeat: only with a rate schedule (a list of {{ at, rate }} steps)"
+        ));
+    }
+    match (&lc.rate_schedule, &lc.trace_ms) {
+        (Some(_), Some(_)) => cfg_err(format!(
+            "{field}: give a rate schedule or a trace, not both"
+        )),
+        (Some(steps), None) => Ok(Some(VarClock::Schedule(
+            Schedule::new(steps.clone(), lc.rate_repeat_ns).map_err(named)?,
+        ))),
+        (None, Some(ms)) => Ok(Some(VarClock::Trace(
+            Trace::new(ms.clone()).map_err(named)?,
+        ))),
+        (None, None) => Ok(None),
+    }
 }

@@ -84,6 +84,11 @@ impl Sim {
         if !self.links[l as usize].can_start() {
             return;
         }
+        if let Some(at) = self.links[l as usize].defer_start(t) {
+            // A trace-driven link: the head waits for the next delivery opportunity.
+            self.ev.push(at, Event::TxDone(l));
+            return;
+        }
         if let Some((pkt, at, end_tx)) = self.links[l as usize].start_next(t) {
             self.ev.push(end_tx, Event::TxDone(l));
             if let Some((p, nl, nt)) = self.after_link(pkt, at) {
