@@ -139,6 +139,7 @@ impl Sim {
                 }
                 if pkt.ts >= self.warmup {
                     fl.udp.record(t - pkt.ts);
+                    fl.udp.ce += (pkt.ecn() == aqm::Ecn::Ce) as u64;
                 }
                 if fl.source().is_some_and(|s| s.echo.is_some()) {
                     // A latency probe: the destination turns the packet around.
@@ -231,6 +232,7 @@ impl Sim {
             return;
         }
         let src = fl.source_mut().expect("source");
+        let flags = src.ecn_flags;
         let (size, gap) = src.source.emit(&mut src.rng);
         let seq = src.sent as u32;
         src.sent += 1;
@@ -244,7 +246,7 @@ impl Sim {
             size,
             hop: 0,
             kind: Kind::Data,
-            flags: 0,
+            flags,
             precedence: aqm::Precedence::Out,
             ts: t,
             rwnd: 0,
