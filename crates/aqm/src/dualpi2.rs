@@ -14,7 +14,7 @@ pub const DUALPI2_PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "tupdate", kind: K::Duration, default: D::Num(0.016), help: "interval between base-probability updates, s (Linux: 16 ms; RFC 9332 s. A.1 Tupdate)" },
     ParamSpec { name: "alpha", kind: K::Real, default: D::Num(0.16), help: "PI integral gain, Hz (Linux: 0.16; RFC 9332 s. A.1)" },
     ParamSpec { name: "beta", kind: K::Real, default: D::Num(3.2), help: "PI proportional gain, Hz (Linux: 3.2; RFC 9332 s. A.1)" },
-    ParamSpec { name: "step_thresh", kind: K::Duration, default: D::Num(0.001), help: "L-queue native step marking: mark when an L packet's sojourn exceeds this, s (Linux: 1 ms; RFC 9332 s. A.1 minTh)" },
+    ParamSpec { name: "step_thresh", kind: K::Duration, default: D::Num(0.001), help: "L-queue native step marking: mark when an L packet's sojourn exceeds this, s (Linux: 1 ms)" },
     ParamSpec { name: "min_qlen_step", kind: K::Int, default: D::Num(0.0), help: "step marking applies only to packets that found at least this many packets in the L queue (Linux: 0, always)" },
     ParamSpec { name: "coupling_factor", kind: K::Real, default: D::Num(2.0), help: "coupling factor k: p_CL = k p' (Linux: 2; RFC 9332 s. 2.1)" },
     ParamSpec { name: "c_protection", kind: K::Int, default: D::Num(10.0), help: "classic protection: the C queue's WRR weight, % (Linux: 10; 0..100)" },

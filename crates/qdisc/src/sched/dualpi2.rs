@@ -8,12 +8,12 @@
 //!   `calculate_probability`): every `tupdate`, with `q` the larger of the two queues' head sojourn
 //!   times (Linux; the RFC's pseudo-code reads the C queue only),
 //!   `p' += alpha (q - target) + beta (q - q_prev)`, bounded to [0, 1].
-//! - Coupling (RFC 9332 s. 2.1, 2.4): classic packets are dropped (Not-ECT) or marked (ECT(0))
+//! - Coupling (RFC 9332 s. 2.1): classic packets are dropped (Not-ECT) or marked (ECT(0))
 //!   with `p_C = p'^2` (two independent draws against p', as `dualpi2_classic_marking`); L
 //!   packets are marked with `p_CL = k p'` (`dualpi2_scalable_marking`), and besides, after the
 //!   scheduler picked them, CE-marked whenever their sojourn exceeds `step_thresh` (the native L4S
 //!   AQM, `do_step_aqm`): `p_L = max(p_CL, step)`.
-//! - Overload (RFC 9332 s. 4.2.3; sch_dualpi2.c `must_drop`): when `k p' > 1`, classic packets are
+//! - Overload (RFC 9332's overload handling; sch_dualpi2.c `must_drop`): when `k p' > 1`, classic packets are
 //!   dropped (never marked) with `p'^2` and L packets are dropped with `p'^2` and marked
 //!   otherwise (`drop_overload`, Linux's default); with `drop_overload = false`, p' is capped at
 //!   1/k instead and the queues fill up to `limit`.
@@ -776,7 +776,7 @@ mod tests {
         assert_eq!(any.classify(Ecn::NotEct), Queue::C);
     }
 
-    /// The native step (RFC 9332 s. 2.5.1.2, Linux do_step_aqm): an L packet whose sojourn
+    /// The native L4S step (RFC 9332's native L4S AQM, Linux do_step_aqm): an L packet whose sojourn
     /// exceeds 1 ms is CE-marked; at exactly 1 ms (not above) it is not; p' = 0 so no coupled
     /// mark interferes.
     #[test]

@@ -105,13 +105,14 @@ impl Sender {
     pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
         // The network builder checks the name first (a configuration error, not a panic).
         let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
+        let paced = cc.paced();
         let recovery = super::recovery::build(cfg.recovery_kind());
         let sb = recovery.uses_sack().then(Scoreboard::default);
         Sender {
             params: SenderParams {
                 pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
                 ecn: cfg.ecn,
-                ect1: cfg.ecn && cfg.ect1,
+                ect1: cfg.ecn && (cfg.ect1 || cc.l4s()),
                 min_rto: cfg.min_rto_ns,
                 max_rto: cfg.max_rto_ns,
                 granularity: cfg.granularity_ns,
@@ -148,7 +149,7 @@ impl Sender {
             syn_retries: 0,
             lt_sent: 0,
             pacer: super::pacing::Pacer {
-                on: cfg.pacing,
+                on: cfg.pacing || paced,
                 ..Default::default()
             },
         }

@@ -7,10 +7,12 @@
 
 pub mod cubic;
 pub mod dctcp;
+pub mod prague;
 pub mod reno;
 
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use prague::Prague;
 pub use reno::Reno;
 
 use aqm::Time;
@@ -77,6 +79,18 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn pacing_rate(&self) -> Option<f64> {
         None
     }
+
+    // L4S (TCP Prague):
+
+    /// The sender marks its ECN-capable segments ECT(1), the L4S identifier (RFC 9331 s. 4.1),
+    /// whatever `[tcp] ecn` says beyond being on.
+    fn l4s(&self) -> bool {
+        false
+    }
+    /// The sender paces whatever `[tcp] pacing` says.
+    fn paced(&self) -> bool {
+        false
+    }
 }
 
 /// A constructor of a congestion controller.
@@ -87,6 +101,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", || Box::new(Reno)),
     ("cubic", || Box::new(Cubic::default())),
     ("dctcp", || Box::new(Dctcp::default())),
+    ("prague", || Box::new(Prague::default())),
 ];
 
 /// The controller registered as `name`.
