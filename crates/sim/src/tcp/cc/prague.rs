@@ -25,11 +25,11 @@
 //! no ACK is lost); the classic-ECN-bottleneck fallback (the draft s. 2.4.2: Prague here always
 //! responds to ECN as a scalable sender); fractional-window and TSO burst control.
 
-use super::{AckSample, CongestionControl};
+use super::{AckSample, CongestionControl, Dctcp};
 use aqm::{Time, NS_PER_SEC};
 
-/// Estimation gain g (the draft s. 2.3.1; tcp_prague.c `prague_shift_g` = 4: 1/16).
-pub const G: f64 = 1.0 / 16.0;
+/// Estimation gain g (the draft s. 2.3.1; tcp_prague.c `prague_shift_g` = 4: 1/16): DCTCP's.
+pub const G: f64 = super::dctcp::G;
 
 /// The target RTT of the RTT-independence rule, ns (tcp_prague.c `prague_rtt_target`: 25 ms).
 pub const RTT_TARGET_NS: f64 = 25e6;
@@ -40,14 +40,9 @@ pub const RTT_TRANSITION: u64 = 100;
 /// Prague's state.
 #[derive(Clone, Debug)]
 pub struct Prague {
-    /// Estimate of the fraction of segments CE-marked.
-    pub alpha: f64,
-    /// Segments acknowledged in the current round.
-    pub acked: u64,
-    /// Those acknowledged with a CE echo.
-    pub marked: u64,
-    /// End of the current round (a segment number).
-    pub round_end: u32,
+    /// The CE-fraction estimate, kept as DCTCP keeps it (RFC 8257 s. 3.3: alpha from 1, one
+    /// update per window of data, gain [`G`]).
+    pub est: Dctcp,
     /// Rounds completed.
     pub rounds: u64,
     /// Window and smoothed RTT last seen (for the pacing rate), segments and ns.
@@ -59,10 +54,7 @@ pub struct Prague {
 impl Default for Prague {
     fn default() -> Self {
         Prague {
-            alpha: 1.0,
-            acked: 0,
-            marked: 0,
-            round_end: 0,
+            est: Dctcp::default(),
             rounds: 0,
             last_cwnd: 0.0,
             last_srtt: 0.0,
@@ -89,24 +81,9 @@ impl CongestionControl for Prague {
     }
 
     fn on_ack_event(&mut self, s: &AckSample) {
-        let n = s.delivered as u64;
-        self.acked += n;
-        if s.ece {
-            self.marked += n;
-        }
         self.last_srtt = s.srtt_ns;
-        if s.snd_una >= self.round_end {
-            let f = if self.acked > 0 {
-                self.marked as f64 / self.acked as f64
-            } else {
-                0.0
-            };
-            self.alpha = (1.0 - G) * self.alpha + G * f;
-            self.round_end = s.snd_nxt;
-            self.acked = 0;
-            self.marked = 0;
-            self.rounds += 1;
-        }
+        self.rounds += (s.snd_una >= self.est.window_end) as u64;
+        self.est.on_ack_event(s);
     }
 
     fn on_ack(&mut self, cwnd: f64, ssthresh: f64, s: &AckSample) -> f64 {
@@ -133,7 +110,7 @@ impl CongestionControl for Prague {
 
     fn on_ecn(&mut self, cwnd: f64, _flight: u32, _now: Time) -> f64 {
         self.in_slow_start = false;
-        self.last_cwnd = (cwnd * (1.0 - self.alpha / 2.0)).max(2.0);
+        self.last_cwnd = (cwnd * (1.0 - self.est.alpha / 2.0)).max(2.0);
         self.last_cwnd
     }
 
@@ -142,7 +119,7 @@ impl CongestionControl for Prague {
     }
 
     fn ecn_alpha(&self) -> Option<f64> {
-        Some(self.alpha)
+        Some(self.est.alpha)
     }
 
     fn pacing_rate(&self) -> Option<f64> {
@@ -183,14 +160,12 @@ mod tests {
     /// ECN is then cwnd (1 - alpha / 2): 40 -> 40 x 0.5234375 = 20.9375.
     #[test]
     fn alpha_per_round_and_the_proportional_reduction() {
-        let mut p = Prague {
-            round_end: 120,
-            ..Prague::default()
-        };
+        let mut p = Prague::default();
+        p.est.window_end = 120;
         for k in 0..20 {
             p.on_ack_event(&ack(1, k < 5, 101 + k, 140, 20e6));
         }
-        assert!((p.alpha - 0.953_125).abs() < 1e-12, "{}", p.alpha);
+        assert!((p.est.alpha - 0.953_125).abs() < 1e-12, "{}", p.est.alpha);
         assert_eq!(p.rounds, 1);
         assert!((p.on_ecn(40.0, 40, 0) - 20.9375).abs() < 1e-12);
     }
