@@ -16,6 +16,7 @@ pub mod blue;
 pub mod codel;
 pub mod dropfn;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod laq;
 pub mod lindrop;

@@ -45,8 +45,8 @@ pub static REGISTRY: &[AqmInfo] = &[
 pub use crate::fq_codel::QdiscInfo;
 
 /// Queue disciplines that store packets in several internal queues (built by the caller, not
-/// through [`build`]): FQ-CoDel.
-pub static QDISCS: &[QdiscInfo] = &[crate::fq_codel::FQ_CODEL_INFO];
+/// through [`build`]): FQ-CoDel, DualPI2.
+pub static QDISCS: &[QdiscInfo] = &[crate::fq_codel::FQ_CODEL_INFO, crate::dualpi2::DUALPI2_INFO];
 
 /// The algorithm called `name`.
 pub fn find(name: &str) -> Option<&'static AqmInfo> {

@@ -396,6 +396,24 @@ mod tests {
         }
     }
 
+    /// An L4S packet (ECT(1), `01`) marked CE (`11`, RFC 3168 s. 5) keeps its DSCP, and its
+    /// checksum updated by RFC 1624 equals the one computed from scratch.
+    #[test]
+    fn ect1_becomes_ce_with_the_checksum_fixed() {
+        let dscp_af41 = 34u8 << 2;
+        let mut f = tcp_frame(dscp_af41 | 0b01, &[], &[], b"l4s", 100);
+        let p = parse(&f).unwrap();
+        assert_eq!(aqm::Ecn::from_bits(p.ecn), aqm::Ecn::Ect1);
+        let before = get16(&f, ETH_HLEN + 10);
+        assert!(mark_ce(&mut f, &p));
+        let q = parse(&f).unwrap();
+        assert_eq!(aqm::Ecn::from_bits(q.ecn), aqm::Ecn::Ce);
+        assert_eq!(f[ETH_HLEN + 1], dscp_af41 | 0b11);
+        let hdr = &f[ETH_HLEN..ETH_HLEN + p.ihl];
+        assert_eq!(get16(&f, ETH_HLEN + 10), ipv4_checksum(hdr));
+        assert_ne!(get16(&f, ETH_HLEN + 10), before);
+    }
+
     #[test]
     fn window_clamp_matches_checksum_from_scratch() {
         for (window, max, ws, want) in [

@@ -826,6 +826,70 @@ mod tests {
     }
 
     #[test]
+    fn dualpi2_step_marks_l4s_frames_in_their_ipv4_headers() {
+        // 12 Mb/s: a 1500-byte frame takes 1 ms. Ten ECT(1) frames join the L queue at once and
+        // one ECT(0) frame the C queue; DualPI2's step marks the L frames that waited more than
+        // 1 ms (RFC 9332's native L4S AQM) by setting CE in the IPv4 header, checksum fixed
+        // (RFC 1624); p' is 0 (no update before 16 ms), so the classic frame keeps ECT(0).
+        let cfg = PathConfig {
+            name: "bottleneck".into(),
+            rate_bps: 12_000_000,
+            buffer: Buffer::Packets(1000),
+            default_delay: 0,
+            delays: HashMap::new(),
+            warmup: 0,
+            lag: 0,
+            sample_interval: 1_000_000,
+            max_samples: 1000,
+        };
+        let ctx = LinkContext {
+            rate_bps: 12_000_000,
+            buffer: cfg.buffer,
+            mean_pkt_bytes: 1500,
+        };
+        let sched = qdisc::sched::build("dualpi2", &ParamMap::new(), &ctx)
+            .unwrap()
+            .unwrap();
+        let dt = aqm::build("droptail", &ParamMap::new(), &ctx).unwrap();
+        let mut p = Path::new(cfg, dt, aqm::rng_from_seed(1), 0).with_scheduler(sched);
+        let with_tos = |src: u32, ecn: u8| {
+            let (mut b, _) = ipv4(src, 2, 1500);
+            b[15] = ecn;
+            b[24..26].copy_from_slice(&[0, 0]);
+            let c = frame::ipv4_checksum(&b[14..34]);
+            b[24..26].copy_from_slice(&c.to_be_bytes());
+            let ip = frame::parse(&b).unwrap();
+            (b, ip)
+        };
+        for _ in 0..10 {
+            let (b, ip) = with_tos(1, 0b01);
+            p.receive(b, Some(ip), 0);
+        }
+        let (b, ip) = with_tos(3, 0b10);
+        p.receive(b, Some(ip), 0);
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        p.advance(15_000_000, &mut out, &mut v);
+        assert_eq!(out.len(), 11);
+        let mut ce = 0;
+        for f in &out {
+            let q = frame::parse(&f.buf).unwrap();
+            let stored = u16::from_be_bytes([f.buf[24], f.buf[25]]);
+            assert_eq!(stored, frame::ipv4_checksum(&f.buf[14..34]), "checksum");
+            match (q.src, aqm::Ecn::from_bits(q.ecn)) {
+                (1, aqm::Ecn::Ce) => ce += 1,
+                (1, aqm::Ecn::Ect1) => {}
+                (3, aqm::Ecn::Ect0) => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        // The first L frames leave within 1 ms of their arrival; the later ones waited longer.
+        assert!((7..=9).contains(&ce), "{ce} L frames marked");
+        let stats = p.summary(15_000_000).aqm_stats;
+        assert_eq!(stats["marks_l_step"], ce as f64);
+        assert_eq!((stats["arrived_l"], stats["arrived_c"]), (10.0, 1.0));
+    }
+
+    #[test]
     fn fq_codel_serves_a_new_thin_flow_before_a_fat_backlog() {
         // RFC 8290 s. 4.2: a queue that becomes active goes on the new-flow list and is served
         // before the old ones. 50 frames of flow (1, 2) wait; one frame of (3, 2) arrives later.

@@ -201,6 +201,10 @@ pub struct TcpConfig {
     /// ECN-capable transport (RFC 3168).
     #[serde(default)]
     pub ecn: bool,
+    /// With `ecn`, data segments carry ECT(1), the L4S identifier (RFC 9331 s. 4.1), instead of
+    /// classic ECT(0) (scenario files: `ecn = "l4s"`).
+    #[serde(default)]
+    pub ect1: bool,
     /// Record the congestion window as a time series.
     #[serde(default)]
     pub trace_cwnd: bool,
@@ -381,6 +385,10 @@ pub struct FlowConfig {
     /// web session); `start_ns` is then ignored.
     #[serde(default)]
     pub after: Option<AfterConfig>,
+    /// Open-loop sources: the ECN codepoint of their packets, as the two bits of the IP header
+    /// (0 Not-ECT, 2 ECT(0), 1 ECT(1); RFC 3168 s. 5). TCP flows set theirs with `tcp.ecn`.
+    #[serde(default)]
+    pub ecn_bits: u8,
 }
 
 /// A flow that starts when another one has completed (docs/scenarios.md, "Web sessions").

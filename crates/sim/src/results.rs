@@ -69,6 +69,10 @@ pub struct FlowSummary {
     pub udp_sent: Option<u64>,
     /// Open-loop flows: of those, packets received by the end.
     pub udp_received: Option<u64>,
+    /// ECN-capable open-loop flows: of the packets received, those CE-marked (absent for
+    /// Not-ECT sources).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp_ce_received: Option<u64>,
     /// Open-loop flows: 1 - received / (sent - still in flight at the end).
     pub udp_loss: Option<f64>,
     /// Open-loop flows: mean one-way delay, s.
@@ -168,6 +172,7 @@ fn udp_summary(f: &Flow) -> FlowSummary {
     let q = |p: f64| u.hist.quantile(p).map(secs);
     out.udp_sent = Some(src.sent_window);
     out.udp_received = Some(u.received);
+    out.udp_ce_received = (src.ecn_flags != 0).then_some(u.ce);
     let fate_known = src.sent_window.saturating_sub(u.in_flight);
     out.udp_loss =
         (fate_known > 0).then(|| 1.0 - u.received.min(fate_known) as f64 / fate_known as f64);

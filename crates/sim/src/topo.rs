@@ -55,6 +55,7 @@ pub fn default_tcp() -> TcpConfig {
         delack: false,
         delack_ns: 40_000_000,
         ecn: false,
+        ect1: false,
         trace_cwnd: false,
         timestamps: false,
         handshake: false,
@@ -146,6 +147,7 @@ impl Dumbbell {
             stop_ns: None,
             trace_delivered: false,
             after: None,
+            ecn_bits: 0,
         }
     }
 

@@ -129,7 +129,8 @@ class Tcp(BaseModel):
     init_rto: PositiveSeconds = "1s"
     delack: StrictBool = False
     delack_timeout: PositiveSeconds = "40ms"
-    ecn: StrictBool = False
+    # true: classic ECN, ECT(0) (RFC 3168); "l4s": ECT(1), the L4S identifier (RFC 9331).
+    ecn: StrictBool | Literal["l4s"] = False
     trace_cwnd: StrictBool = False
     timestamps: StrictBool = False
     handshake: StrictBool = False
@@ -196,6 +197,8 @@ class FlowGroup(BaseModel):
     name: str | None = None
     profile: Profile | None = None
     tcp: dict[str, Any] = Field(default_factory=dict)
+    # Open-loop sources: the ECN codepoint of their packets (TCP flows: tcp.ecn).
+    ecn: Literal["not-ect", "ect0", "ect1"] | None = None
     # type = "probe" (aqmlab.scenario.probe): one packet_size packet (default 64B) every
     # interval, echoed.
     interval: Seconds = "10ms"
@@ -438,7 +441,8 @@ _ELSEWHERE = {
     "bandwidth": "the link's rate is topology.rate (e.g. '100Mbps')",
     "rate": "the link's rate is topology.rate (e.g. '100Mbps')",
     "delay": "the link's delay is topology.delay (e.g. '2ms')",
-    "ecn": "ECN-capable senders are set by tcp.ecn = true",
+    "ecn": 'ECN-capable senders are set by tcp.ecn = true (ECT(0)) or "l4s" (ECT(1)); '
+    'open-loop sources by their group\'s ecn = "ect0" or "ect1"',
     "min": "tc's min is min_th (packets)",
     "max": "tc's max is max_th (packets)",
     "probability": "tc's probability is max_p",
@@ -620,7 +624,7 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         "init_rto_ns": _ns(t.init_rto),
         "delack": t.delack,
         "delack_ns": _ns(t.delack_timeout),
-        "ecn": t.ecn,
+        "ecn": t.ecn is True or t.ecn == "l4s",
         "trace_cwnd": t.trace_cwnd,
         "timestamps": t.timestamps,
         "handshake": t.handshake,
@@ -629,6 +633,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         "recovery": t.recovery,
         "pacing": t.pacing,
     }
+    if t.ecn == "l4s":  # only then, so that classic configurations stay as they were
+        cfg["ect1"] = True
     if cfg["min_rto_ns"] > cfg["max_rto_ns"]:
         raise InputError(f"{field}.min_rto: must not exceed max_rto ({t.min_rto} > {t.max_rto})")
     return cfg, int(mss) + cfg["header_bytes"] + (12 if t.timestamps else 0)

@@ -302,6 +302,10 @@ def _profile(p: Any, i: int) -> dict[str, int]:
     }
 
 
+# The two ECN bits of the IP header for each codepoint a source may send (RFC 3168 s. 5).
+_ECN_BITS = {"not-ect": 0, "ect0": 0b10, "ect1": 0b01}
+
+
 def _group(g, i, graph, tcp, run, rng, k0, f0=0, sc_flow_series=False) -> list[dict[str, Any]]:
     """The flows of group ``i``, whose first flow is the run's flow ``f0``."""
     _check_group(g, i)
@@ -336,6 +340,13 @@ def _group(g, i, graph, tcp, run, rng, k0, f0=0, sc_flow_series=False) -> list[d
         if not acks:
             ref = graph.ref_rate_bps or min(graph.links[li]["rate_bps"] for li in path)
             flow.update(_open_loop(g, i, ref))
+            if _ECN_BITS.get(g.ecn or "not-ect"):
+                flow["ecn_bits"] = _ECN_BITS[g.ecn]
+        elif g.ecn is not None:
+            raise InputError(
+                f"flows[{i}].ecn: only for open-loop sources (poisson, cbr, onoff, probe); "
+                'a TCP flow sets its codepoint with tcp.ecn (true: ECT(0), "l4s": ECT(1))'
+            )
         if stop is not None:
             flow["stop_ns"] = stop
         if sc_flow_series:

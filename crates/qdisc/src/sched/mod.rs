@@ -7,6 +7,8 @@
 //! Adding a scheduler: one file in this directory implementing [`Scheduler`] and one line in
 //! [`build`] (and its `QdiscInfo` in `aqm::registry::QDISCS` for `aqmlab list`).
 
+pub mod dualpi2;
+
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::{LinkContext, ParamError, ParamMap};
 use aqm::{AqmRng, Time};
@@ -131,6 +133,9 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
         "fq_codel" => Some(
             aqm::fq_codel::build_fq_codel::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>),
         ),
+        "dualpi2" => {
+            Some(dualpi2::build_dualpi2::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>))
+        }
         _ => None,
     }
 }

@@ -122,6 +122,8 @@ pub struct UdpStats {
     pub hist: crate::hist::Hist,
     /// Packets sent in the window still in the network at the end (not lost).
     pub in_flight: u64,
+    /// Of the packets received, those CE-marked on the way (the receiver reads the codepoint).
+    pub ce: u64,
 }
 
 impl UdpStats {
@@ -169,6 +171,14 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
             cc.name()
         ));
     }
+    let open_loop_cfg = fc.poisson.is_some() || fc.source.is_some();
+    if fc.ecn_bits != 0 && (!open_loop_cfg || !matches!(fc.ecn_bits, 1 | 2)) {
+        return cfg_err(format!(
+            "{field}.ecn: an open-loop source sends Not-ECT (0), ECT(0) (2) or ECT(1) (1); a TCP \
+             flow sets its codepoint with tcp.ecn (got {})",
+            fc.ecn_bits
+        ));
+    }
     if fc.stop_ns.is_some_and(|s| s <= fc.start_ns) {
         return cfg_err(format!("{field}.stop: must be after start"));
     }
@@ -182,6 +192,7 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
             sent: 0,
             sent_window: 0,
             echo: None,
+            ecn_flags: crate::packet::ecn_flags(aqm::Ecn::from_bits(fc.ecn_bits)),
         });
     let mut source = source;
     if let Some(s) = source.as_mut().filter(|s| s.source.echo()) {

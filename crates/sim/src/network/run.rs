@@ -144,6 +144,7 @@ impl Sim {
                 }
                 if pkt.ts >= self.warmup {
                     fl.udp.record(t - pkt.ts);
+                    fl.udp.ce += (pkt.ecn() == aqm::Ecn::Ce) as u64;
                 }
                 if fl.source().is_some_and(|s| s.echo.is_some()) {
                     // A latency probe: the destination turns the packet around.
@@ -236,6 +237,7 @@ impl Sim {
             return;
         }
         let src = fl.source_mut().expect("source");
+        let flags = src.ecn_flags;
         let (size, gap) = src.source.emit(&mut src.rng);
         let seq = src.sent as u32;
         src.sent += 1;
@@ -249,7 +251,7 @@ impl Sim {
             size,
             hop: 0,
             kind: Kind::Data,
-            flags: 0,
+            flags,
             precedence: aqm::Precedence::Out,
             ts: t,
             rwnd: 0,

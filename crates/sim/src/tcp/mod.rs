@@ -21,6 +21,7 @@
 //! ([`handshake`]; off, a flow sends at its start time as ns-2's one-way agents do) and limited
 //! transmit ([`recovery::limited`], RFC 3042).
 
+pub mod accecn;
 pub mod cc;
 pub mod handshake;
 pub mod pacing;

@@ -11,7 +11,7 @@ use super::cc::{AckSample, CongestionControl};
 use super::recovery::{Recovery, Scoreboard};
 use super::{Marker, SenderStats, RTT_BUCKETS, RTT_BUCKETS_PER_DECADE};
 use crate::config::TcpConfig;
-use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETX, SYN};
+use crate::packet::{Kind, Packet, CWR, ECE, ECT, ECT1, RETX, SYN};
 use aqm::{Precedence, Time};
 
 /// A sender's settings, fixed for the flow's life (from [`TcpConfig`]).
@@ -21,6 +21,8 @@ pub struct SenderParams {
     pub pkt_size: u32,
     /// ECN-capable transport (RFC 3168).
     pub ecn: bool,
+    /// ECN-capable segments carry ECT(1) (RFC 9331) rather than ECT(0).
+    pub ect1: bool,
     /// RTO lower bound, ns.
     pub min_rto: Time,
     /// RTO upper bound, ns.
@@ -117,6 +119,7 @@ impl Sender {
             params: SenderParams {
                 pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
                 ecn: cfg.ecn,
+                ect1: cfg.ecn && (cfg.ect1 || cc.l4s()),
                 min_rto: cfg.min_rto_ns,
                 max_rto: cfg.max_rto_ns,
                 granularity: cfg.granularity_ns,
@@ -225,7 +228,11 @@ impl Sender {
     }
 
     pub(crate) fn make_segment(&mut self, seg: u32, now: Time) -> Packet {
-        let mut flags = if self.params.ecn { ECT } else { 0 };
+        let mut flags = match (self.params.ecn, self.params.ect1) {
+            (false, _) => 0,
+            (true, false) => ECT,
+            (true, true) => ECT | ECT1,
+        };
         if seg < self.snd_max {
             flags |= RETX;
             self.stats.retransmits += 1;

@@ -42,6 +42,8 @@ pub struct OpenLoop {
     pub sent_window: u64,
     /// Round-trip times of the echoes (latency probes only).
     pub echo: Option<probe::EchoStats>,
+    /// The ECN flags its packets carry (`crate::packet::ecn_flags`: Not-ECT, ECT(0) or ECT(1)).
+    pub ecn_flags: u8,
 }
 
 /// Gap of `bytes` at `rate_bps`, ns (at least 1 ns, so that time always advances).

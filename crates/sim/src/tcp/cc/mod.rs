@@ -9,12 +9,14 @@ pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod ledbat;
+pub mod prague;
 pub mod reno;
 
 pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use ledbat::Ledbat;
+pub use prague::Prague;
 pub use reno::Reno;
 
 use super::rate::RateSample;
@@ -124,6 +126,14 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+
+    // L4S (TCP Prague):
+
+    /// The sender marks its ECN-capable segments ECT(1), the L4S identifier (RFC 9331 s. 4.1),
+    /// whatever `[tcp] ecn` says beyond being on.
+    fn l4s(&self) -> bool {
+        false
+    }
 }
 
 /// A constructor of a congestion controller.
@@ -137,6 +147,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr", || Box::new(Bbr::default())),
     ("bbr1", || Box::new(Bbr::default())),
     ("ledbat", || Box::new(Ledbat::default())),
+    ("prague", || Box::new(Prague::default())),
 ];
 
 /// The controller registered as `name`.

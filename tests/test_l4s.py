@@ -1,0 +1,34 @@
+"""L4S end to end (issue 22's criterion): one TCP Prague flow and one CUBIC flow through DualPI2,
+100 Mb/s, 20 ms base RTT (scenarios/l4s_dualpi2.toml): the L4S queue's delay p99 at most 2 ms,
+the classic queue's delay near DualPI2's 15 ms target, throughput ratio between 0.5 and 2."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import aqmlab
+
+SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "l4s_dualpi2.toml"
+
+
+@pytest.mark.parametrize("cc", ["prague", "dctcp"])
+def test_a_scalable_flow_and_cubic_share_dualpi2_as_l4s_intends(cc):
+    # The scenario as written (Prague), and with DCTCP sending ECT(1) in its place (issue 22
+    # accepts either scalable sender).
+    doc = tomllib.loads(SCENARIO.read_text())
+    doc["flows"][0]["tcp"] = {"cc": cc, "ecn": "l4s"}
+    res = aqmlab.run(doc, plot=False)
+    by = {f["name"]: f for f in res.summary["flows"]}
+    st = next(lk for lk in res.summary["links"] if lk["name"] == "bottleneck")["aqm_stats"]
+    scalable, classic = by["prague.0"], by["cubic.0"]
+    # Every segment of the scalable flow went to the L queue, every CUBIC segment to C.
+    assert st["arrived_l"] >= scalable["delivered_segments"]
+    assert st["arrived_c"] >= classic["delivered_segments"]
+    assert st["delay_l_p99_ms"] <= 2.0
+    assert 10.0 <= st["delay_c_mean_ms"] <= 20.0
+    ratio = scalable["goodput_bps"] / classic["goodput_bps"]
+    assert 0.5 <= ratio <= 2.0, ratio
+    assert scalable["goodput_bps"] + classic["goodput_bps"] > 0.95 * 100e6 * 1460 / 1500
