@@ -40,6 +40,7 @@ pub static REGISTRY: &[AqmInfo] = &[
     crate::apace::INFO,
     crate::modred::INFO,
     crate::dropfn::INFO,
+    crate::cobalt::INFO,
 ];
 
 pub use crate::fq_codel::QdiscInfo;
