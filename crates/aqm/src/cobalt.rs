@@ -21,7 +21,7 @@ use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
+use crate::registry::{AqmInfo, QdiscInfo};
 use crate::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 
@@ -481,6 +481,44 @@ impl Aqm for Cobalt {
         ]
     }
 }
+
+// Queue disciplines built on COBALT. Their parameter tables live here, beside COBALT, for the
+// registry's `QDISCS` (`aqmlab list`); the schedulers are in `qdisc::sched`.
+
+/// CAKE's flow isolation modes, in Linux's `CAKE_FLOW_*` order (tc-cake keywords).
+pub const FLOW_MODES: &[&str] = &[
+    "flowblind",
+    "srchost",
+    "dsthost",
+    "hosts",
+    "flows",
+    "dual-srchost",
+    "dual-dsthost",
+    "triple-isolate",
+];
+
+/// CAKE's parameters (tc-cake(8) keywords; defaults from `cake_init`).
+#[rustfmt::skip]
+pub const CAKE_PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "bandwidth", kind: K::Rate, default: D::Num(0.0), help: "shaper rate, bit/s; 0 = unlimited (tc-cake bandwidth; Linux default unlimited)" },
+    ParamSpec { name: "overhead", kind: K::Int, default: D::Num(0.0), help: "bytes added to every packet's size for the shaper, may be negative (tc-cake overhead, -64..256)" },
+    ParamSpec { name: "mpu", kind: K::Int, default: D::Num(0.0), help: "minimum packet size the shaper charges, bytes (tc-cake mpu, 0..256)" },
+    ParamSpec { name: "framing", kind: K::Choice(&["none", "atm", "ptm"]), default: D::Str("none"), help: "link-layer framing: atm (48-byte cells in 53), ptm (64/65 coding) or none (tc-cake atm / ptm / noatm)" },
+    ParamSpec { name: "flow_mode", kind: K::Choice(FLOW_MODES), default: D::Str("triple-isolate"), help: "flow isolation (tc-cake; Linux default triple-isolate): fairness between flows, hosts or both" },
+    ParamSpec { name: "target", kind: K::Duration, default: D::Num(0.005), help: "COBALT target, s; raised to 1.5 MTU times at low rates (Linux cake_set_rate; default 5 ms)" },
+    ParamSpec { name: "rtt", kind: K::Duration, default: D::Num(0.1), help: "COBALT interval, s (tc-cake rtt; default 100 ms)" },
+    ParamSpec { name: "limit", kind: K::Int, default: D::Num(10240.0), help: "packets held in all queues together (Linux sch->limit 10240; aqmlab: the link's buffer in packets)" },
+    ParamSpec { name: "memlimit", kind: K::Size, default: D::Auto, help: "bytes held in all queues together; default: 4 rtt at the shaper rate but at least 4 MiB, at most limit x 1514 (Linux cake_reconfigure)" },
+    ParamSpec { name: "hash_seed", kind: K::Int, default: D::Num(0.0), help: "perturbation of the flow and host hashes: which flows share a set" },
+];
+
+/// Registry entry for CAKE (the scheduler is `qdisc::sched::cake`).
+pub const CAKE_INFO: QdiscInfo = QdiscInfo {
+    name: "cake",
+    summary: "CAKE: shaper with overhead compensation, set-associative flow queueing with host fairness, COBALT per flow",
+    source: "Hoeiland-Joergensen, Taht, Morton, LANMAN 2018 (Piece of CAKE), s. III; Linux net/sched/sch_cake.c",
+    params: CAKE_PARAMS,
+};
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ pub use crate::fq_codel::QdiscInfo;
 
 /// Queue disciplines that store packets in several internal queues (built by the caller, not
 /// through [`build`]): FQ-CoDel.
-pub static QDISCS: &[QdiscInfo] = &[crate::fq_codel::FQ_CODEL_INFO];
+pub static QDISCS: &[QdiscInfo] = &[crate::fq_codel::FQ_CODEL_INFO, crate::cobalt::CAKE_INFO];
 
 /// The algorithm called `name`.
 pub fn find(name: &str) -> Option<&'static AqmInfo> {

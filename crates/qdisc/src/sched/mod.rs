@@ -7,6 +7,8 @@
 //! Adding a scheduler: one file in this directory implementing [`Scheduler`] and one line in
 //! [`build`] (and its `QdiscInfo` in `aqm::registry::QDISCS` for `aqmlab list`).
 
+pub mod cake;
+
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::{LinkContext, ParamError, ParamMap};
 use aqm::{AqmRng, Time};
@@ -76,6 +78,10 @@ pub trait Scheduler<P>: Send + std::fmt::Debug {
     fn drop_prob(&self) -> Option<f64> {
         None
     }
+
+    /// The (source, destination) hosts of each flow id, for schedulers with per-host fairness
+    /// (CAKE) when the caller's packets carry no addresses (the simulator). Others ignore it.
+    fn set_flow_hosts(&mut self, _hosts: &[(u32, u32)]) {}
 }
 
 impl<P: FqPacket + Send + std::fmt::Debug> Scheduler<P> for FqCodel<P> {
@@ -131,6 +137,7 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
         "fq_codel" => Some(
             aqm::fq_codel::build_fq_codel::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>),
         ),
+        "cake" => Some(cake::build_cake::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>)),
         _ => None,
     }
 }
