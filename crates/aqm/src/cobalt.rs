@@ -457,8 +457,9 @@ impl Aqm for Cobalt {
                 Verdict::Drop
             }
         };
-        if v == Verdict::Drop && q.len_pkts == 0 {
-            // ns-3's dequeue loop then finds the queue empty at once.
+        if q.len_pkts == 0 {
+            // ns-3 dequeues again at once (after a drop, or to fill the device's one-packet
+            // queue while the link is still busy) and finds the queue empty: CobaltQueueEmpty.
             self.found_empty(now);
         }
         v

@@ -109,7 +109,7 @@ pub struct CakeParams {
 
 impl CakeParams {
     /// Reads and validates parameters.
-    pub fn from_map(m: &ParamMap, _l: &LinkContext) -> Result<Self, ParamError> {
+    pub fn from_map(m: &ParamMap, l: &LinkContext) -> Result<Self, ParamError> {
         let p = Params::new(CAKE_PARAMS, m)?;
         let rate = p.num("bandwidth")?;
         check_range("bandwidth", rate, 0.0, false, 1e13, false)?;
@@ -137,7 +137,11 @@ impl CakeParams {
                 check_range("memlimit", b, MTU as f64, false, 1e12, false)?;
                 Some(b as u64)
             }
-            None => None,
+            // A link buffer in bytes bounds the bytes held (one in packets arrives as `limit`).
+            None => match l.buffer {
+                aqm::params::Buffer::Bytes(b) => Some(b),
+                aqm::params::Buffer::Packets(_) => None,
+            },
         };
         let framing = match p.choice("framing").as_str() {
             "atm" => Framing::Atm,
@@ -650,7 +654,7 @@ impl<P: FqPacket> Cake<P> {
             .flows
             .iter()
             .enumerate()
-            .max_by_key(|(i, f)| (f.backlog, std::cmp::Reverse(*i)))
+            .max_by_key(|(i, f)| (f.backlog, f.pkts.len(), std::cmp::Reverse(*i)))
             .expect("1024 queues");
         let f = &mut self.flows[q];
         let Some((pkt, _, _)) = f.pkts.pop_front() else {
@@ -1268,6 +1272,38 @@ mod tests {
         q.flows[i].cvars.dropping = true;
         q.flows[i].cvars.drop_next = 0;
         assert!(q.dequeue_pkt(500 * MS, &mut rng, &mut no_drop).is_some());
+    }
+
+    #[test]
+    fn the_limit_holds_with_zero_size_packets() {
+        let mut q = cake(&[mode("flows"), ("limit", ParamValue::Num(3.0))]).unwrap();
+        let mut rng = aqm::rng_from_seed(1);
+        let mut dropped = 0;
+        for i in 0..10 {
+            let mut p = pkt(i % 2, 1, 2);
+            p.size = 0;
+            q.enqueue_pkt(p, 0, &mut rng, &mut |_, _| dropped += 1);
+            assert!(Scheduler::len_pkts(&q) <= 3);
+        }
+        assert_eq!(dropped, 7);
+    }
+
+    #[test]
+    fn a_byte_buffer_bounds_the_bytes_held() {
+        let m: ParamMap = [("flow_mode".to_string(), ParamValue::Str("flows".into()))].into();
+        let l = LinkContext {
+            buffer: aqm::params::Buffer::Bytes(15_000),
+            ..LinkContext::default()
+        };
+        let mut q: Cake<Pkt> = build_cake(&m, &l).unwrap();
+        assert_eq!(q.params().memlimit, 15_000);
+        let mut rng = aqm::rng_from_seed(1);
+        let mut dropped = 0;
+        for i in 0..30 {
+            q.enqueue_pkt(pkt(i % 3, 1, 2), 0, &mut rng, &mut |_, _| dropped += 1);
+            assert!(Scheduler::len_bytes(&q) <= 15_000);
+        }
+        assert_eq!((Scheduler::len_pkts(&q), dropped), (10, 20));
     }
 
     #[test]
