@@ -254,6 +254,7 @@ def main() -> int:
         "1Gbps_1500B_fq_codel": lambda: case_throughput(
             1e9, {"name": "fq_codel"}, 1500, 1e9 / 12000, secs
         ),
+        "1Gbps_1500B_cake": lambda: case_throughput(1e9, {"name": "cake"}, 1500, 1e9 / 12000, secs),
         "1Gbps_1500B_droptail": lambda: case_throughput(
             1e9, {"name": "droptail"}, 1500, 1e9 / 12000, secs
         ),

@@ -192,6 +192,13 @@ TakeQ(Ptr<QueueDisc> q, const std::string& aqm)
         s.overflow = st.GetNDroppedPackets(FqCoDelQueueDisc::OVERLIMIT_DROP);
         s.early = s.dropped - s.overflow;
     }
+    else if (aqm == "cobalt")
+    {
+        // overflow = arrivals refused by a full buffer; early = COBALT's head drops (CoDel's
+        // schedule and BLUE's random drops).
+        s.overflow = st.GetNDroppedPackets(CobaltQueueDisc::OVERLIMIT_DROP);
+        s.early = s.dropped - s.overflow;
+    }
     else
     {
         s.overflow = st.GetNDroppedPackets(FifoQueueDisc::LIMIT_EXCEEDED_DROP);
@@ -601,10 +608,16 @@ InstallQueueDisc(const LinkSpec& l, Ptr<NetDevice> dev, Net& net, size_t index)
         // ns-3's defaults (RFC 8290: 1024 flows, 5/100 ms, drop batch 64) with the link's limit.
         tc.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue(limit));
     }
+    else if (l.aqm == "cobalt")
+    {
+        // ns-3's defaults (5/100 ms, 1/256, 1/4096, BlueThreshold 400 ms, no ECN), the link's
+        // limit in packets (ns-3's own default is 1.5 MB).
+        tc.SetRootQueueDisc("ns3::CobaltQueueDisc", "MaxSize", StringValue(limit));
+    }
     else
     {
         std::cerr << "link " << l.name << ": unknown aqm " << l.aqm
-                  << " (droptail, red, codel, pie, fq_codel)\n";
+                  << " (droptail, red, codel, pie, fq_codel, cobalt)\n";
         std::exit(2);
     }
     net.qdisc[index] = tc.Install(dev).Get(0);

@@ -69,6 +69,16 @@ pub trait FqPacket {
     }
     /// Sets the CE codepoint (called when CoDel marks instead of dropping).
     fn set_ce(&mut self) {}
+    /// The packet's (source, destination) host ids when it carries addresses (the forwarder's
+    /// IPv4 addresses); `None` otherwise (per-host fairness, CAKE).
+    fn hosts(&self) -> Option<(u32, u32)> {
+        None
+    }
+    /// The packet travels its flow's reverse direction (an ACK in the simulator), so its
+    /// flow's hosts are swapped.
+    fn reverse(&self) -> bool {
+        false
+    }
 }
 
 /// Why FQ-CoDel dropped a packet.

@@ -13,6 +13,7 @@ pub mod apace;
 pub mod ared;
 pub mod avq;
 pub mod blue;
+pub mod cobalt;
 pub mod codel;
 pub mod dropfn;
 pub mod droptail;

@@ -40,13 +40,18 @@ pub static REGISTRY: &[AqmInfo] = &[
     crate::apace::INFO,
     crate::modred::INFO,
     crate::dropfn::INFO,
+    crate::cobalt::INFO,
 ];
 
 pub use crate::fq_codel::QdiscInfo;
 
 /// Queue disciplines that store packets in several internal queues (built by the caller, not
-/// through [`build`]): FQ-CoDel, DualPI2.
-pub static QDISCS: &[QdiscInfo] = &[crate::fq_codel::FQ_CODEL_INFO, crate::dualpi2::DUALPI2_INFO];
+/// through [`build`]): FQ-CoDel, DualPI2, CAKE.
+pub static QDISCS: &[QdiscInfo] = &[
+    crate::fq_codel::FQ_CODEL_INFO,
+    crate::dualpi2::DUALPI2_INFO,
+    crate::cobalt::CAKE_INFO,
+];
 
 /// The algorithm called `name`.
 pub fn find(name: &str) -> Option<&'static AqmInfo> {

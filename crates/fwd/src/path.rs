@@ -57,6 +57,10 @@ impl FqPacket for Frame {
             frame::mark_ce(&mut self.buf, ip);
         }
     }
+    /// The IPv4 source and destination (per-host fairness, CAKE).
+    fn hosts(&self) -> Option<(u32, u32)> {
+        self.ip.as_ref().map(|ip| (ip.src, ip.dst))
+    }
 }
 
 /// Counters of one direction over the whole run, for the conservation check
@@ -518,6 +522,8 @@ impl Path {
             if let Some(s) = self.sched.as_mut() {
                 if let Some(u) = s.next_update().filter(|&u| u + self.start <= t) {
                     s.update(u, &mut self.rng);
+                    // A shaper's wait may be what ended (CAKE): the wire may start again.
+                    self.start_next(t);
                     continue;
                 }
             } else if let Some(u) = self.aqm.next_update().filter(|&u| u + self.start <= t) {

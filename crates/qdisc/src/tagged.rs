@@ -45,4 +45,12 @@ impl<P: FqPacket> FqPacket for Tagged<P> {
         self.marked = true;
         self.pkt.set_ce();
     }
+    #[inline]
+    fn hosts(&self) -> Option<(u32, u32)> {
+        self.pkt.hosts()
+    }
+    #[inline]
+    fn reverse(&self) -> bool {
+        self.pkt.reverse()
+    }
 }

@@ -29,6 +29,8 @@ pub enum Event {
     FlowStop(u32),
     /// A paced flow's next segment may leave.
     Pace(u32),
+    /// A link's queue discipline held its next packet back until now (CAKE's shaper).
+    SchedWake(u32),
 }
 
 struct Entry {

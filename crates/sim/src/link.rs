@@ -65,6 +65,10 @@ impl FqPacket for Packet {
     fn set_ce(&mut self) {
         self.flags |= CE;
     }
+    /// ACKs travel the flow's reverse direction (per-host fairness swaps its hosts).
+    fn reverse(&self) -> bool {
+        self.kind == crate::packet::Kind::Ack
+    }
 }
 
 /// One link.
@@ -94,6 +98,8 @@ pub struct Link {
     /// A queue discipline that stores the packets itself (`fq_codel`, ...): replaces the FIFO
     /// and the AQM.
     pub sched: Option<Box<SchedQueue>>,
+    /// The wake-up scheduled for a scheduler's held-back packet.
+    wake_at: Option<Time>,
     rng: AqmRng,
     /// Stored packets and transmission events (the AQM has a dequeue hook).
     pub real: bool,
@@ -156,6 +162,7 @@ impl Link {
             buffer,
             aqm,
             sched: None,
+            wake_at: None,
             rng,
             real,
             chained: false,
@@ -503,6 +510,25 @@ impl Link {
         self.real
             && !self.busy
             && (!self.queue.is_empty() || self.sched.as_ref().is_some_and(|s| !s.is_empty()))
+    }
+
+    /// Real queue with a scheduler that held its next packet back (a shaper): the time to try
+    /// again, once per wait (the caller schedules one wake-up for it).
+    pub fn sched_wait(&mut self) -> Option<Time> {
+        let w = self.sched.as_ref()?.next_update()?;
+        if self.wake_at == Some(w) {
+            return None;
+        }
+        self.wake_at = Some(w);
+        Some(w)
+    }
+
+    /// The scheduler's wait is over at `t`.
+    pub fn sched_wake(&mut self, t: Time) {
+        self.wake_at = None;
+        if let Some(s) = self.sched.as_mut() {
+            s.update(t, &mut self.rng);
+        }
     }
 
     /// Real queue: the transmitter finished at `t`.

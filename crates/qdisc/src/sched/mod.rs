@@ -8,6 +8,7 @@
 //! [`build`] (and its `QdiscInfo` in `aqm::registry::QDISCS` for `aqmlab list`).
 
 pub mod dualpi2;
+pub mod cake;
 
 use aqm::fq_codel::{FqCodel, FqPacket};
 use aqm::params::{LinkContext, ParamError, ParamMap};
@@ -78,6 +79,10 @@ pub trait Scheduler<P>: Send + std::fmt::Debug {
     fn drop_prob(&self) -> Option<f64> {
         None
     }
+
+    /// The (source, destination) hosts of each flow id, for schedulers with per-host fairness
+    /// (CAKE) when the caller's packets carry no addresses (the simulator). Others ignore it.
+    fn set_flow_hosts(&mut self, _hosts: &[(u32, u32)]) {}
 }
 
 impl<P: FqPacket + Send + std::fmt::Debug> Scheduler<P> for FqCodel<P> {
@@ -136,6 +141,7 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
         "dualpi2" => {
             Some(dualpi2::build_dualpi2::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>))
         }
+        "cake" => Some(cake::build_cake::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>)),
         _ => None,
     }
 }

@@ -99,7 +99,16 @@ pub(super) fn build_link(
         buffer,
         mean_pkt_bytes: lc.mean_pkt_bytes,
     };
-    let (aqm, fq) = build_guard(lc, &field, &ctx, factory)?;
+    let (aqm, mut fq) = build_guard(lc, &field, &ctx, factory)?;
+    if let Some(s) = fq.as_mut() {
+        // Per-host fairness (CAKE): each flow's source and destination nodes.
+        let hosts: Vec<(u32, u32)> = cfg
+            .flows
+            .iter()
+            .map(|f| (f.src as u32, f.dst as u32))
+            .collect();
+        s.set_flow_hosts(&hosts);
+    }
     let rng = aqm::rng_from_seed(cfg.seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1)));
     let mut link = Link::new(
         lc.name.clone(),

@@ -94,6 +94,8 @@ impl Sim {
             if let Some((p, nl, nt)) = self.after_link(pkt, at) {
                 self.enter_link(p, nl, nt);
             }
+        } else if let Some(w) = self.links[l as usize].sched_wait() {
+            self.ev.push(w, Event::SchedWake(l));
         }
     }
 
@@ -276,6 +278,10 @@ impl Sim {
                 Event::HostArrive(p) => self.on_host(p, t),
                 Event::TxDone(l) => {
                     self.links[l as usize].tx_done(t);
+                    self.try_start(l, t);
+                }
+                Event::SchedWake(l) => {
+                    self.links[l as usize].sched_wake(t);
                     self.try_start(l, t);
                 }
                 Event::Rto(f) => {
