@@ -28,6 +28,9 @@ pub const FQ_CODEL_PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "drop_batch", kind: K::Int, default: D::Num(64.0), help: "most packets dropped from the fattest queue at once on overflow (RFC 8290 s. 4.1, Linux: 64)" },
     ParamSpec { name: "mtu_per_flow", kind: K::Bool, default: D::Bool(false), help: "CoDel's no-drop-below-one-mtu test reads the flow's own queue (true, as ns-3's FqCoDelQueueDisc) instead of the whole qdisc's backlog (false: Linux sch_fq_codel.c)" },
     ParamSpec { name: "hash_seed", kind: K::Int, default: D::Num(0.0), help: "perturbation of the flow hash (Linux's perturbation): which flows share a queue" },
+    ParamSpec { name: "ce_threshold", kind: K::Duration, default: D::Auto, help: "CE-mark ECN-capable packets sent after waiting longer than this, s (Linux sch_fq_codel.c ce_threshold, L4S shallow marking); default: off" },
+    ParamSpec { name: "ce_threshold_selector", kind: K::Int, default: D::Num(0.0), help: "ce_threshold only for packets whose TOS byte AND ce_threshold_mask equals this (1 with mask 1: ECT(1) and CE); the TOS byte carries the ECN bits only" },
+    ParamSpec { name: "ce_threshold_mask", kind: K::Int, default: D::Num(0.0), help: "mask of the TOS byte for ce_threshold_selector; 0: every ECN-capable packet" },
 ];
 
 /// What the registry knows of a queue discipline (the counterpart of [`crate::AqmInfo`] for

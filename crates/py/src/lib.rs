@@ -105,11 +105,7 @@ fn list_aqms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let all = aqm::REGISTRY
         .iter()
         .map(|a| (a.name, a.summary, a.source, a.params))
-        .chain(
-            aqm::registry::QDISCS
-                .iter()
-                .map(|q| (q.name, q.summary, q.source, q.params)),
-        );
+        .chain(qdisc::sched::qdiscs().map(|q| (q.name, q.summary, q.source, q.params)));
     for (name, summary, source, params) in all {
         let d = PyDict::new(py);
         d.set_item("name", name)?;
@@ -169,10 +165,12 @@ fn check_aqm(
         mean_pkt_bytes: mean_pkt_bytes.max(1),
     };
     let built = catch_unwind(AssertUnwindSafe(|| {
-        if name == "fq_codel" {
+        if qdisc::sched::is_scheduler(name) {
             let m =
                 sim::network::fq_params(&cfg, buffer).map_err(|e| aqm::ParamError::new("", e))?;
-            aqm::fq_codel::build_fq_codel::<sim::packet::Packet>(&m, &ctx).map(|_| ())
+            qdisc::sched::build::<sim::packet::Packet>(name, &m, &ctx)
+                .expect("a registered scheduler")
+                .map(|_| ())
         } else {
             aqm::build(name, &m, &ctx).map(|_| ())
         }
