@@ -108,6 +108,18 @@ pub fn qdiscs() -> impl Iterator<Item = &'static QdiscInfo> {
     )
 }
 
+/// A scheduler's parameters with the defaults taken from its link: the shared `limit` is the
+/// link's buffer in packets unless given (a byte buffer leaves the scheduler's own default). The
+/// simulator and the forwarder both build schedulers through this, so a scenario's queue is the
+/// same size in both.
+pub fn with_link_defaults(mut m: ParamMap, buffer: aqm::params::Buffer) -> ParamMap {
+    if let aqm::params::Buffer::Packets(n) = buffer {
+        m.entry("limit".into())
+            .or_insert(aqm::ParamValue::Num(n as f64));
+    }
+    m
+}
+
 /// True when `name` is a registered scheduler.
 pub fn is_scheduler(name: &str) -> bool {
     qdiscs().any(|q| q.name == name)
