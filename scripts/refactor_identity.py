@@ -49,7 +49,12 @@ CASES = {
     "fq_codel-per-flow-mtu": {
         "aqm": {"name": "fq_codel", "mtu_per_flow": True, "target": "2ms", "interval": "40ms"},
         "flows": [{"count": 30, "start_spread": "0.5s"}],
-        "topology": {"rate": "10Mbps", "delay": "5ms", "buffer": 40, "access_delay": ["2ms", "8ms"]},
+        "topology": {
+            "rate": "10Mbps",
+            "delay": "5ms",
+            "buffer": 40,
+            "access_delay": ["2ms", "8ms"],
+        },
     },
     "modred-throttle": {"aqm": {"name": "modred", "throttle": "always"}},
     "dropfn": {"aqm": {"name": "dropfn", "table": [0.0, 0.01, 0.05, 0.2]}},
