@@ -69,39 +69,6 @@ fn bench(c: &mut Criterion) {
             )
         });
     }
-    // FQ-CoDel stores packets: one enqueue plus one dequeue per element, 100 flows round robin,
-    // the queue held near 200 packets.
-    #[derive(Clone, Copy)]
-    struct P(u32);
-    impl aqm::fq_codel::FqPacket for P {
-        fn flow_id(&self) -> u32 {
-            self.0
-        }
-        fn size_bytes(&self) -> u32 {
-            1500
-        }
-    }
-    g.bench_function("fq_codel", |b| {
-        b.iter_batched_ref(
-            || {
-                let mut q: aqm::fq_codel::FqCodel<P> =
-                    aqm::fq_codel::build_fq_codel(&ParamMap::new(), &link).expect("defaults");
-                for i in 0..200u32 {
-                    q.enqueue(P(i % 100), 0, |_, _| {});
-                }
-                q
-            },
-            |q| {
-                let mut now = 0u64;
-                for i in 0..N as u32 {
-                    now += 120_000;
-                    q.enqueue(P(i % 100), now, |_, _| {});
-                    black_box(q.dequeue(now, |_, _| {}));
-                }
-            },
-            BatchSize::SmallInput,
-        )
-    });
     g.finish();
 }
 

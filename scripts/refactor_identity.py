@@ -41,6 +41,21 @@ CASES = {
     "codel": {"aqm": {"name": "codel"}},
     "codel-ecn": {"aqm": {"name": "codel", "ecn": True}, "tcp": ECN_TCP},
     "fq_codel": {"aqm": {"name": "fq_codel"}},
+    "fq_codel-ecn": {"aqm": {"name": "fq_codel"}, "tcp": ECN_TCP},
+    "fq_codel-noecn-small": {
+        "aqm": {"name": "fq_codel", "ecn": False, "flows": 4, "quantum": "300B"},
+        "flows": [{"count": 12, "start_spread": "0.5s"}],
+    },
+    "fq_codel-per-flow-mtu": {
+        "aqm": {"name": "fq_codel", "mtu_per_flow": True, "target": "2ms", "interval": "40ms"},
+        "flows": [{"count": 30, "start_spread": "0.5s"}],
+        "topology": {
+            "rate": "10Mbps",
+            "delay": "5ms",
+            "buffer": 40,
+            "access_delay": ["2ms", "8ms"],
+        },
+    },
     "modred-throttle": {"aqm": {"name": "modred", "throttle": "always"}},
     "dropfn": {"aqm": {"name": "dropfn", "table": [0.0, 0.01, 0.05, 0.2]}},
     "poisson-pie": {"aqm": {"name": "pie"}, "flows": [{"type": "poisson", "load": 1.2}]},

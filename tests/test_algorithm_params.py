@@ -48,6 +48,23 @@ BAD = [
     ('name = "pie"\nalpha = -0.125', "aqm.alpha"),
     ('name = "fq_codel"\nquantum = 0', "aqm.quantum"),
     ('name = "fq_codel"\ntarget = "200ms"', "aqm.target"),
+    # issue 21: fq and its per-queue AQM's sub-table, fq_pie, ce_threshold
+    ('name = "fq"\n[aqm.queue]\ntarget = "-5ms"', "aqm.queue.target"),
+    ('name = "fq"\n[aqm.queue]\nbogus = 1', "aqm.queue.bogus"),
+    ('name = "fq"\nqueue_aqm = "pie"\n[aqm.queue]\ninterval = "100ms"', "aqm.queue.interval"),
+    ('name = "fq"\nqueue_aqm = "fq_codel"', "aqm.queue_aqm"),
+    ('name = "fq"\nqueue_aqm = "nope"', "aqm.queue_aqm"),
+    ('name = "fq"\noverflow = "head"', "aqm.overflow"),
+    ('name = "fq"\nqueue = 3', "aqm.queue"),
+    ('name = "fq_pie"\necn_prob = 1.5', "aqm.ecn_prob"),
+    ('name = "fq_pie"\ntupdate = "0ms"', "aqm.tupdate"),
+    ('name = "fq_pie"\nflows = 0', "aqm.flows"),
+    ('name = "fq_codel"\nce_threshold = "-1ms"', "aqm.ce_threshold"),
+    (
+        'name = "fq_codel"\nce_threshold = "1ms"\nce_threshold_selector = 2\nce_threshold_mask = 1',
+        "aqm.ce_threshold_selector",
+    ),
+    ('name = "codel"\nce_threshold_mask = 300', "aqm.ce_threshold_mask"),
 ]
 
 

@@ -19,6 +19,9 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "interval", kind: K::Duration, default: D::Num(0.1), help: "window the sojourn time must stay above target before dropping, s (RFC 8289 s. 4.3, 5.3: 100 ms)" },
     ParamSpec { name: "mtu", kind: K::Size, default: D::Num(1500.0), help: "maxpacket, bytes: no drop while the queue holds at most this many bytes (RFC 8289 s. 5.3, 5.5: SHOULD be the MTU)" },
     ParamSpec { name: "ecn", kind: K::Bool, default: D::Bool(false), help: "mark ECN-capable packets instead of dropping them (RFC 8289, RFC 3168)" },
+    ParamSpec { name: "ce_threshold", kind: K::Duration, default: D::Auto, help: "CE-mark every ECN-capable packet sent after waiting longer than this, s (Linux codel_impl.h ce_threshold: L4S shallow marking); default: off" },
+    ParamSpec { name: "ce_threshold_selector", kind: K::Int, default: D::Num(0.0), help: "ce_threshold applies only to packets whose TOS byte AND ce_threshold_mask equals this (Linux sch_fq_codel.c; 1 with mask 1: ECT(1) and CE, the L4S identifier); the simulator's TOS byte carries the ECN bits only" },
+    ParamSpec { name: "ce_threshold_mask", kind: K::Int, default: D::Num(0.0), help: "mask of the TOS byte for ce_threshold_selector; 0: every ECN-capable packet" },
 ];
 
 /// Registry entry.
@@ -49,6 +52,14 @@ pub struct CodelParams {
     pub mtu_bytes: u64,
     /// ECN marking.
     pub ecn: bool,
+    /// Shallow CE marking (Linux `codel_params.ce_threshold`): a packet leaving after a sojourn
+    /// above this is CE-marked if ECN-capable, whatever the state machine said; `None`: off.
+    pub ce_threshold_ns: Option<Time>,
+    /// Linux `ce_threshold_selector`: only packets with `tos & mask == selector` are marked by
+    /// `ce_threshold` (mask 0: all).
+    pub ce_threshold_selector: u8,
+    /// Linux `ce_threshold_mask`.
+    pub ce_threshold_mask: u8,
 }
 
 impl Default for CodelParams {
@@ -59,6 +70,9 @@ impl Default for CodelParams {
             interval_ns: 100_000_000,
             mtu_bytes: 1500,
             ecn: false,
+            ce_threshold_ns: None,
+            ce_threshold_selector: 0,
+            ce_threshold_mask: 0,
         }
     }
 }
@@ -67,12 +81,45 @@ impl CodelParams {
     /// Reads and validates parameters.
     pub fn from_map(m: &ParamMap, _l: &LinkContext) -> Result<Self, ParamError> {
         let p = Params::new(PARAMS, m)?;
-        Self::from_values(
+        let mut r = Self::from_values(
             p.num("target")?,
             p.num("interval")?,
             p.num("mtu")?,
             p.bool("ecn"),
-        )
+        )?;
+        r.set_ce_threshold(
+            p.opt_num("ce_threshold")?,
+            p.num("ce_threshold_selector")?,
+            p.num("ce_threshold_mask")?,
+        )?;
+        Ok(r)
+    }
+
+    /// Sets and checks the shallow-marking parameters (Linux sch_fq_codel.c `ce_threshold`,
+    /// `ce_threshold_selector`, `ce_threshold_mask`): a threshold in seconds (`None`: off), a
+    /// selector that must lie within its mask, both bytes.
+    pub fn set_ce_threshold(
+        &mut self,
+        threshold_s: Option<f64>,
+        selector: f64,
+        mask: f64,
+    ) -> Result<(), ParamError> {
+        if let Some(t) = threshold_s {
+            check_range("ce_threshold", t, 0.0, false, 3600.0, false)?;
+        }
+        check_range("ce_threshold_selector", selector, 0.0, false, 255.0, false)?;
+        check_range("ce_threshold_mask", mask, 0.0, false, 255.0, false)?;
+        let (sel, mask) = (selector as u8, mask as u8);
+        if sel & !mask != 0 {
+            return Err(ParamError::new(
+                "ce_threshold_selector",
+                format!("must select bits within ce_threshold_mask {mask:#04x} (got {sel:#04x})"),
+            ));
+        }
+        self.ce_threshold_ns = threshold_s.map(secs_to_ns);
+        self.ce_threshold_selector = sel;
+        self.ce_threshold_mask = mask;
+        Ok(())
     }
 
     /// Builds validated parameters from values in base units (seconds, bytes); FQ-CoDel reads
@@ -91,6 +138,7 @@ impl CodelParams {
             interval_ns: secs_to_ns(interval_s),
             mtu_bytes: mtu.round() as u64,
             ecn,
+            ..CodelParams::default()
         };
         p.validate()?;
         Ok(p)
@@ -151,6 +199,9 @@ pub struct CodelStats {
     pub drop_states: u64,
     /// Largest packet seen, bytes.
     pub maxpacket: u32,
+    /// Packets CE-marked by `ce_threshold` (Linux `codel_stats.ce_mark`; a packet the state
+    /// machine marked too is counted in both, as Linux counts it).
+    pub ce_marks: u64,
 }
 
 /// The control law: the next drop `interval / sqrt(count)` after `t` (RFC 8289 s. 5.6). At least
@@ -277,6 +328,20 @@ pub fn codel_dequeue(
     }
 }
 
+/// Linux codel_impl.h, end of `codel_dequeue`: the packet about to be sent waited more than
+/// `ce_threshold` (strictly, `codel_time_after`) and is selected (`tos & mask == selector`, the
+/// TOS byte holding only the ECN bits here) and ECN-capable (`INET_ECN_set_ce` succeeds for
+/// ECT(0), ECT(1) and CE): it is CE-marked, independently of the drop state machine.
+#[inline]
+pub fn ce_threshold_marks(p: &CodelParams, sojourn: Time, ecn: crate::Ecn) -> bool {
+    match p.ce_threshold_ns {
+        Some(th) if sojourn > th && ecn.is_capable() => {
+            p.ce_threshold_mask == 0 || ecn.bits() & p.ce_threshold_mask == p.ce_threshold_selector
+        }
+        _ => false,
+    }
+}
+
 /// The queue was found empty (RFC 8289 s. 5.5: `dodequeue` returns no packet): forget the time
 /// above target and leave the dropping state.
 #[inline]
@@ -350,11 +415,27 @@ impl Aqm for Codel {
         if !was_dropping && self.vars.dropping {
             self.stats.drop_states += 1;
         }
+        if v != Verdict::Drop && ce_threshold_marks(&self.params, sojourn, pkt.ecn) {
+            self.stats.ce_marks += 1;
+            return Verdict::Mark;
+        }
         v
     }
 
+    /// The scheduler found this flow queue empty (RFC 8289 s. 5.5: `dodequeue` returns no packet).
+    fn on_empty(&mut self, _now: Time) {
+        codel_on_empty(&mut self.vars);
+    }
+
+    /// The scheduler pushed `n` packets of this queue out on overflow: Linux `fq_codel_drop`
+    /// raises the queue's CoDel count by them (`flow->cvars.count += i`), so it signals harder.
+    fn on_pushout(&mut self, n: u32, _now: Time) {
+        self.vars.count = self.vars.count.saturating_add(n);
+    }
+
+    /// The counters; `ce_marks` only when `ce_threshold` is set.
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut v = vec![
             ("drops", self.stats.drops as f64),
             ("marks", self.stats.marks as f64),
             ("drop_states", self.stats.drop_states as f64),
@@ -362,7 +443,11 @@ impl Aqm for Codel {
             ("dropping", if self.vars.dropping { 1.0 } else { 0.0 }),
             ("ldelay_s", self.vars.ldelay as f64 / NS_PER_SEC as f64),
             ("maxpacket", self.stats.maxpacket as f64),
-        ]
+        ];
+        if self.params.ce_threshold_ns.is_some() {
+            v.push(("ce_marks", self.stats.ce_marks as f64));
+        }
+        v
     }
 }
 
@@ -553,6 +638,59 @@ mod tests {
             saw_drop |= s.depart(1000, 10 * MS) == Verdict::Drop;
         }
         assert!(saw_drop);
+    }
+
+    /// Linux codel_impl.h `ce_threshold`: a packet sent after more than the threshold is
+    /// CE-marked if ECN-capable, even far below CoDel's target and with `ecn` off; a selector
+    /// (TOS & mask == selector; 1/1 picks ECT(1) and CE, RFC 9331's L4S identifier) narrows it.
+    #[test]
+    fn ce_threshold_marks_by_hand() {
+        let ms = |x: f64| ParamValue::Num(x / 1000.0);
+        let q = QueueView {
+            len_pkts: 10,
+            len_bytes: 10_000,
+            idle_since: None,
+        };
+        let verdict = |a: &mut Codel, ecn: crate::Ecn, sojourn: Time| {
+            let pkt = PacketMeta {
+                ecn,
+                ..PacketMeta::of_size(1000)
+            };
+            a.dequeue(&pkt, sojourn, &q, 0, &mut crate::rng_from_seed(1))
+        };
+        let mut all = codel(&[("ce_threshold", ms(1.0))]).unwrap();
+        assert_eq!(verdict(&mut all, crate::Ecn::Ect0, 2 * MS), Verdict::Mark);
+        assert_eq!(verdict(&mut all, crate::Ecn::Ect1, 2 * MS), Verdict::Mark);
+        assert_eq!(verdict(&mut all, crate::Ecn::Ce, 2 * MS), Verdict::Mark);
+        // Not ECN-capable: INET_ECN_set_ce fails, the packet goes unmarked (and undropped).
+        assert_eq!(
+            verdict(&mut all, crate::Ecn::NotEct, 2 * MS),
+            Verdict::Admit
+        );
+        // Exactly at the threshold: not after it.
+        assert_eq!(verdict(&mut all, crate::Ecn::Ect0, MS), Verdict::Admit);
+        assert_eq!(all.stats.ce_marks, 3);
+        assert_eq!(all.stats.drops + all.stats.marks, 0);
+        let mut l4s = codel(&[
+            ("ce_threshold", ms(1.0)),
+            ("ce_threshold_selector", ParamValue::Num(1.0)),
+            ("ce_threshold_mask", ParamValue::Num(1.0)),
+        ])
+        .unwrap();
+        assert_eq!(verdict(&mut l4s, crate::Ecn::Ect1, 2 * MS), Verdict::Mark);
+        assert_eq!(verdict(&mut l4s, crate::Ecn::Ce, 2 * MS), Verdict::Mark);
+        assert_eq!(verdict(&mut l4s, crate::Ecn::Ect0, 2 * MS), Verdict::Admit);
+        // Off by default.
+        let mut off = codel(&[]).unwrap();
+        assert_eq!(verdict(&mut off, crate::Ecn::Ect1, 4 * MS), Verdict::Admit);
+        let e = codel(&[
+            ("ce_threshold_selector", ParamValue::Num(3.0)),
+            ("ce_threshold_mask", ParamValue::Num(1.0)),
+        ])
+        .unwrap_err();
+        assert_eq!(e.param, "ce_threshold_selector");
+        let e = codel(&[("ce_threshold_mask", ParamValue::Num(256.0))]).unwrap_err();
+        assert_eq!(e.param, "ce_threshold_mask");
     }
 
     #[test]

@@ -256,6 +256,14 @@ pub trait Aqm: Send + std::fmt::Debug {
         Verdict::Admit
     }
 
+    /// A flow-queueing scheduler found this AQM's queue empty when it looked for a packet to send
+    /// (RFC 8289 s. 5.5: `dodequeue` returns no packet). Single queues never call it.
+    fn on_empty(&mut self, _now: Time) {}
+
+    /// A flow-queueing scheduler pushed `n` packets of this AQM's queue out because the shared
+    /// limit was exceeded (RFC 8290 s. 4.1, Linux `fq_codel_drop`). Single queues never call it.
+    fn on_pushout(&mut self, _n: u32, _now: Time) {}
+
     /// The next time the algorithm wants [`Aqm::update`] called, or `None` for never.
     fn next_update(&self) -> Option<Time> {
         None

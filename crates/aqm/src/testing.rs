@@ -13,6 +13,28 @@ pub fn param_map(pairs: &[(&str, ParamValue)]) -> ParamMap {
         .collect()
 }
 
+/// A parameter map drawn by a property test: for each `(index, number, switch)`, parameter
+/// `index % spec.len()` of `spec` gets `switch` if it is a bool, its first choice (switch on) or
+/// a bogus name (off) if it is a choice, `number` otherwise.
+pub fn drawn_params(spec: &[crate::params::ParamSpec], draws: &[(usize, f64, bool)]) -> ParamMap {
+    use crate::params::ParamKind;
+    let mut m = ParamMap::new();
+    for &(i, x, b) in draws {
+        let p = spec[i % spec.len()];
+        let v = match p.kind {
+            ParamKind::Bool => ParamValue::Bool(b),
+            ParamKind::Choice(opts) => ParamValue::Str(if b {
+                opts[0].to_string()
+            } else {
+                "bogus".into()
+            }),
+            _ => ParamValue::Num(x),
+        };
+        m.insert(p.name.to_string(), v);
+    }
+    m
+}
+
 /// Feeds one algorithm a scripted sequence of queue states, arrivals, departures and time.
 #[derive(Debug)]
 pub struct Script {

@@ -1,11 +1,10 @@
-//! Property tests for codel, pie, blue, sred and fq_codel: under any sequence of arrivals (sizes,
+//! Property tests for codel, pie, blue, sred (fq_codel's are in crates/qdisc/tests/props_fq.rs): under any sequence of arrivals (sizes,
 //! queue lengths, ECN flags), departures (sojourn times), overflows, idle periods and time gaps,
 //! with any valid parameters, each keeps drop_prob() in [0, 1], its counters finite, its verdicts
 //! within what it may say, and never panics; parameters of any value are accepted or refused with
-//! an error naming one of them; FQ-CoDel conserves packets and bytes and respects its limit.
+//! an error naming one of them.
 
-use aqm::fq_codel::{build_fq_codel, FqCodel, FqDrop, FqPacket, FQ_CODEL_PARAMS};
-use aqm::params::{Buffer, LinkContext, ParamKind, ParamMap, ParamValue};
+use aqm::params::{Buffer, LinkContext, ParamMap, ParamValue};
 use aqm::{build, find, rng_from_seed, Aqm, PacketMeta, Precedence, QueueView, Time, Verdict};
 use proptest::prelude::*;
 
@@ -295,26 +294,11 @@ proptest! {
         ], any::<bool>()), 0..6),
         l in link(),
     ) {
-        for name in NAMES.iter().copied().chain(["fq_codel"]) {
-            let spec =
-                if name == "fq_codel" { FQ_CODEL_PARAMS } else { find(name).unwrap().params };
-            let mut m = ParamMap::new();
-            for (i, x, b) in &vals {
-                let p = spec[i.index(spec.len())];
-                let v = match p.kind {
-                    ParamKind::Bool => ParamValue::Bool(*b),
-                    ParamKind::Choice(opts) => {
-                        ParamValue::Str(if *b { opts[0].to_string() } else { "bogus".into() })
-                    }
-                    _ => ParamValue::Num(*x),
-                };
-                m.insert(p.name.to_string(), v);
-            }
-            let r = if name == "fq_codel" {
-                build_fq_codel::<FqPkt>(&m, &l).map(|_| ())
-            } else {
-                build(name, &m, &l).map(|_| ())
-            };
+        for name in NAMES {
+            let spec = find(name).unwrap().params;
+            let draws: Vec<_> = vals.iter().map(|(i, x, b)| (i.index(spec.len()), *x, *b)).collect();
+            let m = aqm::testing::drawn_params(spec, &draws);
+            let r = build(name, &m, &l).map(|_| ());
             if let Err(e) = r {
                 prop_assert!(
                     e.param == "buffer" || spec.iter().any(|p| p.name == e.param),
@@ -323,141 +307,5 @@ proptest! {
                 prop_assert!(!e.msg.is_empty());
             }
         }
-    }
-}
-
-#[derive(Clone, Debug)]
-struct FqPkt {
-    flow: u32,
-    size: u32,
-    ect: bool,
-    ce: bool,
-}
-
-impl FqPacket for FqPkt {
-    fn flow_id(&self) -> u32 {
-        self.flow
-    }
-    fn size_bytes(&self) -> u32 {
-        self.size
-    }
-    fn ecn(&self) -> aqm::Ecn {
-        if self.ect {
-            aqm::Ecn::Ect0
-        } else {
-            aqm::Ecn::NotEct
-        }
-    }
-    fn set_ce(&mut self) {
-        self.ce = true;
-    }
-}
-
-#[derive(Clone, Debug)]
-enum FqOp {
-    Enqueue { flow: u32, size: u32, ect: bool },
-    Dequeue,
-    Wait { gap_ns: u64 },
-}
-
-fn fq_op() -> impl Strategy<Value = FqOp> {
-    prop_oneof![
-        5 => (prop_oneof![3 => 0u32..8, 1 => any::<u32>()], 0u32..9000, any::<bool>())
-            .prop_map(|(flow, size, ect)| FqOp::Enqueue { flow, size, ect }),
-        4 => Just(FqOp::Dequeue),
-        2 => gap_ns().prop_map(|gap_ns| FqOp::Wait { gap_ns }),
-    ]
-}
-
-fn fq_params() -> impl Strategy<Value = ParamMap> {
-    (
-        1u32..200,
-        1u32..64,
-        1u32..4000,
-        1u32..100,
-        any::<bool>(),
-        0u32..1000,
-    )
-        .prop_map(|(limit, flows, quantum, batch, ecn, seed)| {
-            [
-                ("limit", ParamValue::Num(limit as f64)),
-                ("flows", ParamValue::Num(flows as f64)),
-                ("quantum", ParamValue::Num(quantum as f64)),
-                ("drop_batch", ParamValue::Num(batch as f64)),
-                ("ecn", ParamValue::Bool(ecn)),
-                ("hash_seed", ParamValue::Num(seed as f64)),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
-
-    #[test]
-    fn fq_codel_conserves_packets_and_respects_its_limit(
-        ops in prop::collection::vec(fq_op(), 1..600),
-        m in fq_params(),
-    ) {
-        let mut q: FqCodel<FqPkt> = build_fq_codel(&m, &LinkContext::default()).unwrap();
-        let limit = q.params().limit;
-        let (mut now, mut enq, mut enq_bytes) = (0u64, 0u64, 0u64);
-        let (mut out, mut out_bytes, mut dropped, mut dropped_bytes) = (0u64, 0u64, 0u64, 0u64);
-        let (mut overlimit, mut codel) = (0u64, 0u64);
-        for op in &ops {
-            match *op {
-                FqOp::Enqueue { flow, size, ect } => {
-                    enq += 1;
-                    enq_bytes += size as u64;
-                    let mut only_overlimit = true;
-                    let n = q.enqueue(FqPkt { flow, size, ect, ce: false }, now, |p, why| {
-                        dropped += 1;
-                        dropped_bytes += p.size as u64;
-                        overlimit += 1;
-                        only_overlimit &= why == FqDrop::Overlimit;
-                    });
-                    prop_assert!(only_overlimit);
-                    prop_assert!(n <= q.params().drop_batch as usize);
-                    prop_assert!(q.len_pkts() <= limit, "{} > {limit}", q.len_pkts());
-                }
-                FqOp::Dequeue => {
-                    let got = q.dequeue(now, |p, why| {
-                        dropped += 1;
-                        dropped_bytes += p.size as u64;
-                        if why == FqDrop::Codel { codel += 1 }
-                    });
-                    match got {
-                        Some(p) => {
-                            out += 1;
-                            out_bytes += p.size as u64;
-                            prop_assert!(!p.ce || (p.ect && q.params().codel.ecn));
-                        }
-                        None => prop_assert_eq!(q.len_pkts(), 0),
-                    }
-                }
-                FqOp::Wait { gap_ns } => now += gap_ns,
-            }
-            prop_assert_eq!(enq, out + dropped + q.len_pkts() as u64);
-            prop_assert_eq!(enq_bytes, out_bytes + dropped_bytes + q.len_bytes());
-            let s = q.stats();
-            prop_assert_eq!(
-                (s.overlimit_drops, s.codel_drops, s.dequeued),
-                (overlimit, codel, out)
-            );
-        }
-        // Draining gives back everything still held.
-        let mut on_drop = |p: FqPkt, _| {
-            dropped += 1;
-            dropped_bytes += p.size as u64;
-        };
-        while let Some(p) = q.dequeue(now, &mut on_drop) {
-            out += 1;
-            out_bytes += p.size as u64;
-        }
-        prop_assert_eq!((q.len_pkts(), q.len_bytes()), (0, 0));
-        prop_assert_eq!(q.list_lens(), (0, 0));
-        prop_assert_eq!((enq, enq_bytes), (out + dropped, out_bytes + dropped_bytes));
     }
 }

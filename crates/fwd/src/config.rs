@@ -139,7 +139,9 @@ impl DirConfig {
         };
         let params = self.aqm.param_map().map_err(|e| format!("{f}.aqm.{e}"))?;
         let err = |e: aqm::ParamError| format!("{f}.aqm: {e}");
-        let fq = match qdisc::sched::build(&self.aqm.name, &params, &ctx) {
+        // A scheduler's limit defaults to the buffer in packets, as in the simulator.
+        let sched_params = qdisc::sched::with_link_defaults(params.clone(), buffer);
+        let fq = match qdisc::sched::build(&self.aqm.name, &sched_params, &ctx) {
             Some(built) => Some(built.map_err(err)?),
             None => None,
         };

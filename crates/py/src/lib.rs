@@ -152,11 +152,7 @@ fn list_aqms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let all = aqm::REGISTRY
         .iter()
         .map(|a| (a.name, a.summary, a.source, a.params))
-        .chain(
-            aqm::registry::QDISCS
-                .iter()
-                .map(|q| (q.name, q.summary, q.source, q.params)),
-        );
+        .chain(qdisc::sched::qdiscs().map(|q| (q.name, q.summary, q.source, q.params)));
     for (name, summary, source, params) in all {
         let d = PyDict::new(py);
         d.set_item("name", name)?;

@@ -636,6 +636,11 @@ impl Link {
             self.sync(t);
         }
         self.touch(t);
+        if let Some(s) = self.sched.as_mut() {
+            // A scheduler's periodic update (e.g. fq_pie's PIE on every queue).
+            s.update(t, &mut self.rng);
+            return s.next_update();
+        }
         let view = self.view(t);
         let a = self.aqm.as_mut()?;
         a.update(&view, t);

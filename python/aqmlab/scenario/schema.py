@@ -717,6 +717,26 @@ def aqm_params(
         )
     kinds = {p["name"]: p["kind"] for p in info["params"]}
     out: dict[str, Any] = {}
+    if "queue_aqm" in kinds:
+        # A flow-queueing scheduler (`fq`): the per-queue AQM's parameters are the sub-table
+        # [aqm.queue], checked as that AQM's own and passed on as `queue.<name>`.
+        aqm = dict(aqm)
+        queue = aqm.pop("queue", {})
+        if not isinstance(queue, dict):
+            raise InputError(
+                f"{field}.queue: must be a table of {aqm.get('queue_aqm', 'codel')}'s parameters"
+            )
+        qname = aqm.get("queue_aqm", "codel")
+        if not isinstance(qname, str) or algorithms.get(qname) is None or qname in _SCHEDULERS:
+            known = ", ".join(n for n in algorithms.names() if n not in _SCHEDULERS)
+            raise InputError(
+                f"{field}.queue_aqm: must name an AQM of the registry (got {show(qname)}); "
+                f"known: {known}"
+            )
+        _, qpar = aqm_params(
+            {**queue, "name": qname}, field=f"{field}.queue", n_max=n_max, link=link
+        )
+        out.update({f"queue.{k}": v for k, v in qpar.items()})
     for k, v in aqm.items():
         if k == "name":
             continue
@@ -754,11 +774,21 @@ def aqm_params(
     return name, out
 
 
+#: Queue disciplines that hold the packets themselves: not an AQM of one flow queue of `fq`.
+_SCHEDULERS = ("fq", "fq_codel", "fq_pie", "cake", "fq_cobalt", "dualpi2")
+
+
 #: Timer-driven update periods (s) and sampling rates (Hz) of the AQMs: each period costs the
 #: simulator one event, so a 1 ns period hangs a run (issue 19). The bound, 10 us, is 1,500 times
 #: shorter than PIE's 15 ms (RFC 8033 s. 4.2) and shorter than one 1500 B packet at 1 Gb/s.
 MIN_UPDATE_PERIOD_S = 10e-6
-_PERIODS = {"pie": "t_update", "rem": "interval", "ared": "interval", "laq": "interval"}
+_PERIODS = {
+    "pie": "t_update",
+    "fq_pie": "tupdate",
+    "rem": "interval",
+    "ared": "interval",
+    "laq": "interval",
+}
 _PERIODS_PAQM = {"paqm": "interval"}
 _RATES_HZ = {"pi": "sample_hz", "anaqm": "sample_hz"}
 

@@ -7,10 +7,11 @@
 //! Adding a scheduler: one file in this directory implementing [`Scheduler`] and one line in
 //! [`build`] (and its `QdiscInfo` in `aqm::registry::QDISCS` for `aqmlab list`).
 
-pub mod dualpi2;
 pub mod cake;
+pub mod dualpi2;
+pub mod fq;
 
-use aqm::fq_codel::{FqCodel, FqPacket};
+use aqm::fq_codel::{FqPacket, QdiscInfo};
 use aqm::params::{LinkContext, ParamError, ParamMap};
 use aqm::{AqmRng, Time};
 
@@ -85,47 +86,6 @@ pub trait Scheduler<P>: Send + std::fmt::Debug {
     fn set_flow_hosts(&mut self, _hosts: &[(u32, u32)]) {}
 }
 
-impl<P: FqPacket + Send + std::fmt::Debug> Scheduler<P> for FqCodel<P> {
-    fn name(&self) -> &'static str {
-        "fq_codel"
-    }
-
-    fn enqueue(
-        &mut self,
-        pkt: P,
-        now: Time,
-        _rng: &mut AqmRng,
-        on_drop: &mut dyn FnMut(P, SchedDrop),
-    ) {
-        FqCodel::enqueue(self, pkt, now, |p, _| on_drop(p, SchedDrop::Overlimit));
-    }
-
-    fn dequeue(
-        &mut self,
-        now: Time,
-        _rng: &mut AqmRng,
-        on_drop: &mut dyn FnMut(P, SchedDrop),
-    ) -> Option<P> {
-        FqCodel::dequeue(self, now, |p, _| on_drop(p, SchedDrop::Aqm))
-    }
-
-    fn len_pkts(&self) -> u32 {
-        FqCodel::len_pkts(self)
-    }
-
-    fn len_bytes(&self) -> u64 {
-        FqCodel::len_bytes(self)
-    }
-
-    fn for_each_packet(&self, f: &mut dyn FnMut(&P)) {
-        self.packets().for_each(f);
-    }
-
-    fn stats(&self) -> Vec<(&'static str, f64)> {
-        self.stats_vec()
-    }
-}
-
 /// The scheduler registered as `name` over packets of type `P`, built from user parameters
 /// (`m`, already holding the defaults the caller derives from the link, e.g. `limit` from its
 /// buffer); `None` when `name` is not a scheduler (it may be a single-queue AQM).
@@ -134,10 +94,10 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
     m: &ParamMap,
     l: &LinkContext,
 ) -> Option<Result<Box<dyn Scheduler<P>>, ParamError>> {
+    if let Some(b) = fq::build::<P>(name, m, l) {
+        return Some(b);
+    }
     match name {
-        "fq_codel" => Some(
-            aqm::fq_codel::build_fq_codel::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>),
-        ),
         "dualpi2" => {
             Some(dualpi2::build_dualpi2::<P>(m, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>))
         }
@@ -146,7 +106,33 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
     }
 }
 
+/// The queue disciplines of this module, for `aqmlab list` (with those of
+/// `aqm::registry::QDISCS` not repeated here).
+pub static QDISCS: &[QdiscInfo] = &[aqm::fq_codel::FQ_CODEL_INFO, fq::FQ_INFO, fq::FQ_PIE_INFO];
+
+/// Every registered queue discipline: [`QDISCS`], then those of `aqm::registry::QDISCS` it does
+/// not name.
+pub fn qdiscs() -> impl Iterator<Item = &'static QdiscInfo> {
+    QDISCS.iter().chain(
+        aqm::registry::QDISCS
+            .iter()
+            .filter(|q| !QDISCS.iter().any(|o| o.name == q.name)),
+    )
+}
+
+/// A scheduler's parameters with the defaults taken from its link: the shared `limit` is the
+/// link's buffer in packets unless given (a byte buffer leaves the scheduler's own default). The
+/// simulator and the forwarder both build schedulers through this, so a scenario's queue is the
+/// same size in both.
+pub fn with_link_defaults(mut m: ParamMap, buffer: aqm::params::Buffer) -> ParamMap {
+    if let aqm::params::Buffer::Packets(n) = buffer {
+        m.entry("limit".into())
+            .or_insert(aqm::ParamValue::Num(n as f64));
+    }
+    m
+}
+
 /// True when `name` is a registered scheduler.
 pub fn is_scheduler(name: &str) -> bool {
-    aqm::registry::QDISCS.iter().any(|q| q.name == name)
+    qdiscs().any(|q| q.name == name)
 }

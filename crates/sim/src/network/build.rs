@@ -98,7 +98,13 @@ impl Sim {
             }
         }
         for (l, link) in sim.links.iter().enumerate() {
-            if let Some(t) = link.aqm.as_ref().and_then(|a| a.next_update()) {
+            let sched_update = || link.sched.as_ref().and_then(|s| s.next_update());
+            if let Some(t) = link
+                .aqm
+                .as_ref()
+                .and_then(|a| a.next_update())
+                .or_else(sched_update)
+            {
                 sim.ev.push(t, Event::AqmUpdate(l as u32));
             }
         }

@@ -8,12 +8,7 @@ use qdisc::rate::{Schedule, Trace, VarClock};
 
 /// A queue discipline's parameters; its shared `limit` defaults to the link's buffer in packets.
 pub fn fq_params(a: &crate::config::AqmConfig, buffer: Buffer) -> Result<aqm::ParamMap, String> {
-    let mut m = a.param_map()?;
-    if let Buffer::Packets(n) = buffer {
-        m.entry("limit".into())
-            .or_insert(aqm::ParamValue::Num(n as f64));
-    }
-    Ok(m)
+    Ok(qdisc::sched::with_link_defaults(a.param_map()?, buffer))
 }
 
 /// Builds the AQM of a link in place of the registry (a Python AQM, issue 23): called with the
