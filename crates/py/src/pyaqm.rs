@@ -183,6 +183,8 @@ pub struct PyAqm {
     name: &'static str,
     enqueue: Py<PyAny>,
     on_overflow: Option<Py<PyAny>>,
+    on_empty: Option<Py<PyAny>>,
+    on_pushout: Option<Py<PyAny>>,
     dequeue: Option<Py<PyAny>>,
     next_update: Option<Py<PyAny>>,
     update: Option<Py<PyAny>>,
@@ -267,6 +269,8 @@ impl PyAqm {
             name: intern(name),
             enqueue,
             on_overflow: method(obj, "on_overflow").map_err(err)?,
+            on_empty: method(obj, "on_empty").map_err(err)?,
+            on_pushout: method(obj, "on_pushout").map_err(err)?,
             dequeue: method(obj, "dequeue").map_err(err)?,
             next_update,
             update,
@@ -412,6 +416,26 @@ impl Aqm for PyAqm {
             self.queue.bind(py).borrow_mut().set(q);
             let args = (self.pkt.bind(py), self.queue.bind(py), now);
             self.call(py, "on_overflow", f, args);
+        })
+    }
+
+    /// A scheduler found this queue empty (fq's flow queues: RFC 8289 s. 5.5, no packet).
+    fn on_empty(&mut self, now: Time) {
+        let Some(f) = &self.on_empty else {
+            return;
+        };
+        Python::with_gil(|py| {
+            self.call(py, "on_empty", f, (now,));
+        })
+    }
+
+    /// A scheduler pushed `n` packets of this queue out on overflow (fq's fattest-queue drop).
+    fn on_pushout(&mut self, n: u32, now: Time) {
+        let Some(f) = &self.on_pushout else {
+            return;
+        };
+        Python::with_gil(|py| {
+            self.call(py, "on_pushout", f, (n, now));
         })
     }
 
