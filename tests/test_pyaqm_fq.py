@@ -160,3 +160,29 @@ def test_a_python_queue_aqm_needs_fq_and_the_testbed_refuses_it(tmp_path):
     r = aqmlab_cli("testbed", str(tmp_path / "s.toml"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "aqm.queue.python: the testbed cannot run an AQM written in Python" in r.stderr
+
+
+def test_a_sweep_carries_the_per_queue_class_to_its_workers(tmp_path):
+    from aqmlab.running import runner
+    from aqmlab.sweep import engine, spec, store
+
+    (tmp_path / "aqms").mkdir()
+    shutil.copy(CODEL, tmp_path / "aqms" / "codel.py")
+    aqm = '[aqm]\nname = "fq"\nqueue_aqm = "python"\n[aqm.queue]\npython = "aqms/codel.py:Codel"\n'
+    (tmp_path / "s.toml").write_text(_scenario("heavy", False, aqm))
+    (tmp_path / "sw.toml").write_text(
+        'name = "pyfq"\nbase = "s.toml"\nseeds = 1\n[grid]\n"aqm.queue.target" = ["1ms", "20ms"]\n'
+    )
+    sw = spec.load(tmp_path / "sw.toml")
+    (tmp_path / "aqms" / "codel.py").unlink()  # workers get the source from the run spec
+    res = engine.run(sw, tmp_path / "out", jobs=2, quiet=True)
+    assert res.ran == 2 and res.failed == 0
+    drops = []
+    for t in sw.tasks():
+        rec = json.loads(store.record_path(tmp_path / "out", t.key).read_text())
+        single = runner.run(t.scenario, seed=t.seed)
+        assert runner.summary_json(rec["summary"]) == runner.summary_json(single.summary)
+        drops.append((t.scenario["aqm"]["queue"]["target"], single.bottleneck))
+    # The swept target reaches every queue's instance: a 1 ms target signals more than 20 ms.
+    by = {str(k): v["aqm_stats"]["aqm_drops"] for k, v in drops}
+    assert by["1ms"] > by["20ms"], by
