@@ -186,3 +186,16 @@ def test_a_sweep_carries_the_per_queue_class_to_its_workers(tmp_path):
     # The swept target reaches every queue's instance: a 1 ms target signals more than 20 ms.
     by = {str(k): v["aqm_stats"]["aqm_drops"] for k, v in drops}
     assert by["1ms"] > by["20ms"], by
+
+
+def test_a_hook_raising_in_a_flow_queue_stops_the_run_in_one_line(tmp_path):
+    (tmp_path / "c.py").write_text(
+        "class C:\n    def enqueue(self, pkt, q, now):\n"
+        "        return 0 * (1 // (3 - min(q.len_pkts, 3)))\n"
+    )
+    aqm = '[aqm]\nname = "fq"\nqueue_aqm = "python"\nflows = 1\n[aqm.queue]\npython = "c.py:C"\n'
+    (tmp_path / "s.toml").write_text(_scenario("heavy", False, aqm))
+    r = aqmlab_cli("run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "aqm.queue.python: c.py:C.enqueue raised ZeroDivisionError" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()

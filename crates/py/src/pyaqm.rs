@@ -180,6 +180,8 @@ fn intern(s: &str) -> &'static str {
 /// One Python AQM instance guarding one queue.
 pub struct PyAqm {
     label: String,
+    /// The scenario field its errors name (`aqm.python`, `aqm.queue.python` for fq's queues).
+    field: String,
     name: &'static str,
     enqueue: Py<PyAny>,
     on_overflow: Option<Py<PyAny>>,
@@ -266,6 +268,7 @@ impl PyAqm {
         obj.setattr("rng", rng.clone_ref(py)).map_err(err)?;
         Ok(PyAqm {
             label: label.to_string(),
+            field: "aqm.python".to_string(),
             name: intern(name),
             enqueue,
             on_overflow: method(obj, "on_overflow").map_err(err)?,
@@ -317,7 +320,7 @@ impl PyAqm {
                     g.get_or_insert(e);
                 }
                 self.failure
-                    .set(format!("aqm.python: {} interrupted", self.label));
+                    .set(format!("{}: {} interrupted", self.field, self.label));
                 None
             }
             Err(e) => {
@@ -333,7 +336,7 @@ impl PyAqm {
 
     fn fail(&self, hook: &str, what: String) {
         self.failure
-            .set(format!("aqm.python: {}.{hook} {what}", self.label));
+            .set(format!("{}: {}.{hook} {what}", self.field, self.label));
     }
 
     fn verdict(&self, hook: &str, v: Option<Bound<'_, PyAny>>) -> Verdict {
@@ -544,12 +547,12 @@ pub fn link_kwargs<'py>(py: Python<'py>, ctx: &LinkContext) -> PyResult<Bound<'p
 
 /// Builds a Python AQM for a link: calls `make(**link)` (the Python side's factory, which returns
 /// a fresh instance of the user's class) and wraps the instance. The plain function of a link
-/// context a scheduler calls once per flow queue.
+/// context a scheduler calls once per flow queue. `field` names the scenario table in a failed
+/// hook's message (`aqm.python`; `aqm.queue.python` for fq's per-queue AQM).
 pub fn build(
     py: Python<'_>,
     make: &Bound<'_, PyAny>,
-    label: &str,
-    name: &str,
+    (label, name, field): (&str, &str, &str),
     ctx: &LinkContext,
     failure: &Arc<Failure>,
 ) -> Result<Box<dyn Aqm>, String> {
@@ -558,13 +561,9 @@ pub fn build(
         let msg = e.value(py).to_string();
         msg.lines().next().unwrap_or("").to_string()
     })?;
-    Ok(Box::new(PyAqm::new(
-        py,
-        &obj,
-        label,
-        name,
-        failure.clone(),
-    )?))
+    let mut aqm = PyAqm::new(py, &obj, label, name, failure.clone())?;
+    aqm.field = field.to_string();
+    Ok(Box::new(aqm))
 }
 
 /// An AQM's configuration as Python passes it (name, parameters as JSON in base units, the

@@ -251,23 +251,24 @@ def python_field(data: dict[str, Any]) -> str | None:
     return None
 
 
-def extract(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[str, str, Any]]]:
+def extract(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[str, str, Any, str]]]:
     """The configuration the simulator reads (each Python AQM named ``python:N``) and, by that
-    name, ``(label, name, make)`` for ``_core.simulate(python_aqms=...)``."""
-    specs: dict[str, tuple[str, str, Any]] = {}
+    name, ``(label, name, make, field)`` for ``_core.simulate(python_aqms=...)`` (``field``:
+    the table a failed hook's message names)."""
+    specs: dict[str, tuple[str, str, Any, str]] = {}
     links = []
     for lk in cfg["links"]:
         a = lk.get("aqm")
         if a and a.get("name") == "python":
             key = f"python:{len(specs)}"
             make, label, name = _maker(a["python"], a["params"], a["field"])
-            specs[key] = (label, name, make)
+            specs[key] = (label, name, make, "aqm.python")
             lk = {**lk, "aqm": {"name": key, "params": {}}}
         elif a and "queue" in a:  # fq with a Python AQM per flow queue: queue_aqm names it
             key = f"python:{len(specs)}"
             q = a["queue"]
             make, label, name = _maker(q["python"], q["params"], q["field"])
-            specs[key] = (label, name, make)
+            specs[key] = (label, name, make, "aqm.queue.python")
             lk = {**lk, "aqm": {"name": a["name"], "params": {**a["params"], "queue_aqm": key}}}
         links.append(lk)
     return {**cfg, "links": links}, specs
