@@ -94,6 +94,17 @@ class Codel(Aqm):
         self.drops += 1
         return DROP
 
+    def on_empty(self, now):
+        """s. 5.5: dodequeue found no packet (a flow queue of fq ran empty): forget the time
+        above target and leave the dropping state."""
+        self.first_above_time = None
+        self.dropping = self.reschedule = False
+
+    def on_pushout(self, n, now):
+        """fq pushed n packets of this queue out on overflow: Linux fq_codel_drop raises the
+        queue's count by them (flow->cvars.count += i), so it signals harder."""
+        self.count = min(self.count + n, 0xFFFFFFFF)
+
     def stats(self):
         return {
             "drops": self.drops,

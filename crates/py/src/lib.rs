@@ -39,8 +39,9 @@ fn sim_err(e: sim::SimError) -> PyErr {
 /// (the GIL is released while Rust runs, unless Python AQMs run). Returns `(summary_json,
 /// series)` where `series` maps a name to `(t_ns_bytes, {column: f64_bytes})`.
 ///
-/// `python_aqms` maps an AQM name of the configuration (`python:N`) to `(label, name, make)`:
-/// a link with that AQM gets `make(**link)` wrapped as a [`pyaqm::PyAqm`]. A failed hook stops
+/// `python_aqms` maps an AQM name of the configuration (`python:N`) to `(label, name, make,
+/// field)`: a link (or each flow queue of `fq` whose `queue_aqm` it is) with that AQM gets
+/// `make(**link)` wrapped as a [`pyaqm::PyAqm`]; `field` names the table in a hook's error. A failed hook stops
 /// the run with `PythonAqmError` (a `ValueError`) naming the file, class and hook.
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None, chunk_s=1.0, python_aqms=None))]
@@ -64,10 +65,10 @@ fn simulate<'py>(
         let mut factory = |a: &sim::config::AqmConfig, ctx: &aqm::LinkContext| {
             let spec = specs.get_item(&a.name).ok().flatten()?;
             let built = spec
-                .extract::<(String, String, Bound<'py, PyAny>)>()
+                .extract::<(String, String, Bound<'py, PyAny>, String)>()
                 .map_err(|e| e.to_string())
-                .and_then(|(label, name, make)| {
-                    pyaqm::build(py, &make, &label, &name, ctx, &failure)
+                .and_then(|(label, name, make, field)| {
+                    pyaqm::build(py, &make, (&label, &name, &field), ctx, &failure)
                         .map_err(|e| format!("python: {e}"))
                 });
             Some(built.map_err(|e| aqm::ParamError::new("", e)))

@@ -180,9 +180,13 @@ fn intern(s: &str) -> &'static str {
 /// One Python AQM instance guarding one queue.
 pub struct PyAqm {
     label: String,
+    /// The scenario field its errors name (`aqm.python`, `aqm.queue.python` for fq's queues).
+    field: String,
     name: &'static str,
     enqueue: Py<PyAny>,
     on_overflow: Option<Py<PyAny>>,
+    on_empty: Option<Py<PyAny>>,
+    on_pushout: Option<Py<PyAny>>,
     dequeue: Option<Py<PyAny>>,
     next_update: Option<Py<PyAny>>,
     update: Option<Py<PyAny>>,
@@ -264,9 +268,12 @@ impl PyAqm {
         obj.setattr("rng", rng.clone_ref(py)).map_err(err)?;
         Ok(PyAqm {
             label: label.to_string(),
+            field: "aqm.python".to_string(),
             name: intern(name),
             enqueue,
             on_overflow: method(obj, "on_overflow").map_err(err)?,
+            on_empty: method(obj, "on_empty").map_err(err)?,
+            on_pushout: method(obj, "on_pushout").map_err(err)?,
             dequeue: method(obj, "dequeue").map_err(err)?,
             next_update,
             update,
@@ -313,7 +320,7 @@ impl PyAqm {
                     g.get_or_insert(e);
                 }
                 self.failure
-                    .set(format!("aqm.python: {} interrupted", self.label));
+                    .set(format!("{}: {} interrupted", self.field, self.label));
                 None
             }
             Err(e) => {
@@ -329,7 +336,7 @@ impl PyAqm {
 
     fn fail(&self, hook: &str, what: String) {
         self.failure
-            .set(format!("aqm.python: {}.{hook} {what}", self.label));
+            .set(format!("{}: {}.{hook} {what}", self.field, self.label));
     }
 
     fn verdict(&self, hook: &str, v: Option<Bound<'_, PyAny>>) -> Verdict {
@@ -412,6 +419,26 @@ impl Aqm for PyAqm {
             self.queue.bind(py).borrow_mut().set(q);
             let args = (self.pkt.bind(py), self.queue.bind(py), now);
             self.call(py, "on_overflow", f, args);
+        })
+    }
+
+    /// A scheduler found this queue empty (fq's flow queues: RFC 8289 s. 5.5, no packet).
+    fn on_empty(&mut self, now: Time) {
+        let Some(f) = &self.on_empty else {
+            return;
+        };
+        Python::with_gil(|py| {
+            self.call(py, "on_empty", f, (now,));
+        })
+    }
+
+    /// A scheduler pushed `n` packets of this queue out on overflow (fq's fattest-queue drop).
+    fn on_pushout(&mut self, n: u32, now: Time) {
+        let Some(f) = &self.on_pushout else {
+            return;
+        };
+        Python::with_gil(|py| {
+            self.call(py, "on_pushout", f, (n, now));
         })
     }
 
@@ -520,12 +547,12 @@ pub fn link_kwargs<'py>(py: Python<'py>, ctx: &LinkContext) -> PyResult<Bound<'p
 
 /// Builds a Python AQM for a link: calls `make(**link)` (the Python side's factory, which returns
 /// a fresh instance of the user's class) and wraps the instance. The plain function of a link
-/// context a scheduler calls once per flow queue.
+/// context a scheduler calls once per flow queue. `field` names the scenario table in a failed
+/// hook's message (`aqm.python`; `aqm.queue.python` for fq's per-queue AQM).
 pub fn build(
     py: Python<'_>,
     make: &Bound<'_, PyAny>,
-    label: &str,
-    name: &str,
+    (label, name, field): (&str, &str, &str),
     ctx: &LinkContext,
     failure: &Arc<Failure>,
 ) -> Result<Box<dyn Aqm>, String> {
@@ -534,13 +561,9 @@ pub fn build(
         let msg = e.value(py).to_string();
         msg.lines().next().unwrap_or("").to_string()
     })?;
-    Ok(Box::new(PyAqm::new(
-        py,
-        &obj,
-        label,
-        name,
-        failure.clone(),
-    )?))
+    let mut aqm = PyAqm::new(py, &obj, label, name, failure.clone())?;
+    aqm.field = field.to_string();
+    Ok(Box::new(aqm))
 }
 
 /// An AQM's configuration as Python passes it (name, parameters as JSON in base units, the

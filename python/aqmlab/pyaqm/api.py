@@ -5,6 +5,7 @@ A Python AQM is a class with the trait's hooks, under the trait's names::
 
     enqueue(pkt, queue, now) -> Verdict                  # required; queue before pkt joins
     on_overflow(pkt, queue, now)                          # the buffer refused an admitted packet
+    on_empty(now);  on_pushout(n, now)                    # fq's flow queue: emptied / n pushed out
     dequeue(pkt, sojourn, queue, now) -> Verdict          # defined: called for every departure
     next_update() -> int | None;  update(queue, now)      # a timer (both or neither)
     drop_prob() -> float;  avg_queue() -> float           # time series columns

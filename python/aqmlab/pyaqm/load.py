@@ -6,6 +6,11 @@ the class's parameters. When the scenario file is read, the module's source is r
 table (``python = {file, class, source}``), so a run spec carries it to sweep workers and Dask
 workers that have nothing installed, and a run directory's scenario.toml holds the code it ran.
 In code, ``aqmlab.run(scenario, aqm=MyAqm(...))`` runs an instance (copied for each link).
+
+As the per-flow-queue AQM of ``fq``: ``[aqm] name = "fq"``, ``queue_aqm = "python"`` and the
+class with its parameters in ``[aqm.queue]`` (``python = "my_aqm.py:MyAqm"``); each flow queue
+gets its own instance. ``aqmlab.run(scenario, aqm=obj)`` on a scenario whose AQM is ``fq`` sets
+the per-queue AQM (copied for each queue) and keeps fq's own parameters.
 """
 
 from __future__ import annotations
@@ -78,6 +83,9 @@ def resolve_tables(data: dict[str, Any], base: Path) -> None:
     for t, field in tables:
         if isinstance(t, dict) and "python" in t:
             t["python"] = resolve(t["python"], base, field)
+        queue = t.get("queue") if isinstance(t, dict) else None
+        if isinstance(queue, dict) and "python" in queue:  # fq's per-queue AQM
+            queue["python"] = resolve(queue["python"], base, f"{field}.queue")
 
 
 def _module(spec: dict[str, Any], field: str) -> types.ModuleType:
@@ -210,6 +218,23 @@ def link_aqm(
     return {"name": "python", "params": values, "python": spec, "field": field}
 
 
+def queue_link_aqm(
+    table: dict[str, Any], field: str, rate: float, buf: tuple, mean_pkt: int, own: dict[str, Any]
+) -> dict[str, Any]:
+    """``fq`` with a Python AQM on every flow queue (``queue_aqm = "python"``, the class and
+    its parameters in ``[aqm.queue]``): ``own`` is fq's own parameters, checked by the caller.
+    The class is checked against the link as a plain link's Python AQM is; the simulator builds
+    one fresh instance per flow queue."""
+    queue = table.get("queue")
+    if not isinstance(queue, dict) or "python" not in queue:
+        raise InputError(
+            f"{field}.queue.python: queue_aqm = 'python' needs the class in [aqm.queue]: "
+            "python = 'file.py:Class'"
+        )
+    entry = link_aqm(queue, f"{field}.queue", rate, buf, mean_pkt)
+    return {"name": table["name"], "params": {**own, "queue_aqm": "python"}, "queue": entry}
+
+
 def python_field(data: dict[str, Any]) -> str | None:
     """The field of the first AQM table of a scenario (model dump) that is a Python AQM."""
     tables = [(data.get("aqm"), "aqm")]
@@ -218,21 +243,33 @@ def python_field(data: dict[str, Any]) -> str | None:
     for i, x in enumerate(topo.get("links") or []):
         if isinstance(x, dict):
             tables.append((x.get("aqm"), f"topology.links[{i}].aqm"))
-    return next((f for t, f in tables if isinstance(t, dict) and "python" in t), None)
+    for t, f in tables:
+        if isinstance(t, dict) and "python" in t:
+            return f
+        if isinstance(t, dict) and isinstance(t.get("queue"), dict) and "python" in t["queue"]:
+            return f"{f}.queue"
+    return None
 
 
-def extract(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[str, str, Any]]]:
+def extract(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[str, str, Any, str]]]:
     """The configuration the simulator reads (each Python AQM named ``python:N``) and, by that
-    name, ``(label, name, make)`` for ``_core.simulate(python_aqms=...)``."""
-    specs: dict[str, tuple[str, str, Any]] = {}
+    name, ``(label, name, make, field)`` for ``_core.simulate(python_aqms=...)`` (``field``:
+    the table a failed hook's message names)."""
+    specs: dict[str, tuple[str, str, Any, str]] = {}
     links = []
     for lk in cfg["links"]:
         a = lk.get("aqm")
         if a and a.get("name") == "python":
             key = f"python:{len(specs)}"
             make, label, name = _maker(a["python"], a["params"], a["field"])
-            specs[key] = (label, name, make)
+            specs[key] = (label, name, make, "aqm.python")
             lk = {**lk, "aqm": {"name": key, "params": {}}}
+        elif a and "queue" in a:  # fq with a Python AQM per flow queue: queue_aqm names it
+            key = f"python:{len(specs)}"
+            q = a["queue"]
+            make, label, name = _maker(q["python"], q["params"], q["field"])
+            specs[key] = (label, name, make, "aqm.queue.python")
+            lk = {**lk, "aqm": {"name": a["name"], "params": {**a["params"], "queue_aqm": key}}}
         links.append(lk)
     return {**cfg, "links": links}, specs
 

@@ -297,13 +297,18 @@ def run(
     With ``out``, writes the run directory there (replacing an earlier one only once the new one
     is complete); ``extra_outputs`` may add files to it first. ``aqm``, an instance of a Python
     AQM class (:mod:`aqmlab.pyaqm`), replaces the scenario's ``[aqm]`` (a copy of it guards each
-    link that table guards).
+    link that table guards); when that AQM is the ``fq`` scheduler, it replaces fq's per-queue
+    AQM instead (a copy on every flow queue), fq's own parameters kept.
     """
     sc = _as_scenario(sc)
     if aqm is not None:
         from aqmlab.pyaqm import load as pyaqm
 
         with pyaqm.using_instance(aqm) as table:
+            old = sc.aqm if isinstance(sc.aqm, dict) else {}
+            if old.get("name") == "fq":
+                own = {k: v for k, v in old.items() if k not in ("queue_aqm", "queue")}
+                table = {**own, "queue_aqm": "python", "queue": table}
             sc = sc.model_copy(update={"aqm": table})
             return run(sc, seed=seed, out=out, progress=progress, extra_outputs=extra_outputs)
     from aqmlab import _core
@@ -327,7 +332,10 @@ def run(
         raise
     end_s = cfg["duration_ns"] / 1e9
     py_aqms = None
-    if any((lk.get("aqm") or {}).get("name") == "python" for lk in cfg["links"]):
+    if any(
+        (lk.get("aqm") or {}).get("name") == "python" or "queue" in (lk.get("aqm") or {})
+        for lk in cfg["links"]
+    ):
         from aqmlab.pyaqm import load as pyaqm
 
         cfg, py_aqms = pyaqm.extract(cfg)

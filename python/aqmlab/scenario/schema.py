@@ -851,6 +851,20 @@ def _link_aqm(
 
         return pyaqm.link_aqm(table, field, rate, buf, mean_pkt)
     n_max = (buf[0] + 1) if buf[0] else 10_000
+    if table.get("queue_aqm") == "python":  # fq with a Python AQM per flow queue
+        from aqmlab.pyaqm import load as pyaqm
+
+        info = algorithms.get(table.get("name", ""))
+        if info is None or "queue_aqm" not in {p["name"] for p in info["params"]}:
+            raise InputError(
+                f"{field}.queue_aqm: a Python AQM per flow queue needs name = 'fq' "
+                f"(got {show(table.get('name'))}; fq_codel and fq_pie fix theirs)"
+            )
+        own = {k: v for k, v in table.items() if k not in ("queue_aqm", "queue")}
+        name, par = aqm_params(own, field=field, n_max=n_max, link=(rate, delay_ns / 1e9))
+        par = {k: v for k, v in par.items() if not k.startswith("queue.")}
+        return pyaqm.queue_link_aqm(table, field, rate, buf, mean_pkt, par)
+    n_max = (buf[0] + 1) if buf[0] else 10_000
     name, par = aqm_params(table, field=field, n_max=n_max, link=(rate, delay_ns / 1e9))
     algorithms.check(name, par, rate, buf, mean_pkt, field=field)
     return {"name": name, "params": par}

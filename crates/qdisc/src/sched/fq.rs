@@ -1,8 +1,8 @@
 //! `fq`: flow queueing with any AQM of the registry on each flow queue. Flows are hashed into
 //! `flows` queues served by deficit round robin with RFC 8290's new/old lists and quantum
 //! (s. 4.2); each queue has its own instance of the AQM named by `queue_aqm`, built once per
-//! queue from the `queue.*` parameters by a plain factory function ([`QueueAqmFactory`], the
-//! registry's [`aqm::build`] by default).
+//! queue from the `queue.*` parameters by a factory ([`QueueAqmFactory`]: the registry's
+//! [`aqm::build`] by default; [`build_with`] takes another, e.g. one building Python AQMs).
 //!
 //! The per-queue AQM is driven as a single queue's would be (the call order of [`aqm::Aqm`]):
 //! the arrival verdict against the flow queue's view before the packet joins, the dequeue
@@ -82,9 +82,11 @@ pub const FQ_PIE_INFO: QdiscInfo = QdiscInfo {
     params: FQ_PIE_PARAMS,
 };
 
-/// Builds the AQM of one flow queue from its name and parameters: a plain function, so that
-/// AQMs written outside the registry (Python) can be plugged in the same way.
-pub type QueueAqmFactory = fn(&str, &ParamMap, &LinkContext) -> Result<Box<dyn Aqm>, ParamError>;
+/// Builds the AQM of one flow queue from its name and parameters, once per queue when the
+/// scheduler is built (never per packet), so that AQMs written outside the registry (Python)
+/// can be plugged in the same way; `&mut aqm::build` is the registry's.
+pub type QueueAqmFactory<'a> =
+    dyn FnMut(&str, &ParamMap, &LinkContext) -> Result<Box<dyn Aqm>, ParamError> + 'a;
 
 /// What happens above the limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +127,12 @@ impl FqParams {
     /// Reads and validates `fq`'s parameters from a map holding its own keys and the per-queue
     /// AQM's as `queue.<name>`.
     pub fn from_map(m: &ParamMap) -> Result<Self, ParamError> {
+        Self::parse(m, false)
+    }
+
+    /// As [`FqParams::from_map`], `external`: `queue_aqm` names an AQM built outside the
+    /// registry (its factory checks the name), so it is not checked against [`QUEUE_AQMS`].
+    fn parse(m: &ParamMap, external: bool) -> Result<Self, ParamError> {
         let mut own = ParamMap::new();
         let mut queue = ParamMap::new();
         for (k, v) in m {
@@ -137,6 +145,14 @@ impl FqParams {
                 }
             }
         }
+        let external_name = match own.remove("queue_aqm") {
+            Some(ParamValue::Str(n)) if external => Some(n),
+            Some(v) => {
+                own.insert("queue_aqm".into(), v);
+                None
+            }
+            None => None,
+        };
         let p = Params::new(FQ_PARAMS, &own)?;
         let limit = p.num("limit")?;
         let flows = p.num("flows")?;
@@ -158,7 +174,7 @@ impl FqParams {
             false,
         )?;
         Ok(FqParams {
-            queue_aqm: p.choice("queue_aqm"),
+            queue_aqm: external_name.unwrap_or_else(|| p.choice("queue_aqm")),
             queue_params: queue,
             limit: limit as u32,
             flows: flows as u32,
@@ -300,9 +316,27 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
     };
     let built = map
         .and_then(|m| FqParams::from_map(&m))
-        .and_then(|p| Fq::new(label, p, l, aqm::build))
+        .and_then(|p| Fq::new(label, p, l, &mut aqm::build))
         .map(|q| Box::new(q) as Box<dyn Scheduler<P>>)
         .map_err(|e| preset_err(renames, e));
+    Some(built)
+}
+
+/// Builds `fq` whose flow queues each get an AQM from `factory` (called once per queue with
+/// `queue_aqm` and the `queue.*` parameters), for AQMs outside the registry: `queue_aqm` is
+/// the factory's to check. `None`: `name` is not `fq` (the presets fix their queue AQM).
+pub fn build_with<P: FqPacket + Send + std::fmt::Debug + 'static>(
+    name: &str,
+    m: &ParamMap,
+    l: &LinkContext,
+    factory: &mut QueueAqmFactory<'_>,
+) -> Option<Result<Box<dyn Scheduler<P>>, ParamError>> {
+    if name != "fq" {
+        return None;
+    }
+    let built = FqParams::parse(m, true)
+        .and_then(|p| Fq::new("fq", p, l, factory))
+        .map(|q| Box::new(q) as Box<dyn Scheduler<P>>);
     Some(built)
 }
 
@@ -393,7 +427,7 @@ impl<P: FqPacket> Fq<P> {
         name: &'static str,
         params: FqParams,
         l: &LinkContext,
-        factory: QueueAqmFactory,
+        factory: &mut QueueAqmFactory<'_>,
     ) -> Result<Self, ParamError> {
         let n = params.flows as usize;
         let mut flows = Vec::with_capacity(n);
@@ -849,7 +883,7 @@ mod tests {
 
     fn fq(pairs: &[(&str, ParamValue)]) -> Fq<Pkt> {
         let p = FqParams::from_map(&map(pairs)).unwrap();
-        Fq::new("fq", p, &LinkContext::default(), aqm::build).unwrap()
+        Fq::new("fq", p, &LinkContext::default(), &mut aqm::build).unwrap()
     }
 
     fn no_drop(_: Pkt, _: SchedDrop) {
@@ -868,6 +902,31 @@ mod tests {
     fn queue_aqms_are_the_registry() {
         let names: Vec<&str> = aqm::REGISTRY.iter().map(|a| a.name).collect();
         assert_eq!(names, QUEUE_AQMS);
+    }
+
+    /// `build_with`: the factory is called once per flow queue with the external name and the
+    /// `queue.*` parameters (not checked against the registry); the presets are not its.
+    #[test]
+    fn build_with_calls_the_factory_once_per_queue() {
+        let mut calls = Vec::new();
+        let mut f = |name: &str, m: &ParamMap, l: &LinkContext| {
+            calls.push((name.to_string(), m.get("x").cloned()));
+            aqm::build("droptail", &ParamMap::new(), l)
+        };
+        let m = map(&[
+            ("queue_aqm", s("ext:0")),
+            ("flows", n(7.0)),
+            ("queue.x", n(3.0)),
+        ]);
+        let q = build_with::<Pkt>("fq", &m, &LinkContext::default(), &mut f).unwrap();
+        assert!(q.is_ok());
+        assert_eq!(calls.len(), 7);
+        assert!(calls.iter().all(|c| c == &("ext:0".into(), Some(n(3.0)))));
+        let mut g =
+            |_: &str, _: &ParamMap, l: &LinkContext| aqm::build("codel", &ParamMap::new(), l);
+        assert!(build_with::<Pkt>("fq_codel", &m, &LinkContext::default(), &mut g).is_none());
+        // Without the factory, the external name is refused by the registry's choice.
+        assert!(sched("fq", &[("queue_aqm", s("ext:0"))]).is_err());
     }
 
     /// Hand-worked DRR (RFC 8290 s. 4.2) with quantum 1000 and two backlogged flows of 600-B

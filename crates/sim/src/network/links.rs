@@ -48,7 +48,10 @@ fn build_guard(
         Some(a) if qdisc::sched::is_scheduler(&a.name) => {
             let m = fq_params(a, ctx.buffer)
                 .map_err(|e| SimError::Config(format!("{field}.aqm.{e}")))?;
-            let built = qdisc::sched::build(&a.name, &m, ctx).expect("a registered scheduler");
+            let built = match queue_factory(a, &m, ctx, factory) {
+                Some(b) => b,
+                None => qdisc::sched::build(&a.name, &m, ctx).expect("a registered scheduler"),
+            };
             Ok((None, Some(built.map_err(name_err)?)))
         }
         Some(a) => {
@@ -58,6 +61,44 @@ fn build_guard(
             Ok((Some(aqm::build(&a.name, &m, ctx).map_err(name_err)?), None))
         }
     }
+}
+
+/// `fq` whose `queue_aqm` the factory builds (a Python AQM, issue 23): one instance per flow
+/// queue, each from the factory; `None` when the factory does not know that name (the
+/// registry's AQMs), so the default path stays the registry's.
+fn queue_factory(
+    a: &crate::config::AqmConfig,
+    m: &aqm::ParamMap,
+    ctx: &LinkContext,
+    factory: &mut AqmFactory<'_>,
+) -> Option<Result<Box<crate::link::SchedQueue>, aqm::ParamError>> {
+    let Some(aqm::ParamValue::Str(qname)) = m.get("queue_aqm") else {
+        return None;
+    };
+    let qa = crate::config::AqmConfig {
+        name: qname.clone(),
+        params: Default::default(),
+    };
+    // The first queue's instance doubles as the probe: is this name the factory's?
+    let mut first = Some(factory(&qa, ctx)?);
+    let mut make = |_: &str, _: &aqm::ParamMap, l: &LinkContext| match first.take() {
+        Some(built) => built,
+        None => factory(&qa, l).unwrap_or_else(|| {
+            Err(aqm::ParamError::new(
+                "queue_aqm",
+                "the factory stopped building this AQM",
+            ))
+        }),
+    };
+    qdisc::sched::fq::build_with(&a.name, m, ctx, &mut make).or_else(|| {
+        Some(Err(aqm::ParamError::new(
+            "queue_aqm",
+            format!(
+                "{} fixes its per-queue AQM; an AQM from outside the registry goes in `fq`",
+                a.name
+            ),
+        )))
+    })
 }
 
 /// Link `i` of the configuration, checked.
