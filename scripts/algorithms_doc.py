@@ -6,7 +6,7 @@ buffer 300, access delays 1-19 ms) for 60 s simulated, 10 s warm-up, seed 1, wit
 defaults except where a setting is named in SETTINGS (thresholds sized like seed 000's Table 2).
 Where an algorithm has a target, the table says whether it was kept:
 - queue targets (PI, REM, PAQM, AN-AQM, LaQ): the time-weighted mean queue within 25% of q_ref;
-- delay targets (CoDel, PIE, FQ-CoDel): the mean queueing delay within [0.5, 2] x target;
+- delay targets (CoDel, PIE, FQ-CoDel, fq, FQ-PIE, FQ-COBALT): the mean queueing delay within [0.5, 2] x target;
 - ARED: the mean of its average queue inside its target band.
 
 Run: ``.venv/bin/python scripts/algorithms_doc.py`` (about a minute on two cores).
@@ -21,12 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
-from aqmlab import (  # noqa: E402
-    algorithms,
-    cli,
-    runner,
-    scenario,
-)
+from aqmlab.cli import main as cli  # noqa: E402
+from aqmlab.running import runner  # noqa: E402
+from aqmlab.scenario import algorithms  # noqa: E402
+from aqmlab.scenario import schema as scenario  # noqa: E402
 
 SETTINGS: dict[str, dict] = {
     "red": {"min_th": 50, "max_th": 150},
@@ -47,6 +45,9 @@ TARGETS = {
     "anaqm": ("queue", 90, "pkts"),  # target_ratio 0.3 x buffer 300
     "codel": ("delay", 0.005, "s"),
     "fq_codel": ("delay", 0.005, "s"),
+    "fq": ("delay", 0.005, "s"),  # fq + codel by default
+    "fq_pie": ("delay", 0.015, "s"),
+    "fq_cobalt": ("delay", 0.005, "s"),
     "pie": ("delay", 0.015, "s"),
     "ared": ("band", (90.0, 110.0), "pkts"),  # min_th + [0.4, 0.6] (max_th - min_th)
 }

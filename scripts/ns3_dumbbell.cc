@@ -199,6 +199,13 @@ TakeQ(Ptr<QueueDisc> q, const std::string& aqm)
         s.overflow = st.GetNDroppedPackets(CobaltQueueDisc::OVERLIMIT_DROP);
         s.early = s.dropped - s.overflow;
     }
+    else if (aqm == "fq_cobalt")
+    {
+        // overflow = drops from the fattest queue over the limit; early = the rest (COBALT's
+        // head drops in the per-flow queues).
+        s.overflow = st.GetNDroppedPackets(FqCobaltQueueDisc::OVERLIMIT_DROP);
+        s.early = s.dropped - s.overflow;
+    }
     else
     {
         s.overflow = st.GetNDroppedPackets(FifoQueueDisc::LIMIT_EXCEEDED_DROP);
@@ -614,10 +621,16 @@ InstallQueueDisc(const LinkSpec& l, Ptr<NetDevice> dev, Net& net, size_t index)
         // limit in packets (ns-3's own default is 1.5 MB).
         tc.SetRootQueueDisc("ns3::CobaltQueueDisc", "MaxSize", StringValue(limit));
     }
+    else if (l.aqm == "fq_cobalt")
+    {
+        // ns-3's defaults (1024 flows, 5/100 ms, BLUE 1/256 and 1/4096, BlueThreshold 400 ms,
+        // ECN on, drop batch 64, quantum = the device's MTU) with the link's limit.
+        tc.SetRootQueueDisc("ns3::FqCobaltQueueDisc", "MaxSize", StringValue(limit));
+    }
     else
     {
         std::cerr << "link " << l.name << ": unknown aqm " << l.aqm
-                  << " (droptail, red, codel, pie, fq_codel, cobalt)\n";
+                  << " (droptail, red, codel, pie, fq_codel, cobalt, fq_cobalt)\n";
         std::exit(2);
     }
     net.qdisc[index] = tc.Install(dev).Get(0);

@@ -59,6 +59,11 @@ BAD = [
     ('name = "fq_pie"\necn_prob = 1.5', "aqm.ecn_prob"),
     ('name = "fq_pie"\ntupdate = "0ms"', "aqm.tupdate"),
     ('name = "fq_pie"\nflows = 0', "aqm.flows"),
+    ('name = "fq_cobalt"\nincrement = 1.5', "aqm.increment"),
+    ('name = "fq_cobalt"\ntarget = "200ms"', "aqm.target"),
+    ('name = "fq_cobalt"\nflows = 0', "aqm.flows"),
+    ('name = "fq_cobalt"\nqueue_aqm = "codel"', "aqm.queue_aqm"),
+    ('name = "fq_cobalt"\nblue_threshold = 0.4', "aqm.blue_threshold: 0.4 has no unit"),
     ('name = "fq_codel"\nce_threshold = "-1ms"', "aqm.ce_threshold"),
     (
         'name = "fq_codel"\nce_threshold = "1ms"\nce_threshold_selector = 2\nce_threshold_mask = 1',

@@ -12,7 +12,8 @@ The matrix: TCP x AQM x number of flows on one dumbbell, plus a parking lot and 
   ACKs, min RTO 200 ms) against ns-3 NewReno with SACK (the older tables' "sack-on").
 * AQM ``fifo`` (DropTail 300 packets), ``red-w0`` / ``red-w1`` (RED 50/150/0.1/0.002, gentle
   off, ``wait`` off / on = ns-3's ``Wait``), ``pie`` (RFC 8033 defaults), ``codel`` (5/100 ms),
-  ``fq_codel`` (RFC 8290 defaults, limit = the buffer), ``cobalt`` (ns-3.44 CobaltQueueDisc defaults).
+  ``fq_codel`` (RFC 8290 defaults, limit = the buffer), ``cobalt`` (ns-3.44 CobaltQueueDisc defaults),
+  ``fq_cobalt`` (ns-3.44 FqCobaltQueueDisc defaults, limit = the buffer).
 * The dumbbell: 100 Mb/s, 2 ms one way, buffer 300 packets both ways; access links 1 Gb/s with
   one-way delays 1, 3, ..., 19 ms cycled over the hosts (base RTT 8-80 ms, mean 44 ms).
 * ``parking-lot``: 3 hops of 100 Mb/s / 2 ms / 300 packets, 10 long flows + 5 cross flows per
@@ -119,6 +120,9 @@ AQMS = {
     # ns-3.44 CobaltQueueDisc's defaults on both sides (5/100 ms, BLUE 1/256 and 1/4096, blue
     # threshold 400 ms, ECN off), the limit being the link's buffer.
     "cobalt": {"name": "cobalt"},
+    # ns-3.44 FqCobaltQueueDisc's defaults on both sides (1024 flows, COBALT's defaults with ECN
+    # on, quantum 1500 B, drop batch 64), the limit being the link's buffer.
+    "fq_cobalt": {"name": "fq_cobalt"},
 }
 
 

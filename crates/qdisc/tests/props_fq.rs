@@ -1,4 +1,5 @@
-//! Property tests for the flow-queueing schedulers (`fq_codel` = `fq` + `codel`, `fq_pie`):
+//! Property tests for the flow-queueing schedulers (`fq_codel` = `fq` + `codel`, `fq_pie`,
+//! `fq_cobalt`):
 //! under any sequence of arrivals (flows, sizes, ECN flags), departures and time gaps, with any
 //! valid parameters, FQ-CoDel conserves packets and bytes and respects its limit; parameters of
 //! any value are accepted or refused with an error naming one of them. (Moved from
@@ -9,7 +10,7 @@ use aqm::params::{LinkContext, ParamMap, ParamValue};
 use aqm::rng_from_seed;
 use proptest::prelude::*;
 use qdisc::sched::build;
-use qdisc::sched::fq::FQ_PIE_PARAMS;
+use qdisc::sched::fq::{FQ_COBALT_PARAMS, FQ_PIE_PARAMS};
 use qdisc::sched::SchedDrop;
 
 fn gap_ns() -> impl Strategy<Value = u64> {
@@ -23,7 +24,11 @@ proptest! {
             Just(f64::NAN), Just(f64::INFINITY), Just(-1.0), Just(0.0), -1e12f64..1e12, 0.0f64..2.0,
         ], any::<bool>()), 0..6),
     ) {
-        for (name, spec) in [("fq_codel", FQ_CODEL_PARAMS), ("fq_pie", FQ_PIE_PARAMS)] {
+        for (name, spec) in [
+            ("fq_codel", FQ_CODEL_PARAMS),
+            ("fq_pie", FQ_PIE_PARAMS),
+            ("fq_cobalt", FQ_COBALT_PARAMS),
+        ] {
             let draws: Vec<_> = vals.iter().map(|(i, x, b)| (i.index(spec.len()), *x, *b)).collect();
             let m = aqm::testing::drawn_params(spec, &draws);
             let r = build::<FqPkt>(name, &m, &LinkContext::default()).unwrap().map(|_| ());

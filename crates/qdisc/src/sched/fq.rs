@@ -14,7 +14,8 @@
 //!
 //! Two presets keep Linux's names and flat parameters: `fq_codel` (= `fq` + `codel`, the
 //! parameters of `aqm::fq_codel::FQ_CODEL_PARAMS`) and `fq_pie` (= `fq` + `pie`,
-//! [`FQ_PIE_PARAMS`], Linux sch_fq_pie.c defaults).
+//! [`FQ_PIE_PARAMS`], Linux sch_fq_pie.c defaults); a third keeps ns-3's: `fq_cobalt`
+//! (= `fq` + `cobalt`, [`FQ_COBALT_PARAMS`], ns-3.44 FqCobaltQueueDisc defaults).
 
 use aqm::fq_codel::{flow_hash, FqPacket, QdiscInfo};
 use aqm::params::{
@@ -87,6 +88,30 @@ pub const FQ_PIE_INFO: QdiscInfo = QdiscInfo {
 /// can be plugged in the same way; `&mut aqm::build` is the registry's.
 pub type QueueAqmFactory<'a> =
     dyn FnMut(&str, &ParamMap, &LinkContext) -> Result<Box<dyn Aqm>, ParamError> + 'a;
+/// FQ-COBALT's flat parameters (ns-3.44 `FqCobaltQueueDisc` attributes and defaults,
+/// src/traffic-control/model/fq-cobalt-queue-disc.cc `GetTypeId`, `CheckConfig`).
+#[rustfmt::skip]
+pub const FQ_COBALT_PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "target", kind: K::Duration, default: D::Num(0.005), help: "COBALT (CoDel) target sojourn time of every queue, s (ns-3 Target: 5 ms)" },
+    ParamSpec { name: "interval", kind: K::Duration, default: D::Num(0.1), help: "COBALT (CoDel) interval, s (ns-3 Interval: 100 ms)" },
+    ParamSpec { name: "ecn", kind: K::Bool, default: D::Bool(true), help: "COBALT marks ECN-capable packets instead of dropping them; BLUE always drops (ns-3 UseEcn: true)" },
+    ParamSpec { name: "increment", kind: K::Real, default: D::Num(1.0 / 256.0), help: "BLUE p_drop increment (ns-3 Increment: 1/256)" },
+    ParamSpec { name: "decrement", kind: K::Real, default: D::Num(1.0 / 4096.0), help: "BLUE p_drop decrement when a queue is found empty (ns-3 Decrement: 1/4096)" },
+    ParamSpec { name: "blue_threshold", kind: K::Duration, default: D::Num(0.4), help: "a sojourn above this raises the queue's p_drop, s (ns-3 BlueThreshold: 400 ms)" },
+    ParamSpec { name: "limit", kind: K::Int, default: D::Num(10240.0), help: "packets held in all queues together; above it, head drops from the fattest queue (ns-3 MaxSize: 10240p); default: the link's buffer in packets" },
+    ParamSpec { name: "flows", kind: K::Int, default: D::Num(1024.0), help: "number of queues flows are hashed into (ns-3 Flows: 1024)" },
+    ParamSpec { name: "quantum", kind: K::Size, default: D::Num(1500.0), help: "bytes a queue may send per round, bytes (ns-3: the device's MTU, 1500 on a point-to-point link)" },
+    ParamSpec { name: "drop_batch", kind: K::Int, default: D::Num(64.0), help: "most packets dropped from the fattest queue at once, or until half its bytes (ns-3 DropBatchSize: 64)" },
+    ParamSpec { name: "hash_seed", kind: K::Int, default: D::Num(0.0), help: "perturbation of the flow hash: which flows share a queue (ns-3 Perturbation: 0)" },
+];
+
+/// Registry entry of `fq_cobalt`.
+pub const FQ_COBALT_INFO: QdiscInfo = QdiscInfo {
+    name: "fq_cobalt",
+    summary: "Flow Queue COBALT: fq with COBALT (CoDel + BLUE) on every flow queue, ns-3's defaults",
+    source: "ns-3.44 FqCobaltQueueDisc (src/traffic-control/model/fq-cobalt-queue-disc.cc); COBALT: Linux net/sched/sch_cake.c; DRR: RFC 8290 s. 4.2",
+    params: FQ_COBALT_PARAMS,
+};
 
 /// What happens above the limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,6 +242,16 @@ const FQ_PIE_RENAMES: &[Rename] = &[
     ("ecn_prob", "queue.mark_ecnth"),
 ];
 
+/// `fq_cobalt`'s flat parameters as `fq`'s: COBALT's go to the queue.
+const FQ_COBALT_RENAMES: &[Rename] = &[
+    ("target", "queue.target"),
+    ("interval", "queue.interval"),
+    ("ecn", "queue.ecn"),
+    ("increment", "queue.increment"),
+    ("decrement", "queue.decrement"),
+    ("blue_threshold", "queue.blue_threshold"),
+];
+
 /// Translates a preset's flat parameters (checked against `spec`) to `fq`'s, adding `fixed`.
 fn preset_map(
     spec: &'static [ParamSpec],
@@ -301,7 +336,27 @@ pub fn fq_pie_map(m: &ParamMap) -> Result<ParamMap, ParamError> {
     )
 }
 
-/// Builds `fq`, `fq_codel` or `fq_pie` over packets of type `P` (`None`: not one of them).
+/// `fq_cobalt` (ns-3.44 FqCobaltQueueDisc) as `fq` + `cobalt`: head drops from the fattest
+/// queue above the limit (`FqCobaltDrop`, which does not tell that queue's COBALT), each queue's
+/// COBALT sees its own queue (ns-3 runs one CobaltQueueDisc per flow), ECN marking on
+/// (`UseEcn` true, unlike the single-queue Cobalt), a quantum of the device's MTU (1500 B).
+pub fn fq_cobalt_map(m: &ParamMap) -> Result<ParamMap, ParamError> {
+    preset_map(
+        FQ_COBALT_PARAMS,
+        FQ_COBALT_RENAMES,
+        m,
+        &[
+            ("queue_aqm", ParamValue::Str("cobalt".into())),
+            ("queue.ecn", ParamValue::Bool(true)),
+            ("aqm_backlog", ParamValue::Str("flow".into())),
+            ("overflow", ParamValue::Str("fattest".into())),
+            ("quantum", ParamValue::Num(1500.0)),
+        ],
+    )
+}
+
+/// Builds `fq`, `fq_codel`, `fq_pie` or `fq_cobalt` over packets of type `P` (`None`: not one
+/// of them).
 pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
     name: &str,
     m: &ParamMap,
@@ -312,6 +367,7 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
         "fq" => ("fq", &[], Ok(m.clone())),
         "fq_codel" => ("fq_codel", FQ_CODEL_RENAMES, fq_codel_map(m)),
         "fq_pie" => ("fq_pie", FQ_PIE_RENAMES, fq_pie_map(m)),
+        "fq_cobalt" => ("fq_cobalt", FQ_COBALT_RENAMES, fq_cobalt_map(m)),
         _ => return None,
     };
     let built = map
@@ -1108,6 +1164,131 @@ mod tests {
         assert_eq!(pie.estimator, aqm::pie::Estimator::Timestamp);
     }
 
+    /// ns-3.44 FqCobaltQueueDisc's attribute defaults (fq-cobalt-queue-disc.cc `GetTypeId`):
+    /// MaxSize 10240p, Flows 1024, DropBatchSize 64, Perturbation 0, UseEcn true, Target 5 ms,
+    /// Interval 100 ms, Increment 1/256, Decrement 1/4096, BlueThreshold 400 ms; the quantum is
+    /// the device's MTU (`CheckConfig`), 1500 B on a point-to-point link; head drops from the
+    /// fattest queue (`FqCobaltDrop`); each queue is its own CobaltQueueDisc.
+    #[test]
+    fn fq_cobalt_defaults_are_ns3s() {
+        let m = fq_cobalt_map(&ParamMap::new()).unwrap();
+        let p = FqParams::from_map(&m).unwrap();
+        assert_eq!(p.queue_aqm, "cobalt");
+        assert_eq!((p.limit, p.flows, p.quantum), (10240, 1024, 1500));
+        assert_eq!((p.drop_batch, p.hash_seed), (64, 0));
+        assert_eq!((p.overflow, p.flow_backlog), (Overflow::Fattest, true));
+        let c =
+            aqm::cobalt::CobaltParams::from_map(&p.queue_params, &LinkContext::default()).unwrap();
+        assert_eq!((c.target_ns, c.interval_ns), (5 * MS, 100 * MS));
+        assert_eq!((c.p_inc, c.p_dec), (1.0 / 256.0, 1.0 / 4096.0));
+        assert_eq!(
+            (c.blue_threshold_ns, c.ecn, c.mtu_time_ns),
+            (400 * MS, true, 0)
+        );
+        // Given values override the preset's fixed ones.
+        let m = fq_cobalt_map(&map(&[
+            ("ecn", ParamValue::Bool(false)),
+            ("quantum", n(300.0)),
+        ]))
+        .unwrap();
+        let p = FqParams::from_map(&m).unwrap();
+        assert_eq!(p.quantum, 300);
+        assert_eq!(p.queue_params.get("ecn"), Some(&ParamValue::Bool(false)));
+    }
+
+    /// The preset is `fq` + `cobalt` spelled out: the same packets in, the same packets out, the
+    /// same drops and marks, the same counters. A standing queue of ECN-capable packets from one
+    /// flow (sojourn 20 ms > target) is marked by COBALT's CoDel, not dropped, as ns-3's
+    /// FqCobalt does with UseEcn on; a second, Not-ECT flow's standing queue is dropped from.
+    #[test]
+    fn fq_cobalt_is_fq_with_cobalt_spelled_out_and_marks_by_default() {
+        let preset = sched("fq_cobalt", &[("limit", n(200.0))]).unwrap();
+        let spelled = sched(
+            "fq",
+            &[
+                ("queue_aqm", s("cobalt")),
+                ("aqm_backlog", s("flow")),
+                ("quantum", n(1500.0)),
+                ("limit", n(200.0)),
+                ("queue.ecn", ParamValue::Bool(true)),
+            ],
+        )
+        .unwrap();
+        let run = |mut q: Box<dyn Scheduler<Pkt>>| {
+            let mut rng = rng_from_seed(7);
+            let mut log = Vec::new();
+            let mut id = 0;
+            // Two flows send a 1000-B packet every 0.5 ms each into a link that takes one
+            // packet every 1 ms: a standing queue fills the limit; 2 s in all.
+            let mut t = 0;
+            while t < 2_000 * MS {
+                for flow in [1, 2] {
+                    let ecn = if flow == 1 { Ecn::Ect0 } else { Ecn::NotEct };
+                    let p = Pkt {
+                        flow,
+                        size: 1000,
+                        id,
+                        ecn,
+                    };
+                    id += 1;
+                    q.enqueue(p, t, &mut rng, &mut |p, why| {
+                        log.push((t, p.id, Some(why), p.ecn))
+                    });
+                }
+                if t % MS == 0 {
+                    if let Some(p) = q.dequeue(t, &mut rng, &mut |p, why| {
+                        log.push((t, p.id, Some(why), p.ecn))
+                    }) {
+                        log.push((t, p.id, None, p.ecn));
+                    }
+                }
+                t += MS / 2;
+            }
+            (log, q.stats())
+        };
+        let (a, sa) = run(preset);
+        let (b, sb) = run(spelled);
+        assert_eq!(a, b);
+        assert_eq!(sa, sb);
+        let marked_ect = a.iter().filter(|e| e.2.is_none() && e.3 == Ecn::Ce).count();
+        let aqm_drops_ect = a
+            .iter()
+            .filter(|e| e.2 == Some(SchedDrop::Aqm) && e.3 != Ecn::NotEct)
+            .count();
+        let aqm_drops_not_ect = a
+            .iter()
+            .filter(|e| e.2 == Some(SchedDrop::Aqm) && e.3 == Ecn::NotEct)
+            .count();
+        assert!(marked_ect > 0, "{sa:?}");
+        assert!(aqm_drops_not_ect > 0, "{sa:?}");
+        // BLUE never raises p_drop here (no overflow into COBALT, no sojourn above 400 ms), so the
+        // ECN-capable flow loses nothing to the AQM.
+        assert_eq!(aqm_drops_ect, 0, "{sa:?}");
+    }
+
+    /// ns-3's `FqCobaltDrop`, worked by hand: limit 10; queue A holds 8 packets of 1000 B,
+    /// queue B 2; an 11th arrival (to B) exceeds the limit, so head drops from the fattest (A,
+    /// 8000 B) until half its bytes (4000 B) are gone: A's packets 0-3, 4 drops, counted as
+    /// overlimit.
+    #[test]
+    fn fq_cobalt_overflow_drops_half_the_fattest_queue_from_its_head() {
+        let mut q = sched("fq_cobalt", &[("limit", n(10.0))]).unwrap();
+        let mut rng = rng_from_seed(1);
+        let mut dropped = Vec::new();
+        let mut on_drop = |p: Pkt, why| dropped.push((p.flow, p.id, why));
+        for i in 0..8 {
+            q.enqueue(pkt(1, 1000, i), 0, &mut rng, &mut on_drop);
+        }
+        for i in 100..103 {
+            q.enqueue(pkt(2, 1000, i), 0, &mut rng, &mut on_drop);
+        }
+        let o = SchedDrop::Overlimit;
+        assert_eq!(dropped, vec![(1, 0, o), (1, 1, o), (1, 2, o), (1, 3, o)]);
+        assert_eq!(q.len_pkts(), 7);
+        let stats: std::collections::HashMap<_, _> = q.stats().into_iter().collect();
+        assert_eq!(stats["overlimit_drops"], 4.0);
+    }
+
     #[test]
     fn bad_parameters_are_named_as_the_user_wrote_them() {
         for (name, pairs, param, allowed) in [
@@ -1136,6 +1317,20 @@ mod tests {
             ("fq_pie", vec![("tupdate", n(0.0))], "tupdate", "(0, 3600]"),
             ("fq_pie", vec![("ecn_prob", n(1.5))], "ecn_prob", "[0, 1]"),
             ("fq_pie", vec![("bogus", n(1.0))], "bogus", "allowed"),
+            (
+                "fq_cobalt",
+                vec![("increment", n(1.5))],
+                "increment",
+                "(0, 1]",
+            ),
+            ("fq_cobalt", vec![("target", n(0.2))], "target", "interval"),
+            ("fq_cobalt", vec![("flows", n(0.0))], "flows", "[1, 65536]"),
+            (
+                "fq_cobalt",
+                vec![("overflow", s("tail"))],
+                "overflow",
+                "allowed",
+            ),
             ("fq", vec![("queue.target", n(-1.0))], "queue.target", ""),
             ("fq", vec![("queue_aqm", s("nope"))], "queue_aqm", "codel"),
             (

@@ -108,7 +108,12 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
 
 /// The queue disciplines of this module, for `aqmlab list` (with those of
 /// `aqm::registry::QDISCS` not repeated here).
-pub static QDISCS: &[QdiscInfo] = &[aqm::fq_codel::FQ_CODEL_INFO, fq::FQ_INFO, fq::FQ_PIE_INFO];
+pub static QDISCS: &[QdiscInfo] = &[
+    aqm::fq_codel::FQ_CODEL_INFO,
+    fq::FQ_INFO,
+    fq::FQ_PIE_INFO,
+    fq::FQ_COBALT_INFO,
+];
 
 /// Every registered queue discipline: [`QDISCS`], then those of `aqm::registry::QDISCS` it does
 /// not name.
