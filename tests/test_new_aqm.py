@@ -20,6 +20,9 @@ def tree(tmp_path: Path) -> Path:
     src.mkdir(parents=True)
     for f in ("lib.rs", "registry.rs", "red.rs"):
         shutil.copy(ROOT / "crates" / "aqm" / "src" / f, src / f)
+    sched = tmp_path / "crates" / "qdisc" / "src" / "sched"
+    sched.mkdir(parents=True)
+    shutil.copy(ROOT / "crates" / "qdisc" / "src" / "sched" / "fq.rs", sched / "fq.rs")
     (tmp_path / "docs" / "algorithms").mkdir(parents=True)
     return tmp_path
 
@@ -43,6 +46,10 @@ def test_new_aqm_writes_the_file_registry_line_test_and_docs_page(tree):
     assert reg.count("crate::my_idea::INFO,") == 1
     assert reg.index("crate::my_idea::INFO") < reg.index("];", reg.index("pub static REGISTRY"))
     assert "# `my_idea`" in (tree / "docs" / "algorithms" / "my_idea.md").read_text()
+    # fq may run it on every flow queue: its list of per-queue AQMs is the registry's.
+    fq = (tree / "crates" / "qdisc" / "src" / "sched" / "fq.rs").read_text()
+    aqms = fq[fq.index("pub const QUEUE_AQMS") : fq.index("];", fq.index("pub const QUEUE_AQMS"))]
+    assert aqms.count('"my_idea",') == 1 and aqms.rstrip().endswith('"my_idea",')
     rustfmt = shutil.which("rustfmt")
     if rustfmt:
         chk = subprocess.run(

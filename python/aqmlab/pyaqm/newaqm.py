@@ -272,8 +272,18 @@ def generate(name: str, root: Path) -> list[Path]:
     start = reg.index("pub static REGISTRY")
     end = reg.index("];", start)
     reg = reg[:end] + f"    crate::{name}::INFO,\n" + reg[end:]
+    # fq's per-queue AQMs are the registry's names (crates/qdisc's test checks the two lists).
+    fq = root / "crates" / "qdisc" / "src" / "sched" / "fq.rs"
+    fq_text = fq.read_text() if fq.is_file() else None
+    if fq_text is not None:
+        start = fq_text.index("pub const QUEUE_AQMS")
+        end = fq_text.index("];", start)
+        fq_text = fq_text[:end] + f'    "{name}",\n' + fq_text[end:]
     rust = RUST.format(name=name, camel=camel, title=title)
     out = [src / f"{name}.rs", src / "lib.rs", src / "registry.rs"]
+    if fq_text is not None:
+        fq.write_text(fq_text)
+        out.append(fq)
     doc = root / "docs" / "algorithms" / f"{name}.md"
     (src / f"{name}.rs").write_text(rust)
     (src / "lib.rs").write_text(lib)

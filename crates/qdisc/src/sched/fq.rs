@@ -27,10 +27,28 @@ use std::collections::VecDeque;
 
 use super::{SchedDrop, Scheduler};
 
-/// The AQMs a flow queue may run: every name of `aqm::REGISTRY` (checked by a test).
+/// The AQMs a flow queue may run: every name of `aqm::REGISTRY` (checked by a test), one per line
+/// so that `aqmlab new-aqm` adds its line as it adds the registry's.
+#[rustfmt::skip]
 pub const QUEUE_AQMS: &[&str] = &[
-    "droptail", "red", "codel", "pie", "blue", "sred", "pi", "rem", "ared", "avq", "anaqm", "paqm",
-    "lindrop", "laq", "apace", "modred", "dropfn", "cobalt",
+    "droptail",
+    "red",
+    "codel",
+    "pie",
+    "blue",
+    "sred",
+    "pi",
+    "rem",
+    "ared",
+    "avq",
+    "anaqm",
+    "paqm",
+    "lindrop",
+    "laq",
+    "apace",
+    "modred",
+    "dropfn",
+    "cobalt",
 ];
 
 /// `fq`'s own parameters; the per-queue AQM's are given as `queue.<name>` (in a scenario file,
