@@ -420,10 +420,17 @@ def settling_time(
     if not 0.0 < ff <= 1.0:
         raise InputError(f"final_fraction must be in (0, 1], got {ff!r}")
 
+    return _settled_at(tt, xx, band_, w, ff, 0.0)
+
+
+def _settled_at(
+    tt: np.ndarray, xx: np.ndarray, band: float, w: float, ff: float, tol: float
+) -> float:
+    """The settling time of :func:`settling_time`'s definition with the band ``band * |m| + tol``
+    (arguments validated by the caller)."""
     t_f = tt[-1] - ff * (tt[-1] - tt[0])
     k_f = int(np.searchsorted(tt, t_f, side="left"))
     m = float(xx[k_f:].mean())
-
     if w > 0:
         csum = np.concatenate(([0.0], np.cumsum(xx)))
         left = np.searchsorted(tt, tt - w, side="right")
@@ -431,8 +438,7 @@ def settling_time(
         s = (csum[idx + 1] - csum[left]) / (idx + 1 - left)
     else:
         s = xx
-
-    outside = np.flatnonzero(np.abs(s - m) > band_ * abs(m))
+    outside = np.flatnonzero(np.abs(s - m) > band * abs(m) + tol)
     if outside.size == 0:
         return float(tt[0])
     k = int(outside[-1]) + 1
@@ -873,20 +879,4 @@ def step_settling_time(
     ff = _finite("final_fraction", final_fraction)
     if band_ < 0 or w < 0 or not 0.0 < ff <= 1.0:
         raise InputError("band >= 0, smoothing_s >= 0 and final_fraction in (0, 1] required")
-    t_f = tt[-1] - ff * (tt[-1] - tt[0])
-    k_f = int(np.searchsorted(tt, t_f, side="left"))
-    m = float(xx[k_f:].mean())
-    if w > 0:
-        csum = np.concatenate(([0.0], np.cumsum(xx)))
-        left = np.searchsorted(tt, tt - w, side="right")
-        idx = np.arange(tt.size)
-        s = (csum[idx + 1] - csum[left]) / (idx + 1 - left)
-    else:
-        s = xx
-    outside = np.flatnonzero(np.abs(s - m) > band_ * abs(m) + tol)
-    if outside.size == 0:
-        return float(tt[0])
-    k = int(outside[-1]) + 1
-    if k > k_f:
-        return math.nan
-    return float(tt[k])
+    return _settled_at(tt, xx, band_, w, ff, tol)
