@@ -13,6 +13,13 @@ every run directory under ``--out``.
 (``dt-het-n50.toml``, ``codel-het-n50.toml``): the simulator's ``cc = "bbr"`` (SACK recovery)
 against the kernel's ``bbr`` (SACK on), with each flow's goodput on both sides (same flow, same
 base RTT) and their ratio.
+
+``--qdisc`` (issue 21): the same dumbbell (``codel-het-n50.toml``'s network) with ``fq_pie`` and
+``dualpi2`` at their defaults, 10 and 50 flows, the simulator against the testbed, each with NewReno
+(the simulator's, without SACK; Linux ``reno`` with SACK off) and with CUBIC (the simulator's
+``variant = "cubic"``, with SACK; Linux ``cubic``). No ECN: the kernel has no scalable sender
+(no dctcp, no prague), so DualPI2 is exercised on its classic queue (p_C = p'^2 drops). Prints the
+per-flow goodputs (flows in order of base RTT) of each pair and their agreement.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tomllib
 from pathlib import Path
@@ -31,8 +39,15 @@ from aqmlab.scenario import schema as scenario
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: ``--qdisc``: the queue disciplines compared, each on codel-het-n50.toml's network.
+QDISCS = ("fq_pie", "dualpi2")
+
+
 def _scenario(aqm: str, n: int, duration: str, warmup: str, **tcp) -> scenario.Scenario:
-    d = tomllib.loads((ROOT / "scenarios" / "crosscheck" / f"{aqm}-het-n50.toml").read_text())
+    base = "codel" if aqm in QDISCS else aqm
+    d = tomllib.loads((ROOT / "scenarios" / "crosscheck" / f"{base}-het-n50.toml").read_text())
+    if aqm in QDISCS:
+        d["aqm"] = {"name": aqm}  # its defaults (limit: the link's 300-packet buffer)
     d["name"] = f"{aqm}-het-n{n}"
     d["duration"], d["warmup"] = duration, warmup
     d["flows"][0]["count"] = n
@@ -66,6 +81,60 @@ def _bbr(out: Path, duration: str, warmup: str) -> list[dict]:
     return rows
 
 
+def _qdiscs(out: Path, duration: str, warmup: str) -> list[dict]:
+    """fq_pie and dualpi2: the simulator against the testbed, NewReno and CUBIC pairs."""
+    rows = []
+    for aqm in QDISCS:
+        for n in (10, 50):
+            for cc, tb_cc, tcp in (
+                ("newreno", "newreno", {}),
+                ("cubic", "cubic", {"variant": "cubic"}),
+            ):
+                sc = _scenario(aqm, n, duration, warmup, **tcp)
+                runs = {
+                    f"sim {cc}": lambda sc=sc, cc=cc: aqmlab.run(
+                        sc, out=out / f"{sc.name}-sim-{cc}"
+                    ),
+                    f"testbed {cc}": lambda sc=sc, cc=tb_cc: testbed.testbed(
+                        sc, out=out / f"{sc.name}-tb-{cc}", plot=False, cc=cc
+                    ),
+                }
+                got = {}
+                for label, fn in runs.items():
+                    load = os.getloadavg()[0]
+                    res = fn()
+                    got[label] = [f["goodput_bps"] / 1e6 for f in res.summary["flows"]]
+                    r = dict(aqm=aqm, flows=n, engine=label, load1=load, **_row(res))
+                    r["per_flow_mbps"] = got[label]
+                    rows.append(r)
+                    print(json.dumps(r), flush=True)
+                sim, tb = got.values()
+                print(f"{aqm} n={n} {cc}: {_per_flow_agreement(sim, tb)}", flush=True)
+    return rows
+
+
+def _per_flow_agreement(sim: list[float], tb: list[float]) -> str:
+    """Per-flow goodput, testbed over simulator, each side first scaled to its own total (the
+    testbed carries 1448 B of payload per 1514 B frame, the simulator 1460 per 1500): the median
+    and range of the ratio, and the share of the shortest- and longest-RTT fifths of the flows."""
+    ss, st = sum(sim), sum(tb)
+    ratios = sorted((b / st) / (a / ss) for a, b in zip(sim, tb, strict=True) if a > 0)
+    k = max(1, len(sim) // 5)
+    order = range(len(sim))  # flows are in order of base RTT within each group of 10
+    by_rtt = sorted(order, key=lambda i: i % 10)
+    short, long_ = by_rtt[:k], by_rtt[-k:]
+
+    def share(x: list[float], idx, tot: float) -> float:
+        return sum(x[i] for i in idx) / tot
+
+    return (
+        f"per-flow share testbed/sim median {statistics.median(ratios):.2f} "
+        f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); shortest-RTT fifth's share sim "
+        f"{share(sim, short, ss):.3f} testbed {share(tb, short, st):.3f}; longest-RTT fifth "
+        f"sim {share(sim, long_, ss):.3f} testbed {share(tb, long_, st):.3f}"
+    )
+
+
 def _row(res) -> dict:
     b = res.bottleneck
     return {
@@ -85,13 +154,16 @@ def main() -> int:
     ap.add_argument("--warmup", default="10s")
     ap.add_argument("--out", default="runs/fwd_vs_sim")
     ap.add_argument("--bbr", action="store_true", help="BBR v1: simulator vs kernel bbr")
+    ap.add_argument("--qdisc", action="store_true", help="fq_pie and dualpi2 (issue 21)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("fwd_vs_sim: needs root (the testbed)", file=sys.stderr)
         return 2
     out = Path(args.out)
     rows = _bbr(out, args.duration, args.warmup) if args.bbr else []
-    for aqm in () if args.bbr else ("red", "pie", "codel"):
+    if args.qdisc:
+        rows = _qdiscs(out, args.duration, args.warmup)
+    for aqm in () if args.bbr or args.qdisc else ("red", "pie", "codel"):
         for n in (10, 50):
             sc = _scenario(aqm, n, args.duration, args.warmup)
             runs = {

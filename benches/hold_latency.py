@@ -1,13 +1,16 @@
 """Latency under load through `aqmlab testbed --hold` (issue 21 item 4; figures in
 docs/testbed.md). Root only; needs ping and iperf3 (Debian: iputils-ping, iperf3).
 
-    sudo .venv/bin/python benches/hold_latency.py [--secs 20] [--aqm droptail,fq_codel]
+    sudo .venv/bin/python benches/hold_latency.py [--secs 20] [--aqm droptail,fq_codel,dualpi2]
 
 For each AQM: holds a one-host-pair dumbbell (20 Mb/s bottleneck, 10 ms each way, 500-packet
 buffer), pings through the idle path (50 echoes, 0.1 s apart), then runs one iperf3 TCP flow
-(the kernel's cubic) for ``--secs`` seconds with ping alongside from its 3rd second on, ends the
-hold with SIGINT and reads the forwarder's statistics. Prints a Markdown table: ping RTT idle and
-under load (min / mean / max), iperf3 throughput, and the forwarder's queueing delay and drops.
+(the kernel's cubic, no ECN) for ``--secs`` seconds with two pings alongside from its 3rd second
+on: a plain one (Not-ECT) and one whose echoes carry ECT(1) (``ping -Q 0x1``, the L4S identifier
+of RFC 9331: DualPI2 puts them in its L queue, the other qdiscs treat them as any packet). Ends
+the hold with SIGINT and reads the forwarder's statistics. Prints a Markdown table: ping RTT idle
+and under load (min / mean / max), iperf3 throughput, the forwarder's queueing delay and drops,
+and for DualPI2 the packets its L and C queues received.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+#: The IP TOS byte whose ECN field is ECT(1) (RFC 3168 s. 5: ECN is the TOS byte's two low bits).
+ECT1 = 0x01
 
 SCENARIO = """
 name = "hold-{aqm}"
@@ -42,31 +48,23 @@ count = 1
 """
 
 
+def _ping_cmd(ns: str, src: str, dst: str, count: int, tos: int = 0) -> list[str]:
+    return [
+        *("ip", "netns", "exec", ns, "ping", "-q", "-n", "-i", "0.1", "-c", str(count)),
+        *("-Q", str(tos), "-I", src, dst),
+    ]
+
+
 def _ping(ns: str, src: str, dst: str, count: int) -> dict[str, float]:
-    r = subprocess.run(
-        [
-            "ip",
-            "netns",
-            "exec",
-            ns,
-            "ping",
-            "-q",
-            "-n",
-            "-i",
-            "0.1",
-            "-c",
-            str(count),
-            "-I",
-            src,
-            dst,
-        ],
-        capture_output=True,
-        text=True,
-    )
-    m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms", r.stdout)
-    loss = re.search(r"([\d.]+)% packet loss", r.stdout)
+    r = subprocess.run(_ping_cmd(ns, src, dst, count), capture_output=True, text=True)
+    return _ping_stats(r.stdout, r.stderr)
+
+
+def _ping_stats(out: str, err: str) -> dict[str, float]:
+    m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms", out)
+    loss = re.search(r"([\d.]+)% packet loss", out)
     if m is None:
-        raise RuntimeError(f"ping failed: {r.stdout} {r.stderr}")
+        raise RuntimeError(f"ping failed: {out} {err}")
     return {
         "min": float(m[1]),
         "mean": float(m[2]),
@@ -104,7 +102,14 @@ def one(aqm: str, secs: float, work: Path) -> dict:
             text=True,
         )
         time.sleep(3)
-        loaded = _ping(snd, src, dst, int((secs - 5) / 0.1))
+        n = int((secs - 5) / 0.1)
+        pings = [
+            subprocess.Popen(
+                _ping_cmd(snd, src, dst, n, tos), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            for tos in (0, ECT1)
+        ]
+        loaded, loaded_l4s = (_ping_stats(*(x.decode() for x in p.communicate())) for p in pings)
         res = json.loads(client.communicate(timeout=secs + 30)[0])
         tput = res["end"]["sum_received"]["bits_per_second"]
     finally:
@@ -113,13 +118,13 @@ def one(aqm: str, secs: float, work: Path) -> dict:
     if hold.returncode != 0:
         raise RuntimeError(err)
     fwd = json.loads((out / "forwarder.json").read_text())["links"][0]
-    return {"aqm": aqm, "idle": idle, "loaded": loaded, "tput": tput, "fwd": fwd}
+    return {"aqm": aqm, "idle": idle, "loaded": loaded, "l4s": loaded_l4s, "tput": tput, "fwd": fwd}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--secs", type=float, default=20.0)
-    ap.add_argument("--aqm", default="droptail,fq_codel")
+    ap.add_argument("--aqm", default="droptail,fq_codel,dualpi2")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("hold_latency.py: needs root (network namespaces, raw sockets)")
@@ -128,18 +133,26 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f}")
     print(
         "| AQM | ping idle min / mean / max (ms) | ping under load min / mean / max (ms) | "
-        "loss under load | iperf3 Mb/s | forwarder: mean / p99 queueing delay (ms) | drops |"
+        "loss under load | ECT(1) ping under load min / mean / max (ms) | ECT(1) loss | "
+        "iperf3 Mb/s | forwarder: mean / p99 queueing delay (ms) | drops |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        i, lo, f = r["idle"], r["loaded"], r["fwd"]
+        i, lo, l4, f = r["idle"], r["loaded"], r["l4s"], r["fwd"]
         p99 = f.get("delay_p99_s")
         print(
             f"| {r['aqm']} | {i['min']:.2f} / {i['mean']:.2f} / {i['max']:.2f} | "
             f"{lo['min']:.2f} / {lo['mean']:.2f} / {lo['max']:.2f} | {lo['loss_pct']:g} % | "
+            f"{l4['min']:.2f} / {l4['mean']:.2f} / {l4['max']:.2f} | {l4['loss_pct']:g} % | "
             f"{r['tput'] / 1e6:.2f} | {f['delay_mean_s'] * 1e3:.2f} / "
             f"{(p99 or float('nan')) * 1e3:.2f} | {f['dropped_aqm'] + f['dropped_overflow']} |"
         )
+    for r in rows:
+        st = r["fwd"].get("aqm_stats") or {}
+        keys = ("arrived_c", "arrived_l", "delay_c_mean_ms", "delay_l_mean_ms", "marks_l_step")
+        q = {k: st[k] for k in keys if k in st}
+        if q:
+            print(f"{r['aqm']}: {json.dumps(q)}")
 
 
 if __name__ == "__main__":
