@@ -168,6 +168,14 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    // What fq touches per packet that the single queue keeps hot: a flow record, the flow's
+    // boxed AQM and a packet slot (the packet, its arrival time and a link), at each end.
+    println!(
+        "sizes (bytes): packet held by fq {}, slot at least {}, CoDel state {}",
+        std::mem::size_of::<qdisc::Tagged<Packet>>(),
+        std::mem::size_of::<Option<qdisc::Tagged<Packet>>>() + 12,
+        std::mem::size_of::<aqm::codel::Codel>(),
+    );
     let reps: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(9);
     if let Some(only) = args.get(1) {
         let (name, flows) = only
@@ -182,13 +190,15 @@ fn main() {
         return;
     }
     type Case = (&'static str, u32, fn(u32) -> Link);
-    let cases: [Case; 6] = [
-        ("single", 100, |_| single()),
-        ("fq", 100, fq),
-        ("single", 10_000, |_| single()),
-        ("fq", 10_000, fq),
+    let cases: [Case; 8] = [
         ("single", 1, |_| single()),
         ("fq", 1, fq),
+        ("single", 100, |_| single()),
+        ("fq", 100, fq),
+        ("single", 1000, |_| single()),
+        ("fq", 1000, fq),
+        ("single", 10_000, |_| single()),
+        ("fq", 10_000, fq),
     ];
     let mut got: Vec<(Vec<f64>, Vec<f64>)> = vec![(vec![], vec![]); cases.len()];
     for _ in 0..reps {
