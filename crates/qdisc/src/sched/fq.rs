@@ -424,6 +424,19 @@ enum List {
     Old,
 }
 
+/// Asks the CPU to bring the cache line at `p` in (x86-64 `prefetcht0`; elsewhere nothing). A
+/// hint only: it reads nothing and cannot fault.
+#[inline(always)]
+fn prefetch<T: ?Sized>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHT0 is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// One stored packet; `next` links the queue's packets in arrival order (or free slots).
 #[derive(Debug)]
 struct Slot<P> {
@@ -746,6 +759,7 @@ impl<P: FqPacket> Fq<P> {
                 Some(pkt) => {
                     self.flows[idx].deficit -= pkt.size_bytes() as i64;
                     self.stats.dequeued += 1;
+                    self.prefetch_next();
                     return Some(pkt);
                 }
                 None => {
@@ -759,6 +773,27 @@ impl<P: FqPacket> Fq<P> {
                     }
                 }
             }
+        }
+    }
+
+    /// A hint to the CPU, no effect on results: what the next dequeues will read. With
+    /// thousands of active queues each queue's record, AQM state and head slot have left the
+    /// cache since its last turn (docs/benchmarks.md, "`fq` with 10,000 flows"): the record of
+    /// the queue after the next one, and the next queue's head slot and AQM state (its record,
+    /// prefetched by the previous call, tells where they are).
+    #[inline]
+    fn prefetch_next(&self) {
+        let mut next = self.new_flows.iter().chain(self.old_flows.iter()).skip(1);
+        let (Some(&n1), n2) = (next.next(), next.next()) else {
+            return;
+        };
+        if let Some(&n2) = n2 {
+            prefetch(&self.flows[n2 as usize]);
+        }
+        let f = &self.flows[n1 as usize];
+        prefetch(&*f.aqm as *const dyn Aqm as *const u8);
+        if let Some(slot) = self.slots.get(f.head as usize) {
+            prefetch(slot);
         }
     }
 
