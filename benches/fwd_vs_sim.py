@@ -19,7 +19,9 @@ base RTT) and their ratio.
 (the simulator's, without SACK; Linux ``reno`` with SACK off) and with CUBIC (the simulator's
 ``variant = "cubic"``, with SACK; Linux ``cubic``). No ECN: the kernel has no scalable sender
 (no dctcp, no prague), so DualPI2 is exercised on its classic queue (p_C = p'^2 drops). Prints the
-per-flow goodputs (flows in order of base RTT) of each pair and their agreement.
+per-flow goodputs (flows in order of base RTT) of each pair and their agreement. With ``--delack``
+too, the simulator's runs only, with delayed ACKs (``tcp.delack = true``, as Linux's receivers):
+the rows that explain the 50-flow FQ-PIE queue difference (docs/testbed.md).
 """
 
 from __future__ import annotations
@@ -81,8 +83,9 @@ def _bbr(out: Path, duration: str, warmup: str) -> list[dict]:
     return rows
 
 
-def _qdiscs(out: Path, duration: str, warmup: str) -> list[dict]:
-    """fq_pie and dualpi2: the simulator against the testbed, NewReno and CUBIC pairs."""
+def _qdiscs(out: Path, duration: str, warmup: str, delack: bool = False) -> list[dict]:
+    """fq_pie and dualpi2: the simulator against the testbed, NewReno and CUBIC pairs
+    (``delack``: the simulator alone, with delayed ACKs)."""
     rows = []
     for aqm in QDISCS:
         for n in (10, 50):
@@ -90,6 +93,14 @@ def _qdiscs(out: Path, duration: str, warmup: str) -> list[dict]:
                 ("newreno", "newreno", {}),
                 ("cubic", "cubic", {"variant": "cubic"}),
             ):
+                if delack:
+                    sc = _scenario(aqm, n, duration, warmup, delack=True, **tcp)
+                    res = aqmlab.run(sc, out=out / f"{sc.name}-sim-{cc}-delack")
+                    load = os.getloadavg()[0]
+                    r = dict(aqm=aqm, flows=n, engine=f"sim {cc} + delack", load1=load)
+                    rows.append({**r, **_row(res)})
+                    print(json.dumps(rows[-1]), flush=True)
+                    continue
                 sc = _scenario(aqm, n, duration, warmup, **tcp)
                 runs = {
                     f"sim {cc}": lambda sc=sc, cc=cc: aqmlab.run(
@@ -155,14 +166,17 @@ def main() -> int:
     ap.add_argument("--out", default="runs/fwd_vs_sim")
     ap.add_argument("--bbr", action="store_true", help="BBR v1: simulator vs kernel bbr")
     ap.add_argument("--qdisc", action="store_true", help="fq_pie and dualpi2 (issue 21)")
+    ap.add_argument(
+        "--delack", action="store_true", help="with --qdisc: the simulator alone, delayed ACKs"
+    )
     args = ap.parse_args()
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not (args.qdisc and args.delack):  # --delack: simulator only
         print("fwd_vs_sim: needs root (the testbed)", file=sys.stderr)
         return 2
     out = Path(args.out)
     rows = _bbr(out, args.duration, args.warmup) if args.bbr else []
     if args.qdisc:
-        rows = _qdiscs(out, args.duration, args.warmup)
+        rows = _qdiscs(out, args.duration, args.warmup, args.delack)
     for aqm in () if args.bbr or args.qdisc else ("red", "pie", "codel"):
         for n in (10, 50):
             sc = _scenario(aqm, n, args.duration, args.warmup)
