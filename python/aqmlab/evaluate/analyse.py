@@ -18,6 +18,8 @@ Per run (:func:`run_metrics`; definitions in docs/evaluate.md and docs/metrics.m
   startup time (s. 2.2) of the TCP flows whose delivery series was recorded;
 - ``jain``: Jain's index of the bulk flows' goodputs; ``ratio``: the goodput of the second bulk
   TCP group over the first (two groups only: IW 3/10, short/long RTT, small/large packets, ECN/not);
+  ``retx_ratio``: the second group's retransmitted / sent segments over the first's (s. 4.4: the
+  per-packet loss probability of small over large packets; RFC 7141 s. 2.3 asks for 1);
 - open-loop groups: ``loss_<group>`` and ``owd_p99_<group>_ms``; probes: ``ping_rtt_p50_ms``,
   ``ping_rtt_p99_ms``;
 - varying capacity (s. 8.2.6): ``settle_s``, the mean over the capacity steps of the settling
@@ -85,6 +87,7 @@ LABEL = {
     "settle_up_s": "settling time after a step up (s)",
     "unsettled_steps": "steps that never settled",
     "ratio": "goodput ratio of the two groups",
+    "retx_ratio": "per-packet loss ratio of the two groups (retransmitted / sent)",
     "ping_rtt_p50_ms": "ping RTT p50 (ms)",
     "ping_rtt_p99_ms": "ping RTT p99 (ms)",
 }
@@ -142,7 +145,7 @@ def run_metrics(
     groups: dict[str, list[dict[str, Any]]] = {}
     for f in flows:
         groups.setdefault(mt.flow_group(f["name"]), []).append(f)
-    bulk_groups = []
+    bulk_groups, bulk_retx = [], []
     for g, fs in groups.items():
         kind = mt.flow_kind(fs[0])
         if kind == "probe":
@@ -151,6 +154,9 @@ def run_metrics(
         row[f"share_{g}"] = gp / total if total > 0 else math.nan
         if kind == "bulk":
             bulk_groups.append(gp)
+            sent = sum(f.get("segments_sent") or 0 for f in fs)
+            retx = sum(f.get("retransmits") or 0 for f in fs)
+            bulk_retx.append(retx / sent if sent else math.nan)
         if kind == "open-loop":
             sent = sum(f.get("udp_sent") or 0 for f in fs)
             got = sum(f.get("udp_received") or 0 for f in fs)
@@ -159,6 +165,14 @@ def run_metrics(
     row["ratio"] = (
         bulk_groups[1] / bulk_groups[0]
         if len(bulk_groups) == 2 and bulk_groups[0] > 0
+        else math.nan
+    )
+    # s. 4.4, RFC 7141 s. 2.3: the per-packet loss probability of the second bulk group over the
+    # first's (retransmitted / sent segments, whole run): 1 when the AQM drops a packet whatever
+    # its size
+    row["retx_ratio"] = (
+        bulk_retx[1] / bulk_retx[0]
+        if len(bulk_retx) == 2 and bulk_retx[0] > 0 and math.isfinite(bulk_retx[1])
         else math.nan
     )
     fct = summary.get("fct", {}).get("all", {})
@@ -385,8 +399,8 @@ def judge(cells: pd.DataFrame, pl: Plan) -> pd.DataFrame:
     out = []
     if cells.empty:
         return pd.DataFrame(out)
-    judged = {sc.id: dict(DIRECTION) for sc in pl.params.scenarios}
-    for sc in pl.params.scenarios:
+    judged = {sc.id: dict(DIRECTION) for sc in pl.scenarios}
+    for sc in pl.scenarios:
         judged[sc.id].update(sc.judge)
         judged[sc.id] = {m: d for m, d in judged[sc.id].items() if d != "none"}
     nan = math.nan
