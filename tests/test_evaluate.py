@@ -338,40 +338,50 @@ def test_byte_mode_is_set_where_the_aqm_has_one():
         prm.build(p, sc, "codel", quick=True, ecn_capable=set())
 
 
-def test_retx_ratio_is_the_per_packet_loss_of_the_second_group_over_the_first():
-    # group large: 20 of 2000 segments retransmitted (1 %); small: 6 of 1500 (0.4 %): 0.4
+def test_signal_ratio_counts_arrivals_and_drops_per_flow_in_the_event_log(tmp_path):
+    # Hand-made event log (warm-up 1 s). Flow large.0: 4 packets arrive in the window (3
+    # enqueues, 1 drop on arrival), 1 of them dropped: 1/4. Flow small.0: 5 enqueues, one later
+    # dropped at the head (CoDel: no second arrival) and one marked: 2/5 -> ratio (2/5)/(1/4) =
+    # 1.6. A packet of large.0 that arrived in the warm-up (enqueue and drop) counts nowhere.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        ("enqueue", "", "large.0", 0.5),
+        ("drop", "aqm", "large.0", 0.6),
+        ("enqueue", "", "large.0", 1.1),
+        ("enqueue", "", "large.0", 1.2),
+        ("drop", "aqm", "large.0", 1.3),
+        ("enqueue", "", "large.0", 1.4),
+        *[("enqueue", "", "small.0", 1.0 + k / 10) for k in range(5)],
+        ("drop", "aqm_head", "small.0", 1.2),
+        ("mark", "", "small.0", 1.3),
+    ]
+    f = tmp_path / "bottleneck.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "event": [r[0] for r in rows],
+                "cause": [r[1] for r in rows],
+                "flow": [r[2] for r in rows],
+                "arrival_ns": [int(r[3] * 1e9) for r in rows],
+            }
+        ),
+        f,
+    )
+    counts = analyse._signals(f, warm_s=1.0)
+    assert counts == {"large.0": (4, 1), "small.0": (5, 2)}
     summary = {
-        "run": {"warmup_s": 0.0, "duration_s": 10.0},
+        "run": {"warmup_s": 1.0, "duration_s": 10.0},
         "links": [{"name": "bottleneck"}],
         "flows": [
-            {
-                "name": "large.0",
-                "goodput_bps": 1e6,
-                "base_rtt_s": 0.1,
-                "size_bytes": None,
-                "segments_sent": 1200,
-                "retransmits": 12,
-            },
-            {
-                "name": "large.1",
-                "goodput_bps": 1e6,
-                "base_rtt_s": 0.1,
-                "size_bytes": None,
-                "segments_sent": 800,
-                "retransmits": 8,
-            },
-            {
-                "name": "small.0",
-                "goodput_bps": 1e6,
-                "base_rtt_s": 0.1,
-                "size_bytes": None,
-                "segments_sent": 1500,
-                "retransmits": 6,
-            },
+            {"name": n, "goodput_bps": 1e6, "base_rtt_s": 0.1, "size_bytes": None}
+            for n in ("large.0", "small.0")
         ],
     }
-    row = analyse.run_metrics(summary, {}, [])
-    assert row["retx_ratio"] == pytest.approx(0.004 / 0.01)
+    row = analyse.run_metrics(summary, {"signals:bottleneck": counts}, [])
+    assert row["signal_ratio"] == pytest.approx((2 / 5) / (1 / 4))
+    assert math.isnan(analyse.run_metrics(summary, {}, [])["signal_ratio"])  # no event log
 
 
 def test_family_plot_draws_one_curve_per_aqm_and_the_references(tmp_path, monkeypatch):

@@ -57,7 +57,7 @@ _TABLE_METRICS = [
     "sync_rate",
     "jain",
     "ratio",
-    "retx_ratio",
+    "signal_ratio",
     "fct_median_s",
     "fct_p99_s",
     "startup_s",
