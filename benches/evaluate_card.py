@@ -1,6 +1,6 @@
 """`aqmlab evaluate` at full settings (issue 24 target: one AQM and three baselines in under
-5 minutes on a 2-core machine): every RFC 7928 scenario of the shipped file, 3 seeds, into a
-fresh directory (nothing reused).
+5 minutes on a 2-core machine): every RFC 7928 scenario of the shipped file with the seeds of its
+[settings] (5), into a fresh directory (nothing reused).
 
     .venv/bin/python benches/evaluate_card.py                    # codel against fq_codel, pie, red
     .venv/bin/python benches/evaluate_card.py --quick            # the CI settings

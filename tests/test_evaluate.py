@@ -49,7 +49,10 @@ def test_quick_card_runs_every_section(quick_card):
     shipped = prm.load()
     for sc in shipped.scenarios:
         ran = set(runs.loc[runs["scenario"] == sc.id, "aqm"])
-        if sc.requires is None and not sc.ecn and sc.aqm_wrap is None:
+        if not sc.quick:  # a sweep's point that --quick leaves out
+            assert not ran, sc.id
+            continue
+        if sc.requires is None and not sc.ecn and sc.aqm_wrap is None and not sc.byte_mode:
             assert ran == {"codel", "fq_codel", "pie", "red"}, sc.id
         elif not ran:  # a scenario that did not run says why, in the card and in status.csv
             assert status is not None
@@ -59,6 +62,14 @@ def test_quick_card_runs_every_section(quick_card):
     # the delay-goodput plot of every section, the every-hop plot of s. 10
     assert (c / "tradeoff_s8.png").is_file()
     assert (c / "hops_multi-aqm_codel.png").is_file()
+    assert (c / "rtt_rtt-fairness.png").is_file()  # s. 6.2's curve
+    assert (c / "rate_rate-range.png").is_file()  # s. 8.3's delay against the rate
+    # s. 4.4 in byte mode: RED runs it, an AQM without a byte mode says so
+    bm = status[status["scenario"] == "packet-sizes-byte-mode"].set_index("aqm")["status"]
+    assert set(bm.index) == {"codel", "fq_codel", "pie"}
+    assert all("has no byte mode" in w for w in bm)
+    assert set(runs.loc[runs["scenario"] == "packet-sizes-byte-mode", "aqm"]) == {"red"}
+    assert "## Not measured by this card" in md and "s. 11" in md
     assert "<img" in (c / "report.html").read_text()
 
 
@@ -269,3 +280,127 @@ def test_sync_from_an_event_log_uses_the_window_drops_per_flow():
     row = analyse.run_metrics(summary, {"drops:bottleneck": drops}, [])
     assert row["sync_from_drops"] == 1.0
     assert row["sync_events"] == 2 and row["sync_rate"] == 1.0
+
+
+def test_rtt_sweep_makes_one_scenario_per_rtt():
+    p = prm.load()
+    pts = [s for s in p.scenarios if s.family == "rtt-fairness"]
+    rtts = ["5ms", "10ms", "20ms", "50ms", "100ms", "200ms", "400ms", "560ms"]
+    assert [s.id for s in pts] == [f"rtt-fairness-{r}" for r in rtts]  # RFC 7928 s. 6.2: 5-560 ms
+    assert [s.family_x for s in pts] == pytest.approx([0.05, 0.1, 0.2, 0.5, 1, 2, 4, 5.6])
+    assert [s.quick for s in pts] == [r in ("20ms", "200ms") for r in rtts]
+    run = prm.build(p, pts[0], "codel", quick=False, ecn_capable=set())
+    assert [g["rtt"] for g in run["flows"]] == ["100ms", "5ms"]
+    assert run["topology"]["delay"] == "1ms"  # a 5 ms path needs a bottleneck below 2.5 ms
+    from aqmlab.evaluate import engine
+
+    assert {c.scenario.id for c in engine.plan(["codel"], [], p, quick=True).cells} >= {
+        "rtt-fairness-20ms",
+        "rtt-fairness-200ms",
+    }
+    assert not any(
+        c.scenario.id == "rtt-fairness-5ms" for c in engine.plan(["codel"], [], p, quick=True).cells
+    )
+
+
+def test_rate_sweep_sets_the_bottleneck_rate():
+    p = prm.load()
+    pts = [s for s in p.scenarios if s.family == "rate-range"]
+    assert [s.family_x for s in pts] == pytest.approx([1, 3, 10, 30, 100])
+    assert [s.quick for s in pts] == [True, False, False, True, False]
+    run = prm.build(p, pts[-1], "red", quick=False, ecn_capable=set())
+    assert run["topology"]["rate"] == "100Mbps" and run["topology"]["buffer"] == 1000
+    assert run["aqm"]["min_th"] == 20  # one parameter set at every rate
+
+
+def test_rtt_sweep_bad_input_names_the_field(tmp_path):
+    base = '[[scenario]]\nid = "r"\nsection = "6.2"\ntitle = "t"\n'
+    flows = '[[scenario.run.flows]]\nrtt = "100ms"\n[[scenario.run.flows]]\nrtt = "20ms"\n'
+    for sweep, msg in (
+        ('rtt_sweep = { group = 0, rtts = ["5ms"] }', "rtt_sweep.group"),
+        ("rtt_sweep = { group = 1, rtts = [] }", "rtt_sweep.rtts"),
+        ('rtt_sweep = { group = 1, rtts = ["5ms"], quick_rtts = ["7ms"] }', "quick_rtts"),
+        ('rtt_sweep = { group = 1, rtts = ["5ms"], step = 2 }', "rtt_sweep.step: unknown key"),
+        ('rate_sweep = { rates = ["fast"] }', "rate_sweep.rates"),
+        ('rate_sweep = { rates = ["1Mbps"], quick_rates = ["2Mbps"] }', "quick_rates"),
+    ):
+        with pytest.raises(prm.InputError, match=msg):
+            prm.parse(__import__("tomllib").loads(base + sweep + "\n" + flows))
+
+
+def test_byte_mode_is_set_where_the_aqm_has_one():
+    p = prm.load()
+    sc = next(s for s in p.scenarios if s.id == "packet-sizes-byte-mode")
+    run = prm.build(p, sc, "red", quick=True, ecn_capable=set())
+    assert run["aqm"]["mode"] == "byte" and run["aqm"]["min_th"] == 20
+    assert run["topology"]["buffer"] == "600kB"
+    with pytest.raises(prm.NotApplicableError, match="codel has no byte mode"):
+        prm.build(p, sc, "codel", quick=True, ecn_capable=set())
+
+
+def test_signal_ratio_counts_arrivals_and_drops_per_flow_in_the_event_log(tmp_path):
+    # Hand-made event log (warm-up 1 s). Flow large.0: 4 packets arrive in the window (3
+    # enqueues, 1 drop on arrival), 1 of them dropped: 1/4. Flow small.0: 5 enqueues, one later
+    # dropped at the head (CoDel: no second arrival) and one marked: 2/5 -> ratio (2/5)/(1/4) =
+    # 1.6. A packet of large.0 that arrived in the warm-up (enqueue and drop) counts nowhere.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        ("enqueue", "", "large.0", 0.5),
+        ("drop", "aqm", "large.0", 0.6),
+        ("enqueue", "", "large.0", 1.1),
+        ("enqueue", "", "large.0", 1.2),
+        ("drop", "aqm", "large.0", 1.3),
+        ("enqueue", "", "large.0", 1.4),
+        *[("enqueue", "", "small.0", 1.0 + k / 10) for k in range(5)],
+        ("drop", "aqm_head", "small.0", 1.2),
+        ("mark", "", "small.0", 1.3),
+    ]
+    f = tmp_path / "bottleneck.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "event": [r[0] for r in rows],
+                "cause": [r[1] for r in rows],
+                "flow": [r[2] for r in rows],
+                "arrival_ns": [int(r[3] * 1e9) for r in rows],
+            }
+        ),
+        f,
+    )
+    counts = analyse._signals(f, warm_s=1.0)
+    assert counts == {"large.0": (4, 1), "small.0": (5, 2)}
+    summary = {
+        "run": {"warmup_s": 1.0, "duration_s": 10.0},
+        "links": [{"name": "bottleneck"}],
+        "flows": [
+            {"name": n, "goodput_bps": 1e6, "base_rtt_s": 0.1, "size_bytes": None}
+            for n in ("large.0", "small.0")
+        ],
+    }
+    row = analyse.run_metrics(summary, {"signals:bottleneck": counts}, [])
+    assert row["signal_ratio"] == pytest.approx((2 / 5) / (1 / 4))
+    assert math.isnan(analyse.run_metrics(summary, {}, [])["signal_ratio"])  # no event log
+
+
+def test_family_plot_draws_one_curve_per_aqm_and_the_references(tmp_path, monkeypatch):
+    from aqmlab.report import plots
+
+    p = prm.load()
+    pts = [s for s in p.scenarios if s.family == "rtt-fairness"][:3]
+    cells = pd.DataFrame(
+        [
+            {"scenario": s.id, "aqm": a, "metric": "ratio", "mean": m, "ci95": 0.1}
+            for s, m in zip(pts, (2.0, 1.5, 1.2), strict=True)
+            for a in ("codel", "red")
+        ]
+    )
+    figs = []
+    monkeypatch.setattr(plots, "save", lambda fig, path, formats=(): figs.append(fig) or path)
+    assert card._family_plot(cells, pts, ["codel", "red", "pie"], tmp_path / "x.png")
+    (ax,) = figs[0].axes
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["equal goodputs", "1 / RTT ratio (Reno, equal p)", "codel", "red"]
+    ref = ax.get_lines()[1]
+    assert list(ref.get_ydata()) == pytest.approx([1 / 0.05, 1 / 0.1, 1 / 0.2])

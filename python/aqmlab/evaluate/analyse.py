@@ -18,6 +18,9 @@ Per run (:func:`run_metrics`; definitions in docs/evaluate.md and docs/metrics.m
   startup time (s. 2.2) of the TCP flows whose delivery series was recorded;
 - ``jain``: Jain's index of the bulk flows' goodputs; ``ratio``: the goodput of the second bulk
   TCP group over the first (two groups only: IW 3/10, short/long RTT, small/large packets, ECN/not);
+  ``signal_ratio``: the probability that the bottleneck drops or marks a packet of the second
+  group over the first's, from the run's event log (``[output] events``; s. 4.4: small over large
+  packets; RFC 7141 s. 2.3 asks for 1);
 - open-loop groups: ``loss_<group>`` and ``owd_p99_<group>_ms``; probes: ``ping_rtt_p50_ms``,
   ``ping_rtt_p99_ms``;
 - varying capacity (s. 8.2.6): ``settle_s``, the mean over the capacity steps of the settling
@@ -85,6 +88,7 @@ LABEL = {
     "settle_up_s": "settling time after a step up (s)",
     "unsettled_steps": "steps that never settled",
     "ratio": "goodput ratio of the two groups",
+    "signal_ratio": "per-packet drop/mark probability, second group over first",
     "ping_rtt_p50_ms": "ping RTT p50 (ms)",
     "ping_rtt_p99_ms": "ping RTT p99 (ms)",
 }
@@ -142,7 +146,8 @@ def run_metrics(
     groups: dict[str, list[dict[str, Any]]] = {}
     for f in flows:
         groups.setdefault(mt.flow_group(f["name"]), []).append(f)
-    bulk_groups = []
+    counts = series.get(f"signals:{links[0]['name']}")  # per flow: arrivals, drops + marks
+    bulk_groups, bulk_p = [], []
     for g, fs in groups.items():
         kind = mt.flow_kind(fs[0])
         if kind == "probe":
@@ -151,6 +156,10 @@ def run_metrics(
         row[f"share_{g}"] = gp / total if total > 0 else math.nan
         if kind == "bulk":
             bulk_groups.append(gp)
+            if counts is not None:
+                arr = sum(counts.get(f["name"], (0, 0))[0] for f in fs)
+                sig = sum(counts.get(f["name"], (0, 0))[1] for f in fs)
+                bulk_p.append(sig / arr if arr else math.nan)
         if kind == "open-loop":
             sent = sum(f.get("udp_sent") or 0 for f in fs)
             got = sum(f.get("udp_received") or 0 for f in fs)
@@ -159,6 +168,14 @@ def run_metrics(
     row["ratio"] = (
         bulk_groups[1] / bulk_groups[0]
         if len(bulk_groups) == 2 and bulk_groups[0] > 0
+        else math.nan
+    )
+    # s. 4.4, RFC 7141 s. 2.3: the probability that the bottleneck drops or marks a packet of the
+    # second bulk group over the first's (from the event log: packets that arrived in the window):
+    # 1 when the AQM signals congestion whatever the packet's size
+    row["signal_ratio"] = (
+        bulk_p[1] / bulk_p[0]
+        if len(bulk_p) == 2 and bulk_p[0] > 0 and math.isfinite(bulk_p[1])
         else math.nan
     )
     fct = summary.get("fct", {}).get("all", {})
@@ -251,6 +268,28 @@ def _seconds(v: Any) -> float:
     return float(v) if isinstance(v, int | float) else units.seconds("duration", v)
 
 
+def _signals(path: Path, warm_s: float) -> dict[str, tuple[int, int]]:
+    """Per flow, from an event log: the packets that arrived at the link in the measurement window
+    (by their arrival time) and how many of them were dropped or marked. A packet arrives once:
+    an ``enqueue``, or a drop on arrival (cause ``aqm`` or ``overflow``) without one; a head drop
+    (``aqm_head``) or a mark follows the packet's enqueue."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path, columns=["event", "cause", "flow", "arrival_ns"])
+    t = t.filter(pc.greater_equal(t.column("arrival_ns"), round(warm_s * 1e9)))
+    ev = np.asarray(pc.cast(t.column("event"), "string").to_pylist(), dtype=object)
+    cause = np.asarray(pc.cast(t.column("cause"), "string").to_pylist(), dtype=object)
+    flow = np.asarray(pc.cast(t.column("flow"), "string").to_pylist(), dtype=object)
+    signal = (ev == "drop") | (ev == "mark")
+    arrival = (ev == "enqueue") | ((ev == "drop") & (cause != "aqm_head"))
+    out: dict[str, tuple[int, int]] = {}
+    for name in np.unique(flow):
+        m = flow == name
+        out[str(name)] = (int(arrival[m].sum()), int(signal[m].sum()))
+    return out
+
+
 def _drops(path: Path) -> dict[str, np.ndarray]:
     """The drops and marks of an event log (``events/<link>.parquet``, issue 24 item 3): time
     and arrival time in seconds, flow name."""
@@ -268,12 +307,13 @@ def _drops(path: Path) -> dict[str, np.ndarray]:
     }
 
 
-def _series(run_dir: Path) -> dict[str, dict[str, np.ndarray]]:
+def _series(run_dir: Path, warm_s: float = 0.0) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
-    cols = {}
+    cols: dict[str, Any] = {}
     for f in sorted((run_dir / "events").glob("*.parquet")):
         cols[f"drops:{f.stem}"] = _drops(f)
+        cols[f"signals:{f.stem}"] = _signals(f, warm_s)
     for f in sorted(run_dir.glob("*.parquet")):
         kind, _, obj = f.stem.partition("_")
         if kind not in ("flow", "delivered", "link", "delay"):
@@ -311,7 +351,7 @@ def analyse(pl: Plan, sweep_dir: Path) -> dict[str, Any]:
                     {**base, "role": c.role, "status": f"run failed (seed {seed}): {err}"}
                 )
                 continue
-            series = _series(sweep_dir / "series" / key)
+            series = _series(sweep_dir / "series" / key, float(rec["summary"]["run"]["warmup_s"]))
             tol = float((c.scenario.capacity or {}).get("tolerance_pkts", 5.0))
             m = run_metrics(rec["summary"], series, steps, tol)
             rows.append({**base, "role": c.role, "seed": seed, "key": key, **m})
@@ -385,8 +425,8 @@ def judge(cells: pd.DataFrame, pl: Plan) -> pd.DataFrame:
     out = []
     if cells.empty:
         return pd.DataFrame(out)
-    judged = {sc.id: dict(DIRECTION) for sc in pl.params.scenarios}
-    for sc in pl.params.scenarios:
+    judged = {sc.id: dict(DIRECTION) for sc in pl.scenarios}
+    for sc in pl.scenarios:
         judged[sc.id].update(sc.judge)
         judged[sc.id] = {m: d for m, d in judged[sc.id].items() if d != "none"}
     nan = math.nan

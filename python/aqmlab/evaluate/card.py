@@ -32,6 +32,20 @@ SECTIONS = [
     ("4.5", "ECN (s. 4.5)"),
     ("4.6", "With a scheduler (s. 4.6)"),
 ]
+#: What RFC 7928 asks an evaluation to report that this card does not measure, and why.
+NOT_MEASURED = [
+    "s. 11 (implementation cost): not measured. The card's runs time the simulator, not the AQM: "
+    "an AQM's decision costs 5-30 ns against about a microsecond of simulation per packet, well "
+    "inside the run-to-run noise of a shared machine. The per-decision CPU cost of each built-in "
+    "AQM is measured on its own by `cargo bench -p aqmlab-aqm --bench aqm_decision` "
+    "(docs/benchmarks.md, 'AQM decision cost'), the cost of flow queueing by "
+    "`benches/sched_fq.rs`; the state an AQM keeps is in its source and docs/algorithms.md.",
+    "s. 8.3 (parameter sensitivity) and s. 12 (operator control, auto-tuning): measured only "
+    "against the network (`rate-range`: one parameter set at 1 to 100 Mb/s), not against the "
+    "AQM's own parameters. Each AQM runs with its defaults or the [aqm.<name>] parameters of the "
+    "scenario file; a sweep of one AQM's parameters over a scenario is `aqmlab sweep` "
+    "(docs/sweeps.md).",
+]
 _TABLE_METRICS = [
     "goodput_mbps",
     "utilisation",
@@ -43,6 +57,7 @@ _TABLE_METRICS = [
     "sync_rate",
     "jain",
     "ratio",
+    "signal_ratio",
     "fct_median_s",
     "fct_p99_s",
     "startup_s",
@@ -203,6 +218,177 @@ def _multihop_plot(runs: pd.DataFrame, sweep_dir: Path, sc: Any, aqm: str, path:
     return True
 
 
+def _status_lines(doc: _Doc, status: pd.DataFrame, ids: list[str], n_aqms: int) -> None:
+    """The cells of these scenarios that did not run, and why (said once when the same for all)."""
+    st = status[status["scenario"].isin(ids)] if not status.empty else status
+    said = list(dict.fromkeys(st["status"])) if len(st) else []
+    if len(said) == 1 and len(st) == n_aqms * len(ids):  # the same everywhere: said once
+        doc.ul([f"every AQM: {said[0]}"])
+    elif len(ids) == 1:
+        doc.ul([f"{r.aqm}: {r.status}" for r in st.itertuples()])
+    else:
+        doc.ul([f"`{r.scenario}`, {r.aqm}: {r.status}" for r in st.itertuples()])
+
+
+#: The metrics of a sweep's tables, one table each (rows: the points, columns: the AQMs), by the
+#: sweep's kind; the first is the one the per-point lines and the curve show.
+FAMILY_METRICS = {
+    "rtt": ("ratio", "delay_ms", "utilisation"),
+    "rate": ("delay_ms", "delay_p99_ms", "utilisation", "loss_ratio"),
+}
+_FAMILY_ROW = {
+    "rtt": "RTT of the second flow (RTT ratio)",
+    "rate": "bottleneck rate (Mb/s)",
+}
+
+
+def _family_block(doc: _Doc, members: list[Any], t: dict[str, Any], aqms: list[str], out: Path):
+    """A sweep (``rtt_sweep``, s. 6.2): its points as rows of one table per metric of
+    :data:`FAMILY_METRICS`, and the curve of the goodput ratio against the RTT ratio."""
+    import pandas as pd
+
+    cells, status = t["cells"], t["status"]
+    first = members[0]
+    ids = [m.id for m in members]
+    kind = first.family_kind
+    doc.h(
+        3,
+        f"s. {first.section}: {first.family_title} (`{first.family}-<{kind}>`, "
+        f"{len(members)} points)",
+    )
+    doc.p(first.note)
+    _status_lines(doc, status, ids, len(aqms))
+    for metric in FAMILY_METRICS[kind]:
+        rows = []
+        for m in members:
+            c = (
+                cells[(cells["scenario"] == m.id) & (cells["metric"] == metric)]
+                if len(cells)
+                else cells
+            )
+            row = [f"{m.family_label} ({m.family_x:.3g})" if kind == "rtt" else m.family_label]
+            for a in aqms:
+                x = c[c["aqm"] == a] if len(c) else c
+                row.append(
+                    _fmt(float(x["mean"].iloc[0]), float(x["ci95"].iloc[0])) if len(x) else "-"
+                )
+            rows.append(row)
+        if any(v != "-" for r in rows for v in r[1:]):
+            doc.p(f"{_label(metric)}:")
+            doc.table(pd.DataFrame(rows, columns=[_FAMILY_ROW[kind], *aqms]))
+    name = f"{kind}_{first.family}.png"
+    plot = _family_plot if kind == "rtt" else _rate_family_plot
+    if plot(cells, members, aqms, out / name):
+        doc.img(name, f"{first.family}: {_label(FAMILY_METRICS[kind][0])} at each point")
+
+
+def _family_items(v: pd.DataFrame, m: Any) -> list[str]:
+    """One line per point of a sweep: the verdict on the sweep's first metric there."""
+    metric = FAMILY_METRICS[m.family_kind][0]
+    r = v[v["metric"] == metric]
+    if r.empty:
+        return []
+    x = r.iloc[0]
+    word = {
+        "better than all baselines": "does well",
+        "worse than all baselines": "does badly",
+        "better than some": f"better than {x['better_than']}, as the others",
+        "worse than some": f"worse than {x['worse_than']}, as the others",
+        "mixed": f"better than {x['better_than']}, worse than {x['worse_than']}",
+        "as the baselines": "as the baselines",
+    }[x["verdict"]]
+    how = {"lower": "lower is better", "higher": "higher is better", "one": "1 is best"}
+    where = f"{m.family_label} (RTT ratio {m.family_x:.3g})" if m.family_kind == "rtt" else m.id
+    return [
+        f"{where}: {_label(metric)} {_fmt(x['value'])} "
+        f"({how[x['direction']]}; baselines: {x['baselines']}): {word}"
+    ]
+
+
+def _curves(ax: Any, c: pd.DataFrame, ids: dict[str, float], aqms: list[str]) -> None:
+    """One curve per AQM of the cells ``c`` (one metric) at the x of their scenario (``ids``):
+    the mean and its 95% CI over the seeds."""
+    import numpy as np
+
+    for a in aqms:
+        d = c[c["aqm"] == a].copy()
+        if d.empty:
+            continue
+        d["x"] = d["scenario"].map(ids)
+        d = d.sort_values("x")
+        err = np.nan_to_num(d["ci95"].to_numpy(dtype=float), nan=0.0)
+        ax.errorbar(d["x"], d["mean"], yerr=err, marker="o", ms=3.5, lw=1.0, capsize=2, label=a)
+
+
+def _family_plot(cells: pd.DataFrame, members: list[Any], aqms: list[str], path: Path) -> bool:
+    """The goodput ratio of the two flows against the ratio of their base RTTs, one curve per
+    AQM (mean and 95% CI over the seeds), log-log, with two references: equal goodputs, and
+    goodput inversely proportional to the RTT, as Reno's is at equal loss probability (Mathis,
+    Semke, Mahdavi, Ott, CCR 27(3) 1997: rate = MSS / (RTT sqrt(2p/3)))."""
+    import numpy as np
+
+    from aqmlab.report import plots
+
+    if cells.empty:
+        return False
+    ids = {m.id: m.family_x for m in members}
+    c = cells[cells["scenario"].isin(list(ids)) & (cells["metric"] == "ratio")]
+    if c.empty:
+        return False
+    fig, ax = plots.plt.subplots(figsize=(6.4, 4.4))
+    xs = np.array(sorted(ids.values()))
+    ax.plot(xs, np.ones_like(xs), color="0.6", ls="--", lw=0.9, label="equal goodputs")
+    ax.plot(xs, 1.0 / xs, color="0.3", ls=":", lw=0.9, label="1 / RTT ratio (Reno, equal p)")
+    _curves(ax, c, ids, aqms)
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(f"RTT of the second flow / RTT of the first ({members[0].family_ref})")
+    ax.set_ylabel("goodput of the second flow / of the first")
+    ax.set_title(f"s. {members[0].section}: {members[0].family_title}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    plots.save(fig, path)
+    return True
+
+
+def _rate_family_plot(cells: pd.DataFrame, members: list[Any], aqms: list[str], path: Path) -> bool:
+    """Mean queueing delay and utilisation against the bottleneck's rate (log), one curve per AQM
+    (mean and 95% CI over the seeds): does one parameter set hold its delay across rates?"""
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    from aqmlab.report import plots
+
+    if cells.empty:
+        return False
+    ids = {m.id: m.family_x for m in members}
+    c = cells[cells["scenario"].isin(list(ids))]
+    if c.empty:
+        return False
+    fig, axes = plots.plt.subplots(1, 2, figsize=(10, 3.8))
+    for ax, metric in zip(axes, ("delay_ms", "utilisation"), strict=True):
+        _curves(ax, c[c["metric"] == metric], ids, aqms)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("bottleneck rate (Mb/s)")
+        ax.set_ylabel(_label(metric))
+        if metric == "delay_ms":
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"s. {members[0].section}: {members[0].family_title}", fontsize=9)
+    fig.tight_layout()
+    plots.save(fig, path)
+    return True
+
+
 class _Doc:
     """Blocks of the card, rendered once as Markdown and once as HTML."""
 
@@ -311,41 +497,62 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
     overall: dict[str, dict[str, int]] = {a: {"well": 0, "badly": 0, "mixed": 0} for a in pl.aqms}
     summary_at = len(doc.blocks)
     for group, title in SECTIONS:
-        scs = [s for s in pl.params.scenarios if s.group == group]
+        scs = [s for s in pl.scenarios if s.group == group]
         if not scs:
             continue
         doc.h(2, title)
         head_at = len(doc.blocks)
         sec_counts = {a: {"well": 0, "badly": 0, "mixed": 0} for a in pl.aqms}
         sec_named: dict[str, dict[str, list[str]]] = {a: {"well": [], "badly": []} for a in pl.aqms}
+        families_done: set[str] = set()
         for sc in scs:
-            doc.h(3, f"s. {sc.section}: {sc.title} (`{sc.id}`)")
-            doc.p(sc.note)
-            st = status[status["scenario"] == sc.id] if not status.empty else status
-            said = list(dict.fromkeys(st["status"])) if len(st) else []
-            if len(said) == 1 and len(st) == len(aqms):  # the same for every AQM: said once
-                doc.ul([f"every AQM: {said[0]}"])
+            members = [sc]
+            if sc.family is not None:  # a sweep's points: one block, a table per metric, a curve
+                if sc.family in families_done:
+                    continue
+                families_done.add(sc.family)
+                members = [m for m in scs if m.family == sc.family]
+                _family_block(doc, members, t, aqms, out)
             else:
-                doc.ul([f"{r.aqm}: {r.status}" for r in st.itertuples()])
-            rows = _metric_table(cells, sc.id, aqms) if not cells.empty else []
+                doc.h(3, f"s. {sc.section}: {sc.title} (`{sc.id}`)")
+                doc.p(sc.note)
+                _status_lines(doc, status, [sc.id], len(aqms))
+            rows = (
+                _metric_table(cells, sc.id, aqms) if not cells.empty and sc.family is None else []
+            )
             if rows:
                 doc.table(pd.DataFrame(rows, columns=["metric", *aqms]))
             for a in pl.aqms:
-                s = statements(verdicts, sc.id, a)
-                n_mixed = len(s["mixed"]) + len(s["some_better"]) + len(s["some_worse"])
-                for k, n in (
-                    ("well", len(s["well"])),
-                    ("badly", len(s["badly"])),
-                    ("mixed", n_mixed),
-                ):
-                    sec_counts[a][k] += n
-                    overall[a][k] += n
-                if not verdicts.empty:
-                    v = verdicts[(verdicts["scenario"] == sc.id) & (verdicts["aqm"] == a)]
-                    for k, word in (("well", "better"), ("badly", "worse")):
-                        sel = v[v["verdict"] == f"{word} than all baselines"]
-                        sec_named[a][k] += [f"{_label(m)} in `{sc.id}`" for m in sel["metric"]]
+                family_items = []
+                for m in members:
+                    s = statements(verdicts, m.id, a)
+                    n_mixed = len(s["mixed"]) + len(s["some_better"]) + len(s["some_worse"])
+                    for k, n in (
+                        ("well", len(s["well"])),
+                        ("badly", len(s["badly"])),
+                        ("mixed", n_mixed),
+                    ):
+                        sec_counts[a][k] += n
+                        overall[a][k] += n
+                    if not verdicts.empty:
+                        v = verdicts[(verdicts["scenario"] == m.id) & (verdicts["aqm"] == a)]
+                        for k, word in (("well", "better"), ("badly", "worse")):
+                            sel = v[v["verdict"] == f"{word} than all baselines"]
+                            sec_named[a][k] += [f"{_label(x)} in `{m.id}`" for x in sel["metric"]]
+                        if m.family is not None:
+                            family_items += _family_items(v, m)
+                if sc.family is not None:
+                    doc.p(
+                        f"**{a}** here ({_label(FAMILY_METRICS[sc.family_kind][0])} at each "
+                        "point; every other metric is in card.csv and counted in the section's "
+                        "line above):"
+                    )
+                    doc.ul(family_items or ["nothing judged (no baseline ran these scenarios)"])
+                    continue
                 if not rows:
+                    continue
+                if not ((cells["scenario"] == sc.id) & (cells["aqm"] == a)).any():
+                    doc.p(f"**{a}** here: did not run (the reason is above).")
                     continue
                 items = [f"does well: {x}" for x in s["well"]]
                 items += [f"does badly: {x}" for x in s["badly"]]
@@ -399,6 +606,8 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
         ]
     )
     doc.blocks[summary_at:summary_at] = top.blocks
+    doc.h(2, "Not measured by this card")
+    doc.ul(NOT_MEASURED)
     doc.p(
         f"{len(runs)} runs; wall time {wall_s:.0f} s (recorded runs are reused). Files: card.csv "
         "(every mean, CI and verdict), runs.csv (every run), verdicts.csv, status.csv."

@@ -47,6 +47,12 @@ class Plan:
     seeds: list[int]
     cells: list[Cell]
 
+    @property
+    def scenarios(self) -> list[prm.Scenario]:
+        """The scenarios this plan runs: all of them, or under --quick those marked ``quick``
+        (a sweep may keep only some of its points)."""
+        return [s for s in self.params.scenarios if s.quick or not self.quick]
+
 
 def _say(msg: str, quiet: bool) -> None:
     if not quiet:
@@ -110,6 +116,8 @@ def plan(
     cells: list[Cell] = []
     probed: dict[str, str | None] = {}
     for sc in params.scenarios:
+        if quick and not sc.quick:
+            continue
         for name in aqms + baselines:
             cell = Cell(sc, name, "test" if name in aqms else "baseline")
             try:
@@ -201,7 +209,7 @@ def evaluate(
     runnable = sum(1 for c in pl.cells if c.keys)
     _say(
         f"evaluate: {', '.join(aqms)} against {', '.join(baselines) or 'no baseline'}: "
-        f"{len(params.scenarios)} scenarios, {runnable} scenario x AQM cells x {len(pl.seeds)} "
+        f"{len(pl.scenarios)} scenarios, {runnable} scenario x AQM cells x {len(pl.seeds)} "
         f"seed(s) = {runnable * len(pl.seeds)} runs{' (quick)' if quick else ''}",
         quiet,
     )

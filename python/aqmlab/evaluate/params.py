@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -17,7 +18,7 @@ from typing import Any
 
 from aqmlab.errors import InputError, show
 
-_TOP = ("settings", "defaults", "aqm", "scenario")
+_TOP = ("settings", "defaults", "aqm", "byte_mode", "scenario")
 _SETTINGS = ("duration", "warmup", "seeds", "sample_interval", "quick")
 _SCENARIO = (
     "id",
@@ -33,9 +34,14 @@ _SCENARIO = (
     "duration",
     "flow_series",
     "judge",
+    "byte_mode",
+    "rtt_sweep",
+    "rate_sweep",
 )
 _DIRECTIONS = ("lower", "higher", "one", "none")
 _CAPACITY = ("high", "low", "period", "quick_period", "tolerance_pkts")
+_RTT_SWEEP = ("group", "rtts", "quick_rtts")
+_RATE_SWEEP = ("rates", "quick_rates")
 
 
 @dataclass
@@ -56,6 +62,18 @@ class Scenario:
     duration: str | None = None
     flow_series: bool = False
     judge: dict[str, str] = field(default_factory=dict)
+    byte_mode: bool = False
+    #: a point of a sweep: the sweep's id, its kind (``rtt``: ``rtt_sweep``, ``rate``:
+    #: ``rate_sweep``), this point's x (the ratio of the swept group's base RTT to the first
+    #: group's; the bottleneck's rate in Mb/s) and label
+    family: str | None = None
+    family_kind: str = ""
+    family_x: float = math.nan
+    family_label: str = ""
+    family_title: str = ""
+    family_ref: str = ""
+    #: run under --quick too (a sweep's ``quick_rtts`` keep only some points)
+    quick: bool = True
 
     @property
     def group(self) -> str:
@@ -73,6 +91,7 @@ class Params:
     aqm_params: dict[str, dict[str, Any]]
     scenarios: list[Scenario] = field(default_factory=list)
     source: str = ""
+    byte_mode: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def setting(self, key: str, quick: bool) -> Any:
         """``[settings.quick].key`` under --quick when given there, else ``[settings].key``."""
@@ -117,6 +136,10 @@ def parse(doc: dict[str, Any], source: str = "") -> Params:
     aqm_params = _table("aqm", doc.get("aqm", {}))
     for name, tab in aqm_params.items():
         _table(f"aqm.{name}", tab)
+    byte_mode = _table("byte_mode", doc.get("byte_mode", {}))
+    for name, tab in byte_mode.items():
+        if not _table(f"byte_mode.{name}", tab):
+            raise InputError(f"byte_mode.{name}: give the parameters that turn byte mode on")
     raw = doc.get("scenario", [])
     if not isinstance(raw, list) or not raw:
         raise InputError("scenario: give at least one [[scenario]]")
@@ -135,7 +158,7 @@ def parse(doc: dict[str, Any], source: str = "") -> Params:
         sec = s["section"]
         if not all(p.isdigit() for p in sec.split(".")):
             raise InputError(f"{where}section: an RFC 7928 section number like 8.2.6 (got {sec!r})")
-        for key in ("reverse_aqm", "ecn", "flow_series"):
+        for key in ("reverse_aqm", "ecn", "flow_series", "byte_mode"):
             if not isinstance(s.get(key, False), bool):
                 raise InputError(f"{where}{key}: must be true or false")
         cap = s.get("capacity")
@@ -156,24 +179,130 @@ def parse(doc: dict[str, Any], source: str = "") -> Params:
                 raise InputError(
                     f"{where}judge.{m}: one of {', '.join(_DIRECTIONS)} (got {show(d)})"
                 )
-        scenarios.append(
-            Scenario(
-                id=sid,
-                section=sec,
-                title=s["title"],
-                note=str(s.get("note", "")),
-                run=_table(f"{where}run", s.get("run", {})),
-                requires=s.get("requires"),
-                reverse_aqm=s.get("reverse_aqm", False),
-                aqm_wrap=wrap,
-                ecn=s.get("ecn", False),
-                capacity=cap,
-                duration=s.get("duration"),
-                flow_series=s.get("flow_series", False),
-                judge=judge,
-            )
+        one = Scenario(
+            id=sid,
+            section=sec,
+            title=s["title"],
+            note=str(s.get("note", "")),
+            run=_table(f"{where}run", s.get("run", {})),
+            requires=s.get("requires"),
+            reverse_aqm=s.get("reverse_aqm", False),
+            aqm_wrap=wrap,
+            ecn=s.get("ecn", False),
+            capacity=cap,
+            duration=s.get("duration"),
+            flow_series=s.get("flow_series", False),
+            judge=judge,
+            byte_mode=s.get("byte_mode", False),
         )
-    return Params(settings, defaults, aqm_params, scenarios, source)
+        if "rtt_sweep" in s and "rate_sweep" in s:
+            raise InputError(f"{where}rate_sweep: one sweep per scenario (rtt_sweep is given)")
+        if "rtt_sweep" in s:
+            points = _rtt_sweep(where, one, _table(f"{where}rtt_sweep", s["rtt_sweep"]))
+        elif "rate_sweep" in s:
+            points = _rate_sweep(where, one, _table(f"{where}rate_sweep", s["rate_sweep"]))
+        else:
+            points = [one]
+        for pt in points:
+            if pt.id in seen and pt is not one:
+                raise InputError(
+                    f"{where}id: {pt.id!r} (a sweep's point) is used by an earlier scenario"
+                )
+            seen.add(pt.id)
+        scenarios.extend(points)
+    return Params(settings, defaults, aqm_params, scenarios, source, byte_mode)
+
+
+def _rtt_sweep(where: str, sc: Scenario, sw: dict[str, Any]) -> list[Scenario]:
+    """The points of an ``rtt_sweep`` (RFC 7928 s. 6.2): one scenario per base RTT of flow group
+    ``group``, id ``<id>-<rtt>``, the RTT ratio to the first group's base RTT as its x."""
+    from aqmlab.scenario import units
+
+    _unknown(f"{where}rtt_sweep.", sw, _RTT_SWEEP)
+    flows = sc.run.get("flows")
+    g = sw.get("group")
+    if not isinstance(flows, list) or len(flows) < 2:
+        raise InputError(f"{where}rtt_sweep: the scenario needs two flow groups (run.flows)")
+    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g < len(flows):
+        raise InputError(
+            f"{where}rtt_sweep.group: the index of the swept flow group, 1 to {len(flows) - 1} "
+            f"(group 0 is the reference; got {show(g)})"
+        )
+    ref_text = flows[0].get("rtt") if isinstance(flows[0], dict) else None
+    if ref_text is None:
+        raise InputError(f"{where}run.flows[0].rtt: required with rtt_sweep (the reference RTT)")
+    ref = float(units.seconds(f"{where}run.flows[0].rtt", ref_text))
+    if not ref > 0:
+        raise InputError(f"{where}run.flows[0].rtt: must be > 0 with rtt_sweep (got {ref_text!r})")
+    return _points(
+        where,
+        sc,
+        sw,
+        ("rtts", "quick_rtts", 'durations like "20ms"'),
+        lambda r: float(units.seconds(f"{where}rtt_sweep.rtts", r)) / ref,
+        lambda run, r: run["flows"].__setitem__(g, {**run["flows"][g], "rtt": r}),
+        {"family_kind": "rtt", "family_ref": ref_text, "title": f"{sc.title}: {ref_text} against"},
+    )
+
+
+def _rate_sweep(where: str, sc: Scenario, sw: dict[str, Any]) -> list[Scenario]:
+    """The points of a ``rate_sweep`` (RFC 7928 s. 8.3, s. 12: one parameter set across network
+    conditions): one scenario per bottleneck rate, id ``<id>-<rate>``, the rate in Mb/s as x."""
+    from aqmlab.scenario import units
+
+    _unknown(f"{where}rate_sweep.", sw, _RATE_SWEEP)
+    return _points(
+        where,
+        sc,
+        sw,
+        ("rates", "quick_rates", 'rates like "10Mbps"'),
+        lambda r: float(units.rate_bps(f"{where}rate_sweep.rates", r)) / 1e6,
+        lambda run, r: run.setdefault("topology", {}).__setitem__("rate", r),
+        {"family_kind": "rate", "title": f"{sc.title}:"},
+    )
+
+
+def _points(
+    where: str,
+    sc: Scenario,
+    sw: dict[str, Any],
+    keys: tuple[str, str, str],
+    x_of: Any,
+    apply: Any,
+    extra: dict[str, Any],
+) -> list[Scenario]:
+    """A sweep's points: for each value of ``sw[keys[0]]`` a copy of ``sc`` with the value applied
+    to its run (``apply``), id ``<id>-<value>``, x ``x_of(value)`` (> 0), run under --quick when
+    listed in ``sw[keys[1]]`` (default: all)."""
+    what, quick_key, like = keys
+    kind = "rtt_sweep" if what == "rtts" else "rate_sweep"
+    values = sw.get(what)
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        raise InputError(f"{where}{kind}.{what}: a non-empty list of {like}")
+    quick = sw.get(quick_key, values)
+    if not isinstance(quick, list) or not quick or any(q not in values for q in quick):
+        raise InputError(f"{where}{kind}.{quick_key}: a non-empty list taken from {what}")
+    out = []
+    for v in values:
+        x = x_of(v)
+        if not x > 0:
+            raise InputError(f"{where}{kind}.{what}: every value must be > 0 (got {v!r})")
+        run = copy.deepcopy(sc.run)
+        apply(run, v)
+        fields = {
+            **sc.__dict__,
+            "run": run,
+            "family": sc.id,
+            "family_x": x,
+            "family_label": v,
+            "family_title": sc.title,
+            "quick": v in quick,
+            **extra,
+        }
+        fields["id"] = f"{sc.id}-{v}"
+        fields["title"] = f"{extra['title']} {v}"
+        out.append(Scenario(**fields))
+    return out
 
 
 def load(path: str | Path | None = None) -> Params:
@@ -214,6 +343,13 @@ def aqm_table(p: Params, sc: Scenario, name: str, ecn_capable: set[str]) -> dict
     """The ``[aqm]`` table of ``name`` in scenario ``sc``: its parameters from ``[aqm.<name>]``,
     ECN on when the scenario asks, wrapped in a scheduler when the scenario asks."""
     table = {"name": name, **p.aqm_params.get(name, {})}
+    if sc.byte_mode:
+        if name not in p.byte_mode:
+            raise NotApplicableError(
+                f"{name} has no byte mode (the scenario file's [byte_mode] names the AQMs that "
+                "have one)"
+            )
+        table.update(p.byte_mode[name])
     if sc.ecn:
         if name not in ecn_capable:
             raise NotApplicableError(f"{name} has no ECN option")
