@@ -477,10 +477,7 @@ impl Link {
             &mut self.rng,
             &mut |d, why| {
                 record_drop(stats, d.ticket, why == SchedDrop::Aqm);
-                let cause = match why {
-                    SchedDrop::Aqm => Cause::Aqm,
-                    SchedDrop::Overlimit => Cause::Overflow,
-                };
+                let cause = Cause::of_sched(why, false);
                 log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
             },
         );
@@ -545,10 +542,7 @@ impl Link {
             let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
             let out = sched.dequeue(t, &mut self.rng, &mut |d, why| {
                 record_drop(stats, d.ticket, why == SchedDrop::Aqm);
-                let cause = match why {
-                    SchedDrop::Aqm => Cause::AqmHead,
-                    SchedDrop::Overlimit => Cause::Overflow,
-                };
+                let cause = Cause::of_sched(why, true);
                 log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
             });
             let (np, nb) = (sched.len_pkts(), sched.len_bytes());
