@@ -428,7 +428,7 @@ impl Path {
                 self.record_drop(f.ticket, true);
                 return None;
             }
-            Admission::Overflow(_) => {
+            Admission::Overflow => {
                 f.join = t;
                 self.log(t, EventKind::Drop, Cause::Overflow, &f);
                 self.record_drop(f.ticket, false);

@@ -380,13 +380,8 @@ impl Link {
                 self.stats.win.book.arrive_settled(inw, true);
                 return None;
             }
-            Admission::Overflow(v) => {
-                // The simulator counts a mark even when the buffer then drops the packet (the
-                // forwarder does not; docs/simulator.md).
-                qdisc::verdict::apply_enqueue(v, pkt, inw, &mut self.stats.win);
-                if v == Verdict::Mark {
-                    self.log(t, EventKind::Mark, Cause::None, pkt.flow, t, pkt.size);
-                }
+            Admission::Overflow => {
+                // One fate: a drop, not a mark as well (`qdisc::admit`).
                 self.log(t, EventKind::Drop, Cause::Overflow, pkt.flow, t, pkt.size);
                 self.stats.total_dropped += 1;
                 if inw {
