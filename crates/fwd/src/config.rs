@@ -61,6 +61,9 @@ pub struct DirConfig {
     /// Write the frames this direction sends to this pcap file.
     #[serde(default)]
     pub pcap_path: Option<String>,
+    /// Write this direction's event log (`qdisc::events` records) to this file.
+    #[serde(default)]
+    pub events_path: Option<String>,
 }
 
 /// The whole forwarder.
@@ -175,8 +178,16 @@ impl DirConfig {
             Some(c) => path.with_clock(c),
             None => path,
         };
-        match &self.pcap_path {
-            Some(p) => path.with_pcap(p).map_err(|e| format!("{f}.pcap_path: {e}")),
+        let path = match &self.pcap_path {
+            Some(p) => path
+                .with_pcap(p)
+                .map_err(|e| format!("{f}.pcap_path: {e}"))?,
+            None => path,
+        };
+        match &self.events_path {
+            Some(p) => path
+                .with_events(p)
+                .map_err(|e| format!("{f}.events_path: {e}")),
             None => Ok(path),
         }
     }

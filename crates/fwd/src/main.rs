@@ -173,7 +173,7 @@ fn report(eng: &mut Engine, io: &mut Io, run: &RunInfo, out: &str) -> std::io::R
         serde_json::json!({"t_ns": s.t, "cols": cols})
     };
     let (user, sys) = cpu_seconds();
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "elapsed_s": (now - start) as f64 / 1e9,
         "links": [eng.fwd.summary(now), eng.rev.summary(now)],
         "series": {
@@ -194,6 +194,20 @@ fn report(eng: &mut Engine, io: &mut Io, run: &RunInfo, out: &str) -> std::io::R
         "cpu_s": {"user": user, "system": sys},
         "scheduling": run.scheduling,
     });
+    // The event logs (`[output] events`): per direction, its records so far, the flow of each
+    // record's index, and the write error that stopped it, if any.
+    let mut logs = serde_json::Map::new();
+    for p in [&eng.fwd, &eng.rev] {
+        if let Some(flows) = p.event_flows() {
+            logs.insert(
+                p.name().to_string(),
+                serde_json::json!({"rows": p.event_rows(), "flows": flows, "error": p.events_error}),
+            );
+        }
+    }
+    if !logs.is_empty() {
+        v["event_log"] = serde_json::Value::Object(logs);
+    }
     let tmp = format!("{out}.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(&v)?)?;
     std::fs::rename(tmp, out)

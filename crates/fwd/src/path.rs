@@ -19,6 +19,7 @@ use aqm::fq_codel::FqPacket;
 use aqm::params::Buffer;
 use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use qdisc::admit::{admit, Admission};
+use qdisc::events::{Cause, EventKind, EventLog};
 use qdisc::rate::VarClock;
 use qdisc::sample::{queue_sample, queue_series};
 use qdisc::sched::{SchedDrop, Scheduler};
@@ -52,9 +53,15 @@ impl FqPacket for Frame {
     fn ecn(&self) -> aqm::Ecn {
         self.meta.ecn
     }
+    /// Sets CE in the IPv4 header (checksum fixed) of an ECN-capable frame, and in what the
+    /// AQM and the queue discipline see of it (`meta.ecn`, the parsed header): a marked frame
+    /// reads back as CE, as the simulator's packets do.
     fn set_ce(&mut self) {
-        if let Some(ip) = &self.ip {
-            frame::mark_ce(&mut self.buf, ip);
+        if let Some(ip) = self.ip.as_mut() {
+            if frame::mark_ce(&mut self.buf, ip) {
+                ip.ecn = frame::ECN_CE;
+                self.meta.ecn = aqm::Ecn::Ce;
+            }
         }
     }
     /// The IPv4 source and destination (per-host fairness, CAKE).
@@ -121,6 +128,11 @@ pub struct Path {
     hold: Option<Time>,
     /// The packet-trace tap (`[output] pcap`): frames as they leave.
     pcap: Option<Box<FramePcap>>,
+    /// The event log (`[output] events`, `qdisc::events`): enqueues, dequeues, drops and marks
+    /// with times in ns since `start`.
+    events: Option<Box<EventLog>>,
+    /// Why the event log stopped (a write error): the log is then incomplete.
+    pub events_error: Option<String>,
     idle_since: Time,
     clock: Time,
     last_change: Time,
@@ -161,6 +173,8 @@ impl Path {
             var: None,
             hold: None,
             pcap: None,
+            events: None,
+            events_error: None,
             idle_since: start,
             clock: start,
             last_change: start,
@@ -193,6 +207,41 @@ impl Path {
     pub fn with_pcap(mut self, path: &str) -> Result<Self, String> {
         self.pcap = Some(Box::new(FramePcap::create(path)?));
         Ok(self)
+    }
+
+    /// This direction writing its event log to `path` (`qdisc::events`: the simulator's records;
+    /// times and arrivals in ns since the forwarder's start, the arrival being the frame's join
+    /// time at the queue, after its delay line).
+    pub fn with_events(mut self, path: &str) -> Result<Self, String> {
+        self.events = Some(Box::new(EventLog::create(path)?));
+        Ok(self)
+    }
+
+    /// The event log's flows in index order (`flow` of its records): index 0 is every non-IPv4
+    /// frame, then each IPv4 5-tuple `src:sport>dst:dport` as it first appeared (`None`: no log).
+    pub fn event_flows(&self) -> Option<Vec<String>> {
+        if self.events.is_none() && self.events_error.is_none() {
+            return None;
+        }
+        let mut names = vec![String::new(); self.flows.len() + 1];
+        names[0] = "non-IPv4".into();
+        for (&(src, dst, sp, dp), &i) in &self.flows {
+            let (a, b) = (std::net::Ipv4Addr::from(src), std::net::Ipv4Addr::from(dst));
+            names[i as usize] = format!("{a}:{sp}>{b}:{dp}");
+        }
+        Some(names)
+    }
+
+    /// Records written to the event log so far (`None`: no log).
+    pub fn event_rows(&self) -> Option<u64> {
+        self.events.as_ref().map(|e| e.rows)
+    }
+
+    /// Logs an event at `t` of frame `f` (its flow, join time and size), with the queue now.
+    #[inline]
+    fn log(&mut self, t: Time, kind: EventKind, cause: Cause, f: &Frame) {
+        let (p, b, s) = (self.len_pkts, self.len_bytes, self.start);
+        log_event(self.events.as_deref_mut(), s, t, kind, cause, f, (p, b));
     }
 
     /// The end of a transmission of `bytes` that starts at `t` (a trace's opportunity: see
@@ -233,6 +282,11 @@ impl Path {
             return true;
         }
         false
+    }
+
+    /// The direction's name (`bottleneck`, `reverse`).
+    pub fn name(&self) -> &str {
+        &self.cfg.name
     }
 
     /// The AQM's name.
@@ -369,10 +423,14 @@ impl Path {
         let size = f.meta.size_bytes;
         let v = match admit(aqm, &f.meta, &q, rel, &mut self.rng, self.cfg.buffer, size) {
             Admission::AqmDrop => {
+                f.join = t;
+                self.log(t, EventKind::Drop, Cause::Aqm, &f);
                 self.record_drop(f.ticket, true);
                 return None;
             }
-            Admission::Overflow(_) => {
+            Admission::Overflow => {
+                f.join = t;
+                self.log(t, EventKind::Drop, Cause::Overflow, &f);
                 self.record_drop(f.ticket, false);
                 return None;
             }
@@ -381,7 +439,11 @@ impl Path {
         qdisc::verdict::apply_enqueue(v, &mut f, inw, &mut self.stats);
         let bytes = f.buf.len() as u64;
         f.join = t;
+        if v == Verdict::Mark {
+            self.log(t, EventKind::Mark, Cause::None, &f);
+        }
         self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
+        self.log(t, EventKind::Enqueue, Cause::None, &f);
         self.queue.push_back(f);
         let over = qdisc::buffer::exceeded(self.cfg.buffer, self.len_pkts, self.len_bytes);
         self.buffer_violations += u64::from(over);
@@ -394,28 +456,44 @@ impl Path {
     fn join_sched(&mut self, mut f: Frame, t: Time) {
         f.join = t;
         let rel = t - self.start;
+        let (lp, lb, start) = (self.len_pkts, self.len_bytes, self.start);
+        let (flow, size) = (f.meta.flow, f.buf.len() as u32);
         let sched = self.sched.as_mut().expect("scheduler direction");
         let (totals, stats) = (&mut self.totals, &mut self.stats);
+        let mut ev = self.events.as_deref_mut();
         let ticket = f.ticket;
         sched.enqueue(Tagged::new(f, ticket), rel, &mut self.rng, &mut |d, why| {
-            record_drop(totals, stats, d.ticket, why == SchedDrop::Aqm)
+            let ev = ev.as_deref_mut();
+            sched_drop(totals, stats, ev, (start, t), (lp, lb), &d, why, false);
         });
         let (np, nb) = (sched.len_pkts(), sched.len_bytes());
         self.set_len(t, np, nb);
+        // As the simulator logs it: the enqueue after the discipline's own drops, if any.
+        if let Some(e) = self.events.as_deref_mut() {
+            let (kind, none) = (EventKind::Enqueue, Cause::None);
+            e.push(t - start, kind, none, flow, rel, size, np, nb);
+        }
     }
 
     /// The queue discipline's next frame at `t` (head drops and marks counted), if any.
     fn dequeue_sched(&mut self, t: Time) -> Option<Frame> {
         let rel = t - self.start;
+        let (lp, lb, start) = (self.len_pkts, self.len_bytes, self.start);
         let sched = self.sched.as_mut().expect("scheduler direction");
         let (totals, stats) = (&mut self.totals, &mut self.stats);
+        let mut ev = self.events.as_deref_mut();
         let out = sched.dequeue(rel, &mut self.rng, &mut |d, why| {
-            record_drop(totals, stats, d.ticket, why == SchedDrop::Aqm)
+            let ev = ev.as_deref_mut();
+            sched_drop(totals, stats, ev, (start, t), (lp, lb), &d, why, true);
         });
         let (np, nb) = (sched.len_pkts(), sched.len_bytes());
         self.set_len(t, np, nb);
         let tagged = out?;
         qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats);
+        if tagged.marked {
+            self.log(t, EventKind::Mark, Cause::None, &tagged.pkt);
+        }
+        self.log(t, EventKind::Dequeue, Cause::None, &tagged.pkt);
         Some(tagged.pkt)
     }
 
@@ -462,11 +540,19 @@ impl Path {
                 let (meta, ticket) = (f.meta, f.ticket);
                 let aqm = Some(self.aqm.as_mut());
                 let (rng, win) = (&mut self.rng, &mut self.stats);
+                let (ce0, m0) = (f.meta.ecn == aqm::Ecn::Ce, win.marked);
                 if !qdisc::verdict::head(aqm, &mut f, &meta, sojourn, &q, rel, rng, ticket, win) {
+                    self.log(t, EventKind::Drop, Cause::AqmHead, &f);
                     self.record_drop(ticket, true);
                     continue;
                 }
+                // Marked here: CE newly set, or a window mark counted (CE already set upstream),
+                // as the simulator decides it.
+                if (!ce0 && f.meta.ecn == aqm::Ecn::Ce) || self.stats.marked > m0 {
+                    self.log(t, EventKind::Mark, Cause::None, &f);
+                }
             }
+            self.log(t, EventKind::Dequeue, Cause::None, &f);
             self.stats.book.settle(f.ticket, false);
             self.record_sojourn(sojourn, t);
             let end = self.tx_end(t, f.buf.len());
@@ -560,6 +646,15 @@ impl Path {
         if let Some(p) = self.pcap.as_deref_mut() {
             p.flush(); // the trace is complete up to every summary (the last one included)
         }
+        if let Some(e) = self.events.as_deref_mut() {
+            // The log is complete up to every summary; a write error is said once and the
+            // log stops there (`EventLog::close` keeps the first one).
+            if let Err(err) = e.close() {
+                eprintln!("aqmlab-fwd: events: {err}; the log stops there");
+                self.events = None;
+                self.events_error = Some(err);
+            }
+        }
         let w0 = self.start + self.cfg.warmup;
         let window = now.saturating_sub(w0).max(1) as f64;
         // A varying capacity: the capacity offered over the window.
@@ -582,6 +677,42 @@ impl Path {
     pub fn series(&self) -> &Series {
         &self.series
     }
+}
+
+/// Logs an event at `t` (the forwarder's clock; written relative to `start`) of frame `f`: its
+/// flow, join time (its arrival at the queue) and size, with the queue `q` (packets, bytes).
+#[inline]
+fn log_event(
+    ev: Option<&mut EventLog>,
+    start: Time,
+    t: Time,
+    kind: EventKind,
+    cause: Cause,
+    f: &Frame,
+    q: (u32, u64),
+) {
+    if let Some(e) = ev {
+        let (flow, size) = (f.meta.flow, f.buf.len() as u32);
+        e.push(t - start, kind, cause, flow, f.join - start, size, q.0, q.1);
+    }
+}
+
+/// Counts and logs a frame a queue discipline dropped (`at_head`: in its dequeue) at `at.1`
+/// (the forwarder's clock started at `at.0`), with the queue `q` as it was before the call.
+#[allow(clippy::too_many_arguments)]
+fn sched_drop(
+    totals: &mut Conservation,
+    stats: &mut WindowStats,
+    ev: Option<&mut EventLog>,
+    at: (Time, Time),
+    q: (u32, u64),
+    d: &Tagged<Frame>,
+    why: SchedDrop,
+    at_head: bool,
+) {
+    record_drop(totals, stats, d.ticket, why == SchedDrop::Aqm);
+    let cause = Cause::of_sched(why, at_head);
+    log_event(ev, at.0, at.1, EventKind::Drop, cause, &d.pkt, q);
 }
 
 /// Counts a drop; `ticket` places the frame in the window by its arrival.
@@ -677,7 +808,8 @@ mod tests {
     use super::*;
     use aqm::{LinkContext, ParamMap};
 
-    fn path(aqm: &str, rate: u64, buf: u32, delays: &[((u32, u32), Time)]) -> Path {
+    /// The settings of a test direction and what its AQM is told of the link.
+    fn settings(rate: u64, buf: u32, delays: &[((u32, u32), Time)]) -> (PathConfig, LinkContext) {
         let cfg = PathConfig {
             name: "bottleneck".into(),
             rate_bps: rate,
@@ -694,6 +826,11 @@ mod tests {
             buffer: cfg.buffer,
             mean_pkt_bytes: 1500,
         };
+        (cfg, ctx)
+    }
+
+    fn path(aqm: &str, rate: u64, buf: u32, delays: &[((u32, u32), Time)]) -> Path {
+        let (cfg, ctx) = settings(rate, buf, delays);
         let a = aqm::build(aqm, &ParamMap::new(), &ctx).unwrap();
         Path::new(cfg, a, aqm::rng_from_seed(1), 1_000)
     }
@@ -936,5 +1073,222 @@ mod tests {
             p.totals.received,
             p.totals.sent + p.totals.dropped + p.in_system()
         );
+    }
+
+    /// A temporary file path for an event log.
+    fn log_path(name: &str) -> String {
+        let dir = std::env::temp_dir().join(format!("fwd-events-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name).to_str().unwrap().to_string()
+    }
+
+    /// Replays a single queue's log: times never go back; each enqueue adds its frame to the
+    /// queue and each dequeue or drop at the head removes it, so the replayed queue equals each
+    /// record's `queue_pkts`/`queue_bytes` (after the event; a drop on arrival leaves it as it
+    /// was). A mark is followed by its frame's enqueue (marked on arrival: the queue before it
+    /// joins) or dequeue (marked at the head: the queue after it left), as the simulator logs
+    /// them. Returns the counts by kind: enqueue, dequeue, drop, mark.
+    fn replay(recs: &[qdisc::events::Record]) -> [u64; 4] {
+        let (mut q, mut qb, mut last, mut n) = (0i64, 0i64, 0, [0u64; 4]);
+        for (i, r) in recs.iter().enumerate() {
+            assert!(r.t >= last, "time went back: {r:?}");
+            assert!(r.arrival <= r.t, "{r:?}");
+            last = r.t;
+            n[r.kind as usize] += 1;
+            let mut want = match (r.kind, r.cause) {
+                (0, _) => (q + 1, qb + r.size as i64),
+                (1, _) | (2, 3) => (q - 1, qb - r.size as i64),
+                _ => (q, qb),
+            };
+            if r.kind == 3 {
+                let nx = recs[i + 1];
+                assert_eq!((nx.t, nx.flow, nx.arrival), (r.t, r.flow, r.arrival));
+                if nx.kind == 1 {
+                    want = (q - 1, qb - r.size as i64);
+                } else {
+                    assert_eq!(nx.kind, 0, "{nx:?}");
+                }
+            } else {
+                (q, qb) = want;
+            }
+            let got = (r.queue_pkts as i64, r.queue_bytes as i64);
+            assert_eq!(got, want, "{r:?}");
+        }
+        n
+    }
+
+    #[test]
+    fn the_event_log_of_an_overflowing_droptail_queue_matches_its_counters() {
+        // 1 Mb/s, 5 frames of buffer: of 20 frames at once one starts, 5 wait, 14 overflow.
+        let path = log_path("droptail.bin");
+        let mut p = path_of("droptail", 1_000_000, 5)
+            .with_events(&path)
+            .unwrap();
+        for i in 0..20 {
+            let (b, ip) = ipv4(1, 2, 100);
+            p.receive(b, Some(ip), 1_000 + i);
+        }
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        p.advance(1_000_000_000, &mut out, &mut v);
+        let s = p.summary(1_000_000_000);
+        let recs = qdisc::events::read_records(&path).unwrap();
+        let n = replay(&recs);
+        assert_eq!(n, [6, 6, 14, 0]);
+        assert_eq!((p.totals.dropped, p.totals.sent), (14, 6));
+        assert_eq!(s.dropped_overflow, 14);
+        assert!(recs.iter().filter(|r| r.kind == 2).all(|r| r.cause == 2));
+        // Frames join at their arrival (no delay); the first starts at once, then every 800 us.
+        assert_eq!((recs[0].t, recs[0].kind, recs[1].kind), (0, 0, 1));
+        let deq: Vec<u64> = recs.iter().filter(|r| r.kind == 1).map(|r| r.t).collect();
+        assert_eq!(
+            deq,
+            vec![0, 800_000, 1_600_000, 2_400_000, 3_200_000, 4_000_000]
+        );
+        assert_eq!(
+            p.event_flows().unwrap(),
+            vec!["non-IPv4", "0.0.0.1:0>0.0.0.2:0"]
+        );
+        assert!(recs.iter().all(|r| r.flow == 1 && r.size == 100));
+    }
+
+    /// A direction with `aqm` (its defaults, ECN as given), a packet buffer, no delays.
+    fn path_of(aqm: &str, rate: u64, buf: u32) -> Path {
+        path_ecn(aqm, rate, buf, false)
+    }
+
+    fn path_ecn(aqm: &str, rate: u64, buf: u32, ecn: bool) -> Path {
+        let (cfg, ctx) = settings(rate, buf, &[]);
+        let mut params = ParamMap::new();
+        if ecn {
+            params.insert("ecn".into(), aqm::params::ParamValue::Bool(true));
+        }
+        let start = 1_000;
+        match qdisc::sched::build(
+            aqm,
+            &qdisc::sched::with_link_defaults(params.clone(), cfg.buffer),
+            &ctx,
+        ) {
+            Some(sched) => {
+                let dt = aqm::build("droptail", &ParamMap::new(), &ctx).unwrap();
+                Path::new(cfg, dt, aqm::rng_from_seed(1), start).with_scheduler(sched.unwrap())
+            }
+            None => {
+                let a = aqm::build(aqm, &params, &ctx).unwrap();
+                Path::new(cfg, a, aqm::rng_from_seed(1), start)
+            }
+        }
+    }
+
+    /// 400 ECT(0) frames of 1500 bytes at 24 Mb/s into a 12 Mb/s direction (twice its rate,
+    /// for 200 ms), then 300 ms to drain.
+    fn overload(p: &mut Path) -> Vec<Frame> {
+        let (mut out, mut v) = (Vec::new(), Vec::new());
+        for i in 0..400u64 {
+            let (b, ip) = ipv4(1 + (i % 3) as u32, 9, 1500);
+            let at = 1_000 + i * 500_000;
+            p.advance(at, &mut out, &mut v);
+            p.receive(b, Some(ip), at);
+        }
+        p.advance(1_000 + 500_000_000, &mut out, &mut v);
+        out
+    }
+
+    #[test]
+    fn the_event_log_of_codel_with_ecn_counts_its_marks_and_head_drops() {
+        // CoDel marks ECT(0) frames at the head (RFC 8289 s. 5.5, ECN on); without ECN it drops
+        // them there. Each mark row is a frame that left with CE; drop rows are the counters'.
+        for ecn in [true, false] {
+            let path = log_path(&format!("codel-{ecn}.bin"));
+            let mut p = path_ecn("codel", 12_000_000, 1000, ecn)
+                .with_events(&path)
+                .unwrap();
+            let out = overload(&mut p);
+            let s = p.summary(1_000 + 500_000_000);
+            let recs = qdisc::events::read_records(&path).unwrap();
+            let n = replay(&recs);
+            let ce = out.iter().filter(|f| f.meta.ecn == aqm::Ecn::Ce).count() as u64;
+            let ce_bytes = out
+                .iter()
+                .filter(|f| frame::parse(&f.buf).unwrap().ecn == frame::ECN_CE)
+                .count() as u64;
+            assert_eq!(ce, ce_bytes, "what the AQM sees agrees with the header");
+            assert_eq!(n[0], 400, "every frame was admitted");
+            assert_eq!(n[1], p.totals.sent, "all sent by the end");
+            assert_eq!(n[2], p.totals.dropped);
+            assert_eq!((n[3], s.marked), (ce, ce));
+            assert_eq!(s.dropped_aqm, n[2]);
+            if ecn {
+                assert!(ce >= 3 && n[2] == 0, "marks {ce}, drops {}", n[2]);
+            } else {
+                assert!(ce == 0 && n[2] >= 3, "marks {ce}, drops {}", n[2]);
+                assert!(recs.iter().filter(|r| r.kind == 2).all(|r| r.cause == 3));
+            }
+            assert_eq!(
+                p.totals.received,
+                p.totals.sent + p.totals.dropped + p.in_system()
+            );
+        }
+    }
+
+    #[test]
+    fn the_event_log_of_fq_codel_replays_its_queue() {
+        // A queue discipline: drops and marks inside it are logged with the queue before the
+        // call, so the replay checks enqueues and dequeues only and counts the rest.
+        let path = log_path("fq_codel.bin");
+        let mut p = path_ecn("fq_codel", 12_000_000, 1000, true)
+            .with_events(&path)
+            .unwrap();
+        let out = overload(&mut p);
+        let s = p.summary(1_000 + 500_000_000);
+        let recs = qdisc::events::read_records(&path).unwrap();
+        let mut n = [0u64; 4];
+        let mut last = 0;
+        for r in &recs {
+            assert!(r.t >= last);
+            last = r.t;
+            n[r.kind as usize] += 1;
+        }
+        let ce = out.iter().filter(|f| f.meta.ecn == aqm::Ecn::Ce).count() as u64;
+        assert_eq!((n[0], n[1], n[2]), (400, p.totals.sent, p.totals.dropped));
+        assert_eq!((n[3], s.marked), (ce, ce));
+        assert!(ce > 0);
+    }
+
+    #[test]
+    fn set_ce_marks_the_header_and_what_the_aqm_sees() {
+        let (b, ip) = ipv4(1, 2, 100);
+        let mut f = Frame {
+            buf: b,
+            ip: Some(ip),
+            meta: PacketMeta {
+                ecn: aqm::Ecn::Ect0,
+                ..PacketMeta::of_size(100)
+            },
+            join: 0,
+            ticket: Ticket::OUTSIDE,
+        };
+        f.set_ce();
+        assert_eq!(FqPacket::ecn(&f), aqm::Ecn::Ce);
+        assert_eq!(f.ip.unwrap().ecn, frame::ECN_CE);
+        let q = frame::parse(&f.buf).unwrap();
+        assert_eq!(q.ecn, frame::ECN_CE);
+        let stored = u16::from_be_bytes([f.buf[24], f.buf[25]]);
+        assert_eq!(stored, frame::ipv4_checksum(&f.buf[14..34]));
+        // Not ECN-capable: untouched.
+        let (mut b, _) = ipv4(1, 2, 100);
+        b[15] = 0;
+        b[24..26].copy_from_slice(&[0, 0]);
+        let c = frame::ipv4_checksum(&b[14..34]);
+        b[24..26].copy_from_slice(&c.to_be_bytes());
+        let ip = frame::parse(&b).unwrap();
+        let mut g = Frame {
+            buf: b.clone(),
+            ip: Some(ip),
+            meta: PacketMeta::of_size(100),
+            join: 0,
+            ticket: Ticket::OUTSIDE,
+        };
+        g.set_ce();
+        assert_eq!((FqPacket::ecn(&g), g.buf == b), (aqm::Ecn::NotEct, true));
     }
 }

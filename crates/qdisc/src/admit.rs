@@ -2,6 +2,13 @@
 //! the forwarder's `Path`: the AQM's enqueue verdict first (an early drop ends there), then the
 //! buffer (a packet that does not fit is an overflow drop, and the AQM hears of it through
 //! `on_overflow`, as RED's `count` reset needs: Floyd & Jacobson 1993 s. 11). DropTail is no AQM.
+//!
+//! One fate per packet: a packet the AQM would have marked (or throttled) that the full buffer
+//! then drops is an overflow drop and nothing else. Its verdict is not returned, so no engine can
+//! count a window mark for it or set CE on it: a window mark is a packet that leaves carrying CE
+//! (docs/metrics.md). The AQM's own counters (`aqm::count_signal`, like Linux's `prob_mark`)
+//! still record what it decided. Until this rule the simulator counted such a mark and the
+//! forwarder did not (docs/simulator.md).
 
 use crate::buffer;
 use aqm::params::Buffer;
@@ -12,8 +19,8 @@ use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 pub enum Admission {
     /// The AQM dropped it (an early drop).
     AqmDrop,
-    /// The AQM let it in with this verdict (`Admit`, `Mark` or `Throttle`) but the buffer is full.
-    Overflow(Verdict),
+    /// The AQM let it in (whatever its verdict: see the module doc) but the buffer is full.
+    Overflow,
     /// It joins the queue with this verdict (`Admit`, `Mark` or `Throttle`).
     Admitted(Verdict),
 }
@@ -41,7 +48,7 @@ pub fn admit(
         if let Some(a) = aqm {
             a.on_overflow(pkt, view, now);
         }
-        return Admission::Overflow(v);
+        return Admission::Overflow;
     }
     Admission::Admitted(v)
 }
@@ -71,8 +78,52 @@ mod tests {
         );
         assert_eq!(
             admit(None, &p, &view(3), 0, &mut rng, b, 1000),
-            Admission::Overflow(Verdict::Admit)
+            Admission::Overflow
         );
+    }
+
+    #[test]
+    fn a_mark_the_full_buffer_overrides_is_an_overflow_drop_only() {
+        // RED with ECN, min_th 1, max_th 10, max_p 1, w_q 1: a queue of 9 gives
+        // p_b = max_p (9 - 1) / (10 - 1) = 0.89 (Floyd & Jacobson 1993 s. 11, gentle off), so
+        // ECT(0) arrivals are mostly marked (RFC 3168 s. 5). With room they are admitted with
+        // Mark; at a full buffer of 9 the same decision ends as a plain overflow.
+        let ctx = LinkContext {
+            rate_bps: 10_000_000,
+            buffer: Buffer::Packets(100),
+            mean_pkt_bytes: 1000,
+        };
+        let mut params = ParamMap::new();
+        for (k, v) in [
+            ("min_th", 1.0),
+            ("max_th", 10.0),
+            ("max_p", 1.0),
+            ("w_q", 1.0),
+        ] {
+            params.insert(k.into(), ParamValue::Num(v));
+        }
+        params.insert("ecn".into(), ParamValue::Bool(true));
+        let p = PacketMeta {
+            ecn: aqm::Ecn::Ect0,
+            ..PacketMeta::of_size(1000)
+        };
+        let (mut marked, mut overflow) = (0, 0);
+        for (room, buf) in [(true, Buffer::Packets(100)), (false, Buffer::Packets(9))] {
+            let mut red = aqm::build("red", &params, &ctx).expect("red");
+            let mut rng = aqm::rng_from_seed(7);
+            for i in 0..200 {
+                match admit(Some(red.as_mut()), &p, &view(9), i, &mut rng, buf, 1000) {
+                    Admission::Admitted(Verdict::Mark) => marked += u32::from(room),
+                    Admission::Admitted(v) => panic!("{v:?} at 0.89"),
+                    Admission::Overflow => overflow += u32::from(!room),
+                    Admission::AqmDrop => panic!("ECT packets are marked, not dropped"),
+                }
+            }
+        }
+        // With room: the marks RED decided (0.89 of 200 and the count's spacing). Full: every
+        // arrival is an overflow, none carries a verdict to count.
+        assert!(marked > 150, "{marked}");
+        assert_eq!(overflow, 200);
     }
 
     #[test]

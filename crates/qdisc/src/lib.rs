@@ -7,6 +7,7 @@
 pub mod admit;
 pub mod buffer;
 pub mod config;
+pub mod events;
 pub mod hist;
 pub mod rate;
 pub mod sample;

@@ -7,7 +7,8 @@
 
 pub mod config;
 pub mod event;
-pub mod events;
+/// The event log (`[output] events`), written by the queue-discipline layer for both engines.
+pub use qdisc::events;
 pub mod link;
 pub mod network;
 pub mod packet;

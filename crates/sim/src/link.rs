@@ -380,13 +380,8 @@ impl Link {
                 self.stats.win.book.arrive_settled(inw, true);
                 return None;
             }
-            Admission::Overflow(v) => {
-                // The simulator counts a mark even when the buffer then drops the packet (the
-                // forwarder does not; docs/simulator.md).
-                qdisc::verdict::apply_enqueue(v, pkt, inw, &mut self.stats.win);
-                if v == Verdict::Mark {
-                    self.log(t, EventKind::Mark, Cause::None, pkt.flow, t, pkt.size);
-                }
+            Admission::Overflow => {
+                // One fate: a drop, not a mark as well (`qdisc::admit`).
                 self.log(t, EventKind::Drop, Cause::Overflow, pkt.flow, t, pkt.size);
                 self.stats.total_dropped += 1;
                 if inw {
@@ -477,10 +472,7 @@ impl Link {
             &mut self.rng,
             &mut |d, why| {
                 record_drop(stats, d.ticket, why == SchedDrop::Aqm);
-                let cause = match why {
-                    SchedDrop::Aqm => Cause::Aqm,
-                    SchedDrop::Overlimit => Cause::Overflow,
-                };
+                let cause = Cause::of_sched(why, false);
                 log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
             },
         );
@@ -545,10 +537,7 @@ impl Link {
             let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
             let out = sched.dequeue(t, &mut self.rng, &mut |d, why| {
                 record_drop(stats, d.ticket, why == SchedDrop::Aqm);
-                let cause = match why {
-                    SchedDrop::Aqm => Cause::AqmHead,
-                    SchedDrop::Overlimit => Cause::Overflow,
-                };
+                let cause = Cause::of_sched(why, true);
                 log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
             });
             let (np, nb) = (sched.len_pkts(), sched.len_bytes());

@@ -1,12 +1,13 @@
-"""Event logs (``[output] events = ["bottleneck"]``): the simulator streams each chosen link's
-enqueues, dequeues, drops and marks as fixed-size binary records (``crates/sim/src/events.rs``)
-into the run's partial directory; :func:`to_parquet` turns a record file into
-``events/<link>.parquet`` a chunk at a time (bounded memory whatever the run's length) and
-removes it.
+"""Event logs (``[output] events = ["bottleneck"]``): the simulator (and the testbed's forwarder,
+for its two directions) streams each chosen link's enqueues, dequeues, drops and marks as
+fixed-size binary records (``crates/qdisc/src/events.rs``) into the run's partial directory;
+:func:`to_parquet` turns a record file into ``events/<link>.parquet`` a chunk at a time (bounded
+memory whatever the run's length) and removes it.
 
 Columns (one row per event, in time order):
 
-- ``t_ns``: when it happened (ns of simulated time);
+- ``t_ns``: when it happened (ns of simulated time; on the testbed, ns since the forwarder's
+  start, docs/testbed.md);
 - ``event``: ``enqueue``, ``dequeue`` (the packet's transmission starts), ``drop`` or ``mark``;
 - ``cause``: of a drop, ``aqm`` (on arrival), ``aqm_head`` (at the head of the queue: CoDel,
   FQ-CoDel) or ``overflow`` (the buffer or a limit); empty otherwise;
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: Bytes of one record (``crates/sim/src/events.rs``, ``RECORD_BYTES``).
+#: Bytes of one record (``crates/qdisc/src/events.rs``, ``RECORD_BYTES``).
 RECORD_BYTES = 40
 #: Rows converted at a time (40 MB of records).
 CHUNK_ROWS = 1 << 20

@@ -328,7 +328,8 @@ def testbed(
     _check_outputs(sc, out)
     forwarder_binary()
     traffic_binary()
-    partial = _start_pcap(sc, p, Path(out)) if sc.output.pcap and out is not None else None
+    logged = sc.output.pcap or sc.output.events
+    partial = _start_logs(sc, p, Path(out)) if logged and out is not None else None
     # What runs killed with SIGKILL left (their owner gone); live runs' are not touched.
     net.reclaim_stale()
     old = signal.signal(signal.SIGTERM, _on_term)
@@ -348,6 +349,12 @@ def testbed(
     finally:
         signal.signal(signal.SIGTERM, old)
     wall = time.perf_counter() - t0
+    if partial is not None and sc.output.events:
+        try:
+            _finish_events(sc, p, stats, partial)
+        except BaseException:
+            outdir.discard(partial)
+            raise
     res = plan.result(sc, cfg, p, stats, traffic, env, LEAD_S, wall)
     if out is not None:
         extra = None
@@ -360,31 +367,80 @@ def testbed(
 
 
 def _check_outputs(sc: Any, out: str | Path | None) -> None:
-    """The outputs the testbed can write: pcap of the forwarder's two directions; no event log."""
+    """The outputs the testbed can write: pcap and event logs of the forwarder's two
+    directions, into a run directory."""
     from aqmlab.errors import InputError
 
-    if sc.output.events:
-        raise InputError("output.events: the testbed writes no event log yet (the simulator does)")
-    for i, name in enumerate(sc.output.pcap):
-        if name not in ("bottleneck", "reverse"):
-            raise InputError(
-                f"output.pcap[{i}]: the testbed captures the forwarder's 'bottleneck' and "
-                f"'reverse' directions only (got {name!r})"
-            )
+    for key in ("pcap", "events"):
+        for i, name in enumerate(getattr(sc.output, key)):
+            if name not in ("bottleneck", "reverse"):
+                raise InputError(
+                    f"output.{key}[{i}]: the testbed logs the forwarder's 'bottleneck' and "
+                    f"'reverse' directions only (got {name!r})"
+                )
     if sc.output.pcap and out is None:
         raise InputError("output.pcap: packet traces are written into a run directory; give --out")
+    if sc.output.events and out is None:
+        raise InputError("output.events: event logs are written into a run directory; give --out")
 
 
-def _start_pcap(sc: Any, p: Any, out: Path) -> Path:
+def _start_logs(sc: Any, p: Any, out: Path) -> Path:
     """The run's partial directory, made before the run: the forwarder writes
-    ``pcap/<direction>.pcap`` into it (Ethernet frames as sent, ns since its start)."""
+    ``pcap/<direction>.pcap`` (Ethernet frames as sent, ns since its start) and the event logs'
+    record files (``crates/qdisc/src/events.rs``) into it."""
+    from aqmlab.running import events
+
     partial = outdir.start(out)
-    (partial / "pcap").mkdir()
+    for key in ("pcap", "events"):
+        if getattr(sc.output, key):
+            (partial / key).mkdir()
     for key in ("forward", "reverse"):
         name = p.fwd_config[key]["name"]
         if name in sc.output.pcap:
             p.fwd_config[key]["pcap_path"] = str(partial / "pcap" / f"{name}.pcap")
+        if name in sc.output.events:
+            p.fwd_config[key]["events_path"] = str(events.record_path(partial, name))
     return partial
+
+
+def event_flow_names(fwd_flows: list[str], flows: list[dict]) -> list[str]:
+    """Names for the forwarder's flow indices (``src:sport>dst:dport``, index 0 every non-IPv4
+    frame): the scenario flow whose hosts the 5-tuple joins, either way (its data and its ACKs),
+    when exactly one flow joins them; else the 5-tuple as the forwarder wrote it. ``flows``: the
+    plan's traffic flows (``name``, ``src``, ``dst`` addresses)."""
+    by_pair: dict[frozenset[str], list[str]] = {}
+    for f in flows:
+        by_pair.setdefault(frozenset((f["src"], f["dst"])), []).append(f["name"])
+    names = []
+    for k, tup in enumerate(fwd_flows):
+        if k == 0 or ">" not in tup:
+            names.append(tup)
+            continue
+        a, b = tup.split(">")
+        owners = by_pair.get(frozenset((a.rsplit(":", 1)[0], b.rsplit(":", 1)[0])), [])
+        names.append(owners[0] if len(owners) == 1 else tup)
+    return names
+
+
+def _finish_events(sc: Any, p: Any, stats: dict, partial: Path) -> None:
+    """Turns the forwarder's record files into ``events/<direction>.parquet`` with the flows
+    named (:func:`event_flow_names`); a log the forwarder could not complete fails the run."""
+    from aqmlab.running import events
+
+    logs = stats.get("event_log", {})
+    for name in sc.output.events:
+        log = logs.get(name)
+        if log is None:
+            raise RuntimeError(f"aqmlab-fwd wrote no event log for {name!r}")
+        if log.get("error"):
+            raise RuntimeError(f"aqmlab-fwd: event log of {name!r} incomplete: {log['error']}")
+        names = event_flow_names(log["flows"], p.traffic["flows"])
+        rec = events.record_path(partial, name)
+        rows = events.to_parquet(rec, partial / "events" / f"{name}.parquet", names)
+        if rows != log["rows"]:
+            raise RuntimeError(
+                f"event log of {name!r}: {rows} records read, the forwarder wrote {log['rows']}"
+            )
 
 
 def _hold_summary(stats: dict) -> list[str]:
