@@ -158,7 +158,7 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
     }
     let cc = crate::tcp::cc::build(t.cc_name())
         .map_err(|e| SimError::Config(format!("{field}.tcp.cc: {e}")))?;
-    if cc.per_packet_ce_echo() && !t.ecn && fc.poisson.is_none() && fc.source.is_none() {
+    if cc.needs_ecn() && !t.ecn && fc.poisson.is_none() && fc.source.is_none() {
         return cfg_err(format!(
             "{field}.tcp.ecn: cc {:?} reacts to ECN marks only: set ecn = true",
             cc.name()

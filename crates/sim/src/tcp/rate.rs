@@ -49,6 +49,11 @@ pub struct TxRecord {
     pub acked: bool,
     /// Marked lost (counted once in the connection's `lost`).
     pub lost: bool,
+    /// Packets in flight just after this transmission, itself included (`tx.in_flight`, added
+    /// to Linux by the BBRv3 patches).
+    pub in_flight: u32,
+    /// Connection's `lost` when it was sent (`tx.lost`, BBRv3 patches).
+    pub lost_at_send: u64,
 }
 
 /// One ACK's rate sample (Linux's `struct rate_sample`), with the connection's totals.
@@ -90,6 +95,12 @@ pub struct RateSample {
     /// Earliest departure of the next paced segment (the pacer's clock, Linux's
     /// `tcp_wstamp_ns`; set as `in_recovery`).
     pub edt: Time,
+    /// Packets in flight when the sample's segment was sent, itself included
+    /// (`rs->tx_in_flight`, BBRv3 patches); 0 without a sample segment.
+    pub tx_in_flight: u32,
+    /// Segments marked lost since the sample's segment was sent (`rs->lost` = `tp->lost` -
+    /// `tx.lost`, BBRv3 patches); 0 without a sample segment.
+    pub lost: u64,
 }
 
 impl Default for RateSample {
@@ -111,6 +122,8 @@ impl Default for RateSample {
             in_recovery: false,
             high_data: 0,
             edt: 0,
+            tx_in_flight: 0,
+            lost: 0,
         }
     }
 }
@@ -134,6 +147,8 @@ struct Pick {
     send_elapsed: Time,
     app_limited: bool,
     retrans: bool,
+    tx_in_flight: u32,
+    lost_at_send: u64,
     /// Send time of the newest non-retransmitted delivered segment (RTT sample).
     rtt_sent: Option<Time>,
 }
@@ -219,6 +234,8 @@ impl RateState {
             retrans: false,
             acked: false,
             lost: false,
+            in_flight: 0,
+            lost_at_send: self.lost,
         };
         if i < self.recs.len() {
             let old = self.recs[i];
@@ -233,6 +250,7 @@ impl RateState {
             self.recs[i] = TxRecord {
                 retrans: true,
                 lost: old.lost,
+                in_flight: self.in_flight,
                 ..rec
             };
         } else {
@@ -243,8 +261,11 @@ impl RateState {
                     ..TxRecord::default()
                 });
             }
-            self.recs.push_back(rec);
             self.in_flight += 1;
+            self.recs.push_back(TxRecord {
+                in_flight: self.in_flight,
+                ..rec
+            });
         }
     }
 
@@ -288,6 +309,8 @@ impl RateState {
             p.send_elapsed = r.sent.saturating_sub(r.first_tx);
             p.app_limited = r.app_limited;
             p.retrans = r.retrans;
+            p.tx_in_flight = r.in_flight;
+            p.lost_at_send = r.lost_at_send;
             // Later deliveries' intervals start at this segment's send (tp->first_tx_mstamp).
             self.first_tx = r.sent;
         }
@@ -410,6 +433,8 @@ impl RateState {
         if !p.have {
             return rs;
         }
+        rs.tx_in_flight = p.tx_in_flight;
+        rs.lost = self.lost - p.lost_at_send;
         let send_elapsed = p.send_elapsed as i64;
         let ack_elapsed = self.delivered_time.saturating_sub(p.prior_time) as i64;
         let interval = send_elapsed.max(ack_elapsed);

@@ -244,12 +244,12 @@ impl Default for Bbr {
 
 /// A bw (segments per ns) with a gain as a pacing rate, segments per second, 1% below
 /// (`bbr_rate_bytes_per_sec`).
-fn rate_per_sec(bw: f64, gain: f64) -> f64 {
+pub(super) fn rate_per_sec(bw: f64, gain: f64) -> f64 {
     bw * gain * NS_PER_SEC as f64 * (1.0 - PACING_MARGIN)
 }
 
 /// SplitMix64 (a seed mixer) for the random start phase.
-fn splitmix(x: &mut u64) -> u64 {
+pub(super) fn splitmix(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

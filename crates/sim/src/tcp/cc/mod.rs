@@ -6,6 +6,7 @@
 //! Adding an algorithm: one file here implementing the trait, and one line in [`REGISTRY`].
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod ledbat;
@@ -13,6 +14,7 @@ pub mod prague;
 pub mod reno;
 
 pub use bbr::Bbr;
+pub use bbr3::Bbr3;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use ledbat::Ledbat;
@@ -80,6 +82,11 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn per_packet_ce_echo(&self) -> bool {
         false
     }
+    /// The controller reacts to ECN marks only: the network builder refuses it without
+    /// `[tcp] ecn` (by default, a controller whose receiver echoes CE packet by packet).
+    fn needs_ecn(&self) -> bool {
+        self.per_packet_ce_echo()
+    }
     /// The controller needs delay samples ([`CongestionControl::on_delay_sample`]): the network
     /// builder refuses it without `[tcp] timestamps`.
     fn needs_timestamps(&self) -> bool {
@@ -146,6 +153,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("dctcp", || Box::new(Dctcp::default())),
     ("bbr", || Box::new(Bbr::default())),
     ("bbr1", || Box::new(Bbr::default())),
+    ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("prague", || Box::new(Prague::default())),
 ];
