@@ -112,7 +112,10 @@ impl Sender {
         let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
         let recovery = super::recovery::build(cfg.recovery_kind());
         let sb = recovery.uses_sack().then(Scoreboard::default);
-        let rate = cc.wants_rate_sample().then(super::rate::RateState::default);
+        let mut rate = cc.wants_rate_sample().then(super::rate::RateState::default);
+        if let Some(r) = rate.as_mut() {
+            r.external_losses = recovery.marks_losses();
+        }
         let pace = cfg.pacing || cc.needs_pacing();
         let rack_sent = recovery.keeps_send_times().then(Default::default);
         Sender {
@@ -306,9 +309,21 @@ impl Sender {
         }
     }
 
-    /// The pacing clock's call: what [`Sender::send_allowed`] allows, or, in SACK recovery under
-    /// a controller that sets cwnd itself, what NextSeg chooses.
+    /// The pacing clock's call: what [`Sender::send_allowed`] allows, or, in recovery under a
+    /// controller that sets cwnd itself, what the recovery chooses (RACK: lost segments first)
+    /// or, for SACK recovery, RFC 6675 NextSeg.
     pub fn send_paced(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.in_recovery && self.cc.controls_cwnd() {
+            let mut r = self
+                .recovery
+                .take()
+                .expect("recovery is back after each call");
+            let sent = r.send_paced_in_recovery(self, now, out);
+            self.recovery = Some(r);
+            if sent {
+                return;
+            }
+        }
         if self.in_recovery && self.sb.is_some() && self.cc.controls_cwnd() {
             self.send_by_next_seg(now, out);
         } else {
