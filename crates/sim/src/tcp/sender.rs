@@ -281,7 +281,20 @@ impl Sender {
     /// after a timeout: RFC 6675 s. 5.1).
     pub fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
         let win = (self.cwnd.floor() as u32).min(self.snd_wnd).max(1);
-        while self.snd_nxt < self.snd_una + win && self.more_data(self.snd_nxt) {
+        // Under a controller that sets cwnd itself with RACK marking losses (BBR as in Linux),
+        // the window limits the packets in flight, not the span from snd_una (Linux's
+        // tcp_cwnd_test in every state: SACKed and lost segments do not count).
+        let by_flight =
+            self.cc.controls_cwnd() && self.rate.as_ref().is_some_and(|r| r.external_losses);
+        let cwnd = (self.cwnd.floor() as u32).max(1);
+        while self.more_data(self.snd_nxt)
+            && if by_flight {
+                self.rate.as_ref().is_some_and(|r| r.in_flight < cwnd)
+                    && self.snd_nxt < self.snd_una + self.snd_wnd.max(1)
+            } else {
+                self.snd_nxt < self.snd_una + win
+            }
+        {
             if self.sb.as_ref().is_some_and(|b| b.is_sacked(self.snd_nxt)) {
                 self.snd_nxt += 1;
                 continue;

@@ -476,7 +476,9 @@ impl Rack {
 
     /// In recovery under a controller that sets cwnd itself (BBR): lost segments first, lowest
     /// first, then new data, while in flight (Linux's) < cwnd, each paced (Linux's
-    /// `tcp_xmit_retransmit_queue` with the EDT pacing every segment goes through).
+    /// `tcp_xmit_retransmit_queue` with the EDT pacing every segment goes through); a
+    /// retransmission of the head restarts the RTO, as there (the PRR path keeps RFC 6298's
+    /// timer, which runs from the last advance of snd_una).
     fn send_own(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) {
         let mut pipe = self.pipe(s);
         while (pipe as f64) < s.cwnd.floor() {
@@ -490,6 +492,10 @@ impl Rack {
                 s.pacer.sent(now, s.pacing_rate());
             }
             Self::send(s, seg, now, out);
+            if seg == s.snd_una && self.timer == TimerMode::Rto {
+                // Linux's tcp_xmit_retransmit_queue: retransmitting the head restarts the RTO.
+                s.rto_deadline = Some(now + s.rto);
+            }
             pipe += 1;
         }
     }
@@ -667,6 +673,72 @@ mod tests {
 
     fn seqs(out: &[Packet]) -> Vec<u32> {
         out.iter().map(|p| p.seq).collect()
+    }
+
+    /// BBR over RACK (a controller that sets cwnd itself, as Linux's `cong_control`): its window
+    /// counts packets in flight, not the span from snd_una (Linux's `tcp_cwnd_test`). 10 sent at
+    /// 0 ms (min RTT 100 ms); at 100 ms an ACK SACKs 1..3 (2 segments: fewer than DupThresh, so RACK waits
+    /// reo_wnd = 25 ms before marking 0 lost; the sender is not in recovery). By hand: BBR in
+    /// STARTUP adds the 2 delivered to cwnd 10 -> 12 (`bbr_set_cwnd`), in flight = 10 - 2 = 8:
+    /// 4 new segments (10..14) may leave, where a span rule (snd_nxt < snd_una + cwnd = 12)
+    /// would allow 2.
+    /// A BBR sender over RACK (pacing on) and the segments it sends until `until`, the pacing
+    /// clock included.
+    fn bbr_rack_sender() -> (Sender, Rack) {
+        let mut c = cfg(TcpVariant::Sack);
+        c.recovery = Some(RecoveryKind::Rack);
+        c.cc = Some("bbr".into());
+        let mut s = Sender::new(&c, None, None);
+        s.rtt_sample((100 * MS) as f64); // min_RTT 100 ms: reo_wnd 25 ms
+        (s, Rack::default())
+    }
+
+    fn paced_until(s: &mut Sender, until: Time, out: &mut Vec<Packet>) {
+        while let Some(d) = s.pacer.deadline.filter(|&d| d <= until) {
+            s.pacer.deadline = None;
+            s.send_paced(d, out);
+        }
+    }
+
+    #[test]
+    fn bbr_window_counts_packets_in_flight_not_the_span() {
+        let (mut s, mut r) = bbr_rack_sender();
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        paced_until(&mut s, MS, &mut out);
+        assert_eq!(out.len(), 10, "the initial window");
+        out.clear();
+        r.on_ack(&mut s, &sack(0, 0, &[(1, 3)]), 100 * MS, &mut out);
+        paced_until(&mut s, 120 * MS, &mut out); // paced at 2.89 x 12 / 100 ms
+        assert!(!s.in_recovery);
+        assert_eq!(s.cwnd, 12.0);
+        assert_eq!(
+            (s.rate.as_ref().unwrap().in_flight, seqs(&out)),
+            (12, vec![10, 11, 12, 13])
+        );
+    }
+
+    /// BBR over RACK in recovery: retransmitting the head restarts the RTO (Linux's
+    /// `tcp_xmit_retransmit_queue`), so a head whose retransmission RACK finds lost again is not
+    /// left to a timer started at the last advance of snd_una.
+    #[test]
+    fn bbr_head_retransmission_restarts_the_rto() {
+        let (mut s, mut r) = bbr_rack_sender();
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        paced_until(&mut s, MS, &mut out);
+        let first_deadline = s.rto_deadline.expect("armed by the first send");
+        out.clear();
+        // 0 lost: 1..5 SACKed at 100 ms (4 >= DupThresh: reo_wnd 0, 0 marked lost at once).
+        r.on_ack(&mut s, &sack(0, 0, &[(1, 5)]), 100 * MS, &mut out);
+        assert!(s.in_recovery);
+        assert_eq!(
+            out.first().map(|p| p.seq),
+            Some(0),
+            "the head retransmitted first"
+        );
+        assert_eq!(s.rto_deadline, Some(100 * MS + s.rto));
+        assert!(s.rto_deadline.unwrap() > first_deadline);
     }
 
     /// P1, P2, P3 (segments 0, 1, 2) sent 30 ms apart (more than reo_wnd); P1 and P3 lost.
