@@ -480,7 +480,15 @@ impl Rack {
     /// retransmission of the head restarts the RTO, as there (the PRR path keeps RFC 6298's
     /// timer, which runs from the last advance of snd_una).
     fn send_own(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) {
-        let mut pipe = self.pipe(s);
+        // The rate state keeps Linux's in-flight count under RACK's marks (the controller asks
+        // for rate samples): the same as `pipe`, without a scan of the flight.
+        let mut pipe = match s.rate.as_ref() {
+            Some(r) => {
+                debug_assert_eq!(r.in_flight, self.pipe(s), "rate state and RACK agree");
+                r.in_flight
+            }
+            None => self.pipe(s),
+        };
         while (pipe as f64) < s.cwnd.floor() {
             let Some(seg) = self.next_to_send(s) else {
                 break;
