@@ -10,9 +10,9 @@ Prints a Markdown table of utilisation, mean queue, loss ratio, marks and Jain's
 every run directory under ``--out``.
 
 ``--bbr`` (issue 22): BBR v1 instead, on the FIFO and CoDel dumbbells with 10 flows
-(``dt-het-n50.toml``, ``codel-het-n50.toml``): the simulator's ``cc = "bbr"`` (SACK recovery)
-against the kernel's ``bbr`` (SACK on), with each flow's goodput on both sides (same flow, same
-base RTT) and their ratio.
+(``dt-het-n50.toml``, ``codel-het-n50.toml``): the simulator's ``cc = "bbr"`` with
+``recovery = "rack"`` (RACK-TLP, the kernel's default) against the kernel's ``bbr`` (SACK on),
+with each flow's goodput on both sides (same flow, same base RTT) and their ratio.
 
 ``--qdisc`` (issue 21): the same dumbbell (``codel-het-n50.toml``'s network) with ``fq_pie`` and
 ``dualpi2`` at their defaults, 10 and 50 flows, the simulator against the testbed, each with NewReno
@@ -61,7 +61,7 @@ def _bbr(out: Path, duration: str, warmup: str) -> list[dict]:
     """The simulator's BBR v1 against the kernel's bbr, 10 flows, FIFO and CoDel."""
     rows = []
     for aqm in ("dt", "codel"):
-        sim_sc = _scenario(aqm, 10, duration, warmup, variant="sack", cc="bbr")
+        sim_sc = _scenario(aqm, 10, duration, warmup, variant="sack", cc="bbr", recovery="rack")
         tb_sc = _scenario(aqm, 10, duration, warmup, variant="sack")
         runs = {
             "sim bbr": lambda sc=sim_sc: aqmlab.run(sc, out=out / f"{sc.name}-sim-bbr"),

@@ -22,7 +22,9 @@
 //! Loss marking: a segment counts as lost (`tp->lost`, `rs->losses` of the ACK that marked it)
 //! when DupThresh segments above it are SACKed (RFC 6675 IsLost, as the SACK recovery decides)
 //! or on a retransmission timeout (all outstanding, as `tcp_enter_loss`). A retransmission that
-//! is lost again is not detected (RACK would).
+//! is lost again is not detected. Under RACK (`[tcp] recovery = "rack"`) the recovery marks the
+//! losses instead ([`RateState::external_losses`], [`RateState::mark_seg_lost`]): RACK's time-based
+//! marks, lost retransmissions included, as Linux's `tp->lost` counts them.
 
 use aqm::Time;
 use std::collections::VecDeque;
@@ -181,6 +183,9 @@ pub struct RateState {
     lost_now: u32,
     /// In flight before the ACK being processed.
     prior_in_flight: Option<u32>,
+    /// The recovery marks losses itself ([`RateState::mark_seg_lost`], RACK): no RFC 6675 IsLost
+    /// marking from SACK blocks.
+    pub external_losses: bool,
 }
 
 impl Default for RateState {
@@ -200,6 +205,7 @@ impl Default for RateState {
             acked_now: 0,
             lost_now: 0,
             prior_in_flight: None,
+            external_losses: false,
         }
     }
 }
@@ -348,9 +354,30 @@ impl RateState {
                 top = top.max(Some(b));
             }
         }
-        if let Some(top) = top {
+        if let Some(top) = top.filter(|_| !self.external_losses) {
             self.mark_lost(top);
         }
+    }
+
+    /// The recovery marked segment `seq` lost (RACK; `tcp_mark_skb_lost`): out of flight, counted
+    /// in `lost`, a retransmission lost again included; delivered or already-marked segments
+    /// are left alone.
+    pub fn mark_seg_lost(&mut self, seq: u32) {
+        self.begin();
+        let Some(r) = seq
+            .checked_sub(self.base)
+            .and_then(|i| self.recs.get_mut(i as usize))
+        else {
+            return;
+        };
+        if r.acked || (r.lost && !r.retrans) {
+            return;
+        }
+        r.lost = true;
+        r.retrans = false;
+        self.in_flight -= 1;
+        self.lost += 1;
+        self.lost_now += 1;
     }
 
     /// RFC 6675 IsLost below the highest SACKed segment `top` (exclusive): every undelivered

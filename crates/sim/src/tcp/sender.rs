@@ -112,7 +112,10 @@ impl Sender {
         let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
         let recovery = super::recovery::build(cfg.recovery_kind());
         let sb = recovery.uses_sack().then(Scoreboard::default);
-        let rate = cc.wants_rate_sample().then(super::rate::RateState::default);
+        let mut rate = cc.wants_rate_sample().then(super::rate::RateState::default);
+        if let Some(r) = rate.as_mut() {
+            r.external_losses = recovery.marks_losses();
+        }
         let pace = cfg.pacing || cc.needs_pacing();
         let rack_sent = recovery.keeps_send_times().then(Default::default);
         Sender {
@@ -278,7 +281,20 @@ impl Sender {
     /// after a timeout: RFC 6675 s. 5.1).
     pub fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
         let win = (self.cwnd.floor() as u32).min(self.snd_wnd).max(1);
-        while self.snd_nxt < self.snd_una + win && self.more_data(self.snd_nxt) {
+        // Under a controller that sets cwnd itself with RACK marking losses (BBR as in Linux),
+        // the window limits the packets in flight, not the span from snd_una (Linux's
+        // tcp_cwnd_test in every state: SACKed and lost segments do not count).
+        let by_flight =
+            self.cc.controls_cwnd() && self.rate.as_ref().is_some_and(|r| r.external_losses);
+        let cwnd = (self.cwnd.floor() as u32).max(1);
+        while self.more_data(self.snd_nxt)
+            && if by_flight {
+                self.rate.as_ref().is_some_and(|r| r.in_flight < cwnd)
+                    && self.snd_nxt < self.snd_una + self.snd_wnd.max(1)
+            } else {
+                self.snd_nxt < self.snd_una + win
+            }
+        {
             if self.sb.as_ref().is_some_and(|b| b.is_sacked(self.snd_nxt)) {
                 self.snd_nxt += 1;
                 continue;
@@ -306,9 +322,21 @@ impl Sender {
         }
     }
 
-    /// The pacing clock's call: what [`Sender::send_allowed`] allows, or, in SACK recovery under
-    /// a controller that sets cwnd itself, what NextSeg chooses.
+    /// The pacing clock's call: what [`Sender::send_allowed`] allows, or, in recovery under a
+    /// controller that sets cwnd itself, what the recovery chooses (RACK: lost segments first)
+    /// or, for SACK recovery, RFC 6675 NextSeg.
     pub fn send_paced(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.in_recovery && self.cc.controls_cwnd() {
+            let mut r = self
+                .recovery
+                .take()
+                .expect("recovery is back after each call");
+            let sent = r.send_paced_in_recovery(self, now, out);
+            self.recovery = Some(r);
+            if sent {
+                return;
+            }
+        }
         if self.in_recovery && self.sb.is_some() && self.cc.controls_cwnd() {
             self.send_by_next_seg(now, out);
         } else {

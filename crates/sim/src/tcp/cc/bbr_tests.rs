@@ -61,11 +61,11 @@ impl Ord for PacketKey {
     }
 }
 
-fn bbr_cfg() -> TcpConfig {
+fn bbr_cfg(recovery: RecoveryKind) -> TcpConfig {
     TcpConfig {
         variant: TcpVariant::Sack,
         cc: Some("bbr".into()),
-        recovery: Some(RecoveryKind::Sack),
+        recovery: Some(recovery),
         rwnd_segments: 100_000,
         ..crate::topo::default_tcp()
     }
@@ -74,7 +74,12 @@ fn bbr_cfg() -> TcpConfig {
 impl Path {
     /// Rate in segments per second, base RTT, buffer in packets.
     fn new(seg_per_s: u64, prop_rtt: Time, buffer: usize) -> Self {
-        let c = bbr_cfg();
+        Self::with(seg_per_s, prop_rtt, buffer, RecoveryKind::Sack)
+    }
+
+    /// The same with another loss recovery.
+    fn with(seg_per_s: u64, prop_rtt: Time, buffer: usize, recovery: RecoveryKind) -> Self {
+        let c = bbr_cfg(recovery);
         let s = Sender::new(&c, None, None);
         assert!(s.pacer.on, "BBR turns pacing on");
         Path {
@@ -348,6 +353,40 @@ fn loss_recovery_conserves_packets_then_restores() {
     let delivered = p.s.rate.as_ref().unwrap().delivered;
     let secs = 3.0;
     assert!(delivered as f64 >= 0.8 * RATE as f64 * secs, "{delivered}");
+}
+
+/// The same overflow under RACK-TLP (`recovery = "rack"`, Linux's default): BBR sets the window
+/// on every ACK (before it did not run at all under RACK: cwnd stayed at its initial 10), RACK's
+/// time-based marks are the sample's losses (Linux's `tp->lost`), and a lost retransmission is
+/// found by RACK within a round trip instead of by a timeout.
+#[test]
+fn rack_recovery_runs_bbr_and_finds_lost_retransmissions() {
+    let mut p = Path::with(RATE, RTT, 20, RecoveryKind::Rack);
+    p.run(3 * NS_PER_SEC);
+    assert!(p.drops > 0);
+    let tr = &p.trace;
+    // BBR's own window: STARTUP grows it well past the initial 10 (2.89 BDP = 116 at most).
+    let top = tr.iter().map(|r| r.2).fold(0.0, f64::max);
+    assert!(top > 40.0, "cwnd never above {top}");
+    assert!(p.bbr().full_bw_reached, "STARTUP found the pipe full");
+    // Recovery entered, with packet conservation on its first ACK: cwnd = inflight + acked.
+    let enter = tr.iter().position(|r| r.6).expect("a recovery");
+    let (w, flight) = (tr[enter].2, tr[enter].3);
+    assert!(
+        w >= flight as f64 && w <= flight as f64 + 2.0,
+        "{w} {flight}"
+    );
+    // Every mark reached the rate state: the lost count covers the drops that were
+    // retransmitted, and no timeout was needed to find the lost retransmissions.
+    let rate = p.s.rate.as_ref().unwrap();
+    assert!(
+        rate.lost >= p.s.stats.retransmits.min(p.drops) / 2,
+        "lost {}",
+        rate.lost
+    );
+    assert_eq!(p.s.stats.timeouts, 0);
+    let delivered = rate.delivered;
+    assert!(delivered as f64 >= 0.9 * RATE as f64 * 3.0, "{delivered}");
 }
 
 #[test]

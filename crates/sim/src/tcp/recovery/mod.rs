@@ -50,6 +50,25 @@ pub trait Recovery: std::fmt::Debug + Send {
         false
     }
 
+    /// Whether the recovery marks lost segments in the delivery-rate state itself
+    /// ([`crate::tcp::rate::RateState::mark_seg_lost`], RACK's time-based marks) instead of the
+    /// rate state's RFC 6675 IsLost.
+    fn marks_losses(&self) -> bool {
+        false
+    }
+
+    /// The pacing clock released the sender in recovery under a controller that sets cwnd itself
+    /// (BBR): sends what the recovery chooses while in flight < cwnd; `false` when this recovery
+    /// leaves it to the sender's RFC 6675 NextSeg.
+    fn send_paced_in_recovery(
+        &mut self,
+        _s: &mut Sender,
+        _now: Time,
+        _out: &mut Vec<Packet>,
+    ) -> bool {
+        false
+    }
+
     /// The sender's one timer expired while the recovery had it armed for its own purpose
     /// (RACK's reordering timer, TLP's probe timeout): returns whether it handled the expiry
     /// (else it is the retransmission timeout).

@@ -193,6 +193,15 @@ impl Recovery for Rack {
         true
     }
 
+    fn marks_losses(&self) -> bool {
+        true
+    }
+
+    fn send_paced_in_recovery(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) -> bool {
+        self.send_own(s, now, out);
+        true
+    }
+
     fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
         s.snd_wnd = ack.rwnd;
         let a = ack.seq.min(s.snd_max);
@@ -209,20 +218,27 @@ impl Recovery for Rack {
         if let Some(r) = s.rack_sent.as_mut() {
             r.advance(s.snd_una);
         }
-        let sample = s.ack_sample(ack, newly, newly + sacked, now);
-        s.cc.on_ack_event(&sample);
         self.reo_wnd = self.reo_wnd(s); // step 4
         let timeout = self.detect_loss(s, now); // step 5
+                                                // The sample after loss detection, as Linux's tcp_rate_gen after tcp_fastretrans_alert:
+                                                // its `losses` are this ACK's RACK marks.
+        let mut sample = s.ack_sample(ack, newly, newly + sacked, now);
+        s.cc.on_ack_event(&sample);
         self.tlp_process_ack(s, ack, newly, flight_before, now);
         let delivered = (newly + sacked) as u64;
+        // A controller that sets cwnd itself (BBR, Linux's `cong_control`): no PRR, no deflation
+        // to ssthresh (Linux's tcp_end_cwnd_reduction returns early for it).
+        let own = s.cc.controls_cwnd();
         if s.in_recovery {
             if s.snd_una >= self.recover {
-                s.cwnd = s.ssthresh; // RFC 6937 s. 3.1 / Linux tcp_end_cwnd_reduction
+                if !own {
+                    s.cwnd = s.ssthresh; // RFC 6937 s. 3.1 / Linux tcp_end_cwnd_reduction
+                }
                 s.in_recovery = false;
-            } else {
+            } else if !own {
                 self.prr_step(s, delivered, now, out);
             }
-        } else if newly > 0 {
+        } else if newly > 0 && !own {
             s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
         }
         if !s.in_recovery && !self.after_timeout(s) && self.lost_seen {
@@ -237,6 +253,12 @@ impl Recovery for Rack {
             s.on_ecn_echo(ack, now);
         }
         let sent_before = s.snd_max;
+        if own {
+            s.cc_control(&mut sample);
+            if s.in_recovery {
+                self.send_own(s, now, out);
+            }
+        }
         if !s.in_recovery {
             s.send_allowed(now, out);
         }
@@ -253,7 +275,7 @@ impl Recovery for Rack {
                 let timeout = self.detect_loss(s, now);
                 if self.next_lost(s).is_some() {
                     if s.in_recovery {
-                        self.prr_step(s, 0, now, out);
+                        self.recovery_step(s, 0, now, out);
                     } else if !self.after_timeout(s) {
                         self.enter(s, 0, now, out);
                     }
@@ -366,6 +388,7 @@ impl Rack {
         let Some(rec) = s.rack_sent.as_mut() else {
             return 0;
         };
+        let mut rate = s.rate.as_mut();
         let mut timeout: Time = 0;
         for k in una..max {
             if sb.is_sacked(k) {
@@ -387,6 +410,9 @@ impl Rack {
                 if let Some(f) = rec.flags_mut(k) {
                     *f = (*f | LOST) & !RETRANS;
                     self.lost_seen = true;
+                    if let Some(r) = rate.as_deref_mut() {
+                        r.mark_seg_lost(k);
+                    }
                 }
             } else {
                 timeout = timeout.max(deadline - now);
@@ -435,7 +461,69 @@ impl Rack {
         s.stats.fast_retransmits += 1;
         self.prr = Prr::start(flight);
         self.tlp_end_seq = None; // Linux's tcp_init_cwnd_reduction
-        self.prr_step(s, delivered, now, out);
+        self.recovery_step(s, delivered, now, out);
+    }
+
+    /// Sends in recovery: PRR's step, or, under a controller that sets cwnd itself, what its
+    /// window allows (`send_own`).
+    fn recovery_step(&mut self, s: &mut Sender, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+        if s.cc.controls_cwnd() {
+            self.send_own(s, now, out);
+        } else {
+            self.prr_step(s, delivered, now, out);
+        }
+    }
+
+    /// In recovery under a controller that sets cwnd itself (BBR): lost segments first, lowest
+    /// first, then new data, while in flight (Linux's) < cwnd, each paced (Linux's
+    /// `tcp_xmit_retransmit_queue` with the EDT pacing every segment goes through); a
+    /// retransmission of the head restarts the RTO, as there (the PRR path keeps RFC 6298's
+    /// timer, which runs from the last advance of snd_una).
+    fn send_own(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) {
+        // The rate state keeps Linux's in-flight count under RACK's marks (the controller asks
+        // for rate samples): the same as `pipe`, without a scan of the flight.
+        let mut pipe = match s.rate.as_ref() {
+            Some(r) => {
+                debug_assert_eq!(r.in_flight, self.pipe(s), "rate state and RACK agree");
+                r.in_flight
+            }
+            None => self.pipe(s),
+        };
+        while (pipe as f64) < s.cwnd.floor() {
+            let Some(seg) = self.next_to_send(s) else {
+                break;
+            };
+            if !s.pacer.allows(now) {
+                break;
+            }
+            if s.pacer.on {
+                s.pacer.sent(now, s.pacing_rate());
+            }
+            Self::send(s, seg, now, out);
+            if seg == s.snd_una && self.timer == TimerMode::Rto {
+                // Linux's tcp_xmit_retransmit_queue: retransmitting the head restarts the RTO.
+                s.rto_deadline = Some(now + s.rto);
+            }
+            pipe += 1;
+        }
+    }
+
+    /// What recovery sends next: the lowest lost segment, else new data if the application and
+    /// the receiver's window allow.
+    fn next_to_send(&self, s: &Sender) -> Option<u32> {
+        let new_ok = s.more_data(s.snd_max) && s.snd_max < s.snd_una + s.snd_wnd.max(1);
+        self.next_lost(s).or(new_ok.then_some(s.snd_max))
+    }
+
+    /// Sends `seg` (new data moves snd_max).
+    fn send(s: &mut Sender, seg: u32, now: Time, out: &mut Vec<Packet>) {
+        let p = s.make_segment(seg, now);
+        out.push(p);
+        if seg == s.snd_max {
+            s.snd_max += 1;
+            s.snd_nxt = s.snd_max;
+        }
+        s.arm_if_stopped(now);
     }
 
     /// One ACK (or reordering timeout) in recovery: PRR's sndcnt to lost segments, then new data.
@@ -447,17 +535,10 @@ impl Rack {
         }
         s.cwnd = (pipe + sndcnt) as f64;
         for _ in 0..sndcnt {
-            let new_ok = s.more_data(s.snd_max) && s.snd_max < s.snd_una + s.snd_wnd.max(1);
-            let Some(seg) = self.next_lost(s).or(new_ok.then_some(s.snd_max)) else {
+            let Some(seg) = self.next_to_send(s) else {
                 break;
             };
-            let p = s.make_segment(seg, now);
-            out.push(p);
-            if seg == s.snd_max {
-                s.snd_max += 1;
-                s.snd_nxt = s.snd_max;
-            }
-            s.arm_if_stopped(now);
+            Self::send(s, seg, now, out);
             self.prr.sent(1);
         }
     }
@@ -484,8 +565,13 @@ impl Rack {
             // The probe repaired a loss: the congestion response of a fast recovery.
             self.tlp_end_seq = None;
             if !s.in_recovery {
-                s.ssthresh = s.cc.on_congestion(s.cwnd, flight, now);
-                s.cwnd = s.ssthresh.max(1.0);
+                let ssthresh = s.cc.on_congestion(s.cwnd, flight, now);
+                // Under a controller that sets cwnd itself the window stays its own (Linux's
+                // tcp_end_cwnd_reduction returns early for `cong_control`).
+                if !s.cc.controls_cwnd() {
+                    s.ssthresh = ssthresh;
+                    s.cwnd = s.ssthresh.max(1.0);
+                }
                 self.tlp_reductions += 1;
             }
         } else if newly == 0 && ack.sack.iter().all(|&(lo, hi)| lo >= hi) {
@@ -595,6 +681,72 @@ mod tests {
 
     fn seqs(out: &[Packet]) -> Vec<u32> {
         out.iter().map(|p| p.seq).collect()
+    }
+
+    /// BBR over RACK (a controller that sets cwnd itself, as Linux's `cong_control`): its window
+    /// counts packets in flight, not the span from snd_una (Linux's `tcp_cwnd_test`). 10 sent at
+    /// 0 ms (min RTT 100 ms); at 100 ms an ACK SACKs 1..3 (2 segments: fewer than DupThresh, so RACK waits
+    /// reo_wnd = 25 ms before marking 0 lost; the sender is not in recovery). By hand: BBR in
+    /// STARTUP adds the 2 delivered to cwnd 10 -> 12 (`bbr_set_cwnd`), in flight = 10 - 2 = 8:
+    /// 4 new segments (10..14) may leave, where a span rule (snd_nxt < snd_una + cwnd = 12)
+    /// would allow 2.
+    /// A BBR sender over RACK (pacing on) and the segments it sends until `until`, the pacing
+    /// clock included.
+    fn bbr_rack_sender() -> (Sender, Rack) {
+        let mut c = cfg(TcpVariant::Sack);
+        c.recovery = Some(RecoveryKind::Rack);
+        c.cc = Some("bbr".into());
+        let mut s = Sender::new(&c, None, None);
+        s.rtt_sample((100 * MS) as f64); // min_RTT 100 ms: reo_wnd 25 ms
+        (s, Rack::default())
+    }
+
+    fn paced_until(s: &mut Sender, until: Time, out: &mut Vec<Packet>) {
+        while let Some(d) = s.pacer.deadline.filter(|&d| d <= until) {
+            s.pacer.deadline = None;
+            s.send_paced(d, out);
+        }
+    }
+
+    #[test]
+    fn bbr_window_counts_packets_in_flight_not_the_span() {
+        let (mut s, mut r) = bbr_rack_sender();
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        paced_until(&mut s, MS, &mut out);
+        assert_eq!(out.len(), 10, "the initial window");
+        out.clear();
+        r.on_ack(&mut s, &sack(0, 0, &[(1, 3)]), 100 * MS, &mut out);
+        paced_until(&mut s, 120 * MS, &mut out); // paced at 2.89 x 12 / 100 ms
+        assert!(!s.in_recovery);
+        assert_eq!(s.cwnd, 12.0);
+        assert_eq!(
+            (s.rate.as_ref().unwrap().in_flight, seqs(&out)),
+            (12, vec![10, 11, 12, 13])
+        );
+    }
+
+    /// BBR over RACK in recovery: retransmitting the head restarts the RTO (Linux's
+    /// `tcp_xmit_retransmit_queue`), so a head whose retransmission RACK finds lost again is not
+    /// left to a timer started at the last advance of snd_una.
+    #[test]
+    fn bbr_head_retransmission_restarts_the_rto() {
+        let (mut s, mut r) = bbr_rack_sender();
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        paced_until(&mut s, MS, &mut out);
+        let first_deadline = s.rto_deadline.expect("armed by the first send");
+        out.clear();
+        // 0 lost: 1..5 SACKed at 100 ms (4 >= DupThresh: reo_wnd 0, 0 marked lost at once).
+        r.on_ack(&mut s, &sack(0, 0, &[(1, 5)]), 100 * MS, &mut out);
+        assert!(s.in_recovery);
+        assert_eq!(
+            out.first().map(|p| p.seq),
+            Some(0),
+            "the head retransmitted first"
+        );
+        assert_eq!(s.rto_deadline, Some(100 * MS + s.rto));
+        assert!(s.rto_deadline.unwrap() > first_deadline);
     }
 
     /// P1, P2, P3 (segments 0, 1, 2) sent 30 ms apart (more than reo_wnd); P1 and P3 lost.

@@ -1,0 +1,48 @@
+//! Debug aid: `bbr_probe CONFIG_JSON [STEP_MS]` runs the simulator on a run's `config.json`
+//! (written by `aqmlab run`) and prints every BBR flow's state each step (default 250 ms): cwnd,
+//! max-bw estimate and pacing rate (Mb/s of whole packets), min RTT (ms), mode, pacing gain,
+//! the ACK-aggregation estimates, recovery, and packets in flight. Used to compare with the
+//! kernel's `ss -tin` BBR fields (docs/testbed.md, BBR v1 section).
+use sim::tcp::cc::Bbr;
+use sim::Sim;
+
+fn main() {
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: bbr_probe CONFIG_JSON [STEP_MS]");
+    let step_ms: u64 = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(250);
+    let text = std::fs::read_to_string(&path).expect("a readable config.json");
+    let cfg: sim::config::Config = serde_json::from_str(&text).expect("an aqmlab config.json");
+    let mut sim = Sim::new(&cfg).expect("a valid configuration");
+    let mut t = 0;
+    while t < cfg.duration_ns {
+        t += step_ms * 1_000_000;
+        sim.run_until(t);
+        for (i, f) in sim.flows.iter().enumerate() {
+            let Some(s) = f.tcp().map(|c| &c.sender) else {
+                continue;
+            };
+            let Some(b) = s.cc.as_any().and_then(|a| a.downcast_ref::<Bbr>()) else {
+                continue;
+            };
+            let mbps = |segs_per_s: f64| segs_per_s * s.params.pkt_size as f64 * 8.0 / 1e6;
+            println!(
+                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {}",
+                t as f64 / 1e9,
+                i,
+                s.cwnd,
+                mbps(b.max_bw() * 1e9),
+                b.min_rtt.unwrap_or(0) as f64 / 1e6,
+                b.mode,
+                b.pacing_gain,
+                b.extra_acked,
+                mbps(b.pacing_rate),
+                s.in_recovery,
+                s.rate.as_ref().map_or(0, |r| r.in_flight)
+            );
+        }
+    }
+}
