@@ -124,6 +124,20 @@ pub enum TcpVariant {
     Cubic,
 }
 
+/// What ECN feedback one end of a TCP connection supports (RFC 9768 Table 2's "AccECN", "ECN",
+/// "No ECN"): offered in the SYN, answered in the SYN-ACK (`tcp::accecn`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnSupport {
+    /// Accurate ECN feedback (RFC 9768), and RFC 3168 with a peer that lacks it.
+    #[default]
+    AccEcn,
+    /// RFC 3168 ECN feedback only.
+    Ecn,
+    /// No ECN.
+    Off,
+}
+
 /// Loss recovery (`[tcp] recovery`), chosen apart from the congestion controller.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -205,6 +219,14 @@ pub struct TcpConfig {
     /// classic ECT(0) (scenario files: `ecn = "l4s"`).
     #[serde(default)]
     pub ect1: bool,
+    /// With `ecn`, the sender asks for AccECN feedback (RFC 9768) in its SYN; `None`: when its
+    /// congestion controller needs it (TCP Prague). Without it, an ECN sender asks for RFC 3168.
+    #[serde(default)]
+    pub accecn: Option<bool>,
+    /// The ECN feedback the receiver supports (RFC 9768 Table 2); AccECN by default, which
+    /// answers an RFC 3168 sender with RFC 3168 feedback as before.
+    #[serde(default)]
+    pub receiver_ecn: EcnSupport,
     /// Record the congestion window as a time series.
     #[serde(default)]
     pub trace_cwnd: bool,

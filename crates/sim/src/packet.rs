@@ -29,6 +29,11 @@ pub const SYN: u8 = 32;
 /// meaningful with [`ECT`] set.
 pub const ECT1: u8 = 64;
 
+/// The AE (Accurate ECN) TCP flag, formerly NS (RFC 9768 s. 3.1.1): on a SYN it asks for AccECN
+/// feedback; in AccECN mode it is the most significant bit of an ACK's ACE field
+/// ([`crate::tcp::accecn`]).
+pub const AE: u8 = 128;
+
 /// A SACK block: segments [start, end) held out of order by the receiver (RFC 2018).
 pub type SackBlock = (u32, u32);
 

@@ -9,13 +9,13 @@
 //!   destination, its ACKs back;
 //! - ports: the flow with index `f` uses source port `10000 + f % 50000` and destination port
 //!   `5001 + f / 50000`, so every flow's (addresses, ports) is distinct;
-//! - TCP: sequence numbers in bytes (segment `k` starts at byte `k x mss`; initial sequence
-//!   number 0, so a data segment's is `k x mss`, a SYN's 0), the ACK number `next x mss`, SACK
-//!   blocks in bytes, the ECN bits (ECT(0), ECT(1) or CE in the IP header; ECE, CWR in TCP), the SYN
-//!   flag of the handshake, a receive window of `rwnd x mss` bytes capped at 65,535 (no window
-//!   scaling option: the simulator exchanges none), a timestamps option (RFC 7323; TSval the
-//!   packet's send time on a 1 ms clock on data, the departure from this link on ACKs; TSecr
-//!   the echoed send time on ACKs);
+//! - TCP: sequence numbers in bytes (segment `k` starts at byte `k x mss`; initial sequence number
+//!   0, so a data segment's is `k x mss`, a SYN's 0), the ACK number `next x mss`, SACK blocks in
+//!   bytes, the ECN bits (ECT(0), ECT(1) or CE in the IP header; ECE, CWR and AccECN's AE in TCP),
+//!   the SYN flag of the handshake, a receive window of `rwnd x mss` bytes capped at 65,535 (no
+//!   window scaling option: the simulator exchanges none), a timestamps option (RFC 7323; TSval the
+//!   packet's send time on a 1 ms clock on data, the departure from this link on ACKs; TSecr the
+//!   echoed send time on ACKs);
 //! - payload: `mss` zero bytes on a data segment (a header-only SYN carries none); the options
 //!   come on top, so a record can be longer than the simulator's packet size;
 //! - UDP (open-loop sources): `size - 28` zero bytes of payload;
@@ -23,7 +23,7 @@
 //!
 //! A link without a tap pays one `Option` test per departure.
 
-use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, ECT1, SYN};
+use crate::packet::{Kind, Packet, AE, CE, CWR, ECE, ECT, ECT1, SYN};
 use aqm::Time;
 use etherparse::{IpEcn, IpNumber, Ipv4Header, TcpHeader, TcpOptionElement, UdpHeader};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -161,6 +161,7 @@ impl PcapTap {
         tcp.syn = syn;
         tcp.ece = pkt.flags & ECE != 0;
         tcp.cwr = pkt.flags & CWR != 0;
+        tcp.ns = pkt.flags & AE != 0; // AccECN's AE, the former NS bit (RFC 9768 s. 3.1.1)
         let mut opts = vec![TcpOptionElement::Noop, TcpOptionElement::Noop];
         if data {
             opts.push(TcpOptionElement::Timestamp(ms(pkt.ts), 0));

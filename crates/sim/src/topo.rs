@@ -56,6 +56,8 @@ pub fn default_tcp() -> TcpConfig {
         delack_ns: 40_000_000,
         ecn: false,
         ect1: false,
+        accecn: None,
+        receiver_ecn: Default::default(),
         trace_cwnd: false,
         timestamps: false,
         handshake: false,

@@ -138,6 +138,11 @@ class Tcp(BaseModel):
     cc: str | None = None  # congestion controller by name (Rust's tcp::cc::REGISTRY checks it)
     recovery: Literal["reno", "newreno", "sack", "rack"] | None = None
     pacing: StrictBool = False
+    # AccECN (RFC 9768): the sender asks for it in its SYN (None: when its cc needs it, Prague);
+    # the ECN feedback the receiver supports (RFC 9768 Table 2; "accecn" answers an RFC 3168
+    # sender with RFC 3168 feedback, as before).
+    accecn: StrictBool | None = None
+    receiver_ecn: Literal["accecn", "ecn", "off"] = "accecn"
 
 
 class Profile(BaseModel):
@@ -635,6 +640,10 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
     }
     if t.ecn == "l4s":  # only then, so that classic configurations stay as they were
         cfg["ect1"] = True
+    if t.accecn is not None:
+        cfg["accecn"] = t.accecn
+    if t.receiver_ecn != "accecn":
+        cfg["receiver_ecn"] = t.receiver_ecn
     if cfg["min_rto_ns"] > cfg["max_rto_ns"]:
         raise InputError(f"{field}.min_rto: must not exceed max_rto ({t.min_rto} > {t.max_rto})")
     return cfg, int(mss) + cfg["header_bytes"] + (12 if t.timestamps else 0)

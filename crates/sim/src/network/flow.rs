@@ -158,7 +158,8 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
     }
     let cc = crate::tcp::cc::build(t.cc_name())
         .map_err(|e| SimError::Config(format!("{field}.tcp.cc: {e}")))?;
-    if cc.needs_ecn() && !t.ecn && fc.poisson.is_none() && fc.source.is_none() {
+    let needs_ecn = cc.needs_ecn() || cc.wants_accecn();
+    if needs_ecn && !t.ecn && fc.poisson.is_none() && fc.source.is_none() {
         return cfg_err(format!(
             "{field}.tcp.ecn: cc {:?} reacts to ECN marks only: set ecn = true",
             cc.name()
@@ -214,12 +215,20 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
         rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
         transport: match source {
             Some(s) => Transport::OpenLoop(s),
-            None => Transport::Tcp(TcpEnds {
-                sender: Sender::new(t, limit, marker),
-                receiver: Receiver::new(t)
-                    .finite(limit)
-                    .per_packet_ce_echo(cc.per_packet_ce_echo()),
-            }),
+            None => {
+                let sender = Sender::new(t, limit, marker);
+                // The receiver's ECN feedback mode: what the handshake gives (RFC 9768 Table 2);
+                // with the handshake simulated, its SYN sets it again.
+                let (_, mode) =
+                    crate::tcp::accecn::negotiate(sender.params.ecn_support, t.receiver_ecn);
+                Transport::Tcp(TcpEnds {
+                    sender,
+                    receiver: Receiver::new(t)
+                        .finite(limit)
+                        .per_packet_ce_echo(cc.per_packet_ce_echo())
+                        .ecn_mode(mode),
+                })
+            }
         },
         start: fc.start_ns,
         mss: t.mss,

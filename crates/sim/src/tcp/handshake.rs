@@ -8,7 +8,14 @@
 //! (RFC 5681 s. 3.1, RFC 6928 s. 2) and an RTO below 3 s is re-initialised to 3 s when data
 //! starts (RFC 6298 s. 5.7). The SYN-ACK gives the first RTT sample unless the SYN was sent more
 //! than once without timestamps (Karn's rule, RFC 6298 s. 3).
+//!
+//! ECN is negotiated on the way (RFC 9768 s. 3.1, Table 2; RFC 3168 s. 6.1.1): the SYN offers
+//! AccECN (AE, CWR, ECE) = (1, 1, 1), RFC 3168 ECN (0, 1, 1) or nothing, the receiver's SYN-ACK
+//! answers ([`super::accecn::server_answer`]) and the first SYN-ACK sets the sender's mode.
+//! Not modelled: RFC 9768 s. 3.1.4.1's fall-back to a non-ECN SYN after the AccECN SYN was
+//! sent twice in vain (every retransmitted SYN here carries the same flags).
 
+use super::accecn;
 use super::Sender;
 use crate::packet::{Kind, Packet, SYN};
 use aqm::{Precedence, Time};
@@ -33,7 +40,8 @@ impl Sender {
             size: self.params.syn_size,
             hop: 0,
             kind: Kind::Data,
-            flags: SYN, // never ECT (RFC 3168 s. 6.1.1)
+            // Never ECT (RFC 3168 s. 6.1.1); the TCP-ECN flags offer the sender's feedback.
+            flags: SYN | accecn::syn_flags(self.params.ecn_support),
             precedence: Precedence::Out,
             ts: now,
             rwnd: 0,
@@ -61,6 +69,8 @@ impl Sender {
         self.connecting = false;
         self.rto_deadline = None;
         self.snd_wnd = ack.rwnd;
+        let syn = accecn::syn_flags(self.params.ecn_support);
+        self.set_ecn_mode(accecn::client_mode(syn, ack.flags));
         if self.syn_retries == 0 || self.params.timestamps {
             self.rtt_sample(now.saturating_sub(ack.ts) as f64);
         }

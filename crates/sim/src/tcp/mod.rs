@@ -15,7 +15,8 @@
 //! ([`pacing`], Linux's internal pacing).
 //!
 //! Common to all: retransmission timer RFC 6298 (s. 2 estimator, s. 5 timer management,
-//! backoff); ECN RFC 3168 s. 6.1 (one reduction per window, CWR/ECE); delayed ACKs RFC 5681
+//! backoff); ECN RFC 3168 s. 6.1 (one reduction per window, CWR/ECE) or AccECN feedback
+//! (RFC 9768, [`accecn`], negotiated in the handshake); delayed ACKs RFC 5681
 //! s. 4.2; RTT samples from every ACK through the echoed timestamp (RFC 7323 s. 4.1; the header
 //! bytes of the option are counted when `timestamps` is on). Optional: the three-way handshake
 //! ([`handshake`]; off, a flow sends at its start time as ns-2's one-way agents do) and limited
@@ -30,6 +31,8 @@ pub mod receiver;
 pub mod recovery;
 pub mod sender;
 
+#[cfg(test)]
+mod accecn_tests;
 #[cfg(test)]
 mod tests;
 

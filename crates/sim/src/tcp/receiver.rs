@@ -2,9 +2,12 @@
 //! s. 4.2), ECN echo (RFC 3168 s. 6.1.3), timestamp echo (RFC 7323 s. 3: `ts` of the segment that
 //! triggered the ACK, or of the earliest unacknowledged one under delayed ACKs); under DCTCP
 //! (RFC 8257 s. 3.2) CE is echoed packet by packet instead, through a two-state machine that
-//! sends an immediate ACK for the held segments when the CE state changes.
+//! sends an immediate ACK for the held segments when the CE state changes. In AccECN mode
+//! (RFC 9768, [`super::accecn`]) the ACE field on every ACK carries the CE packet counter
+//! instead, with its own immediate-ACK rules.
 
-use crate::config::TcpConfig;
+use super::accecn::{self, AccEcnReceiver, EcnMode};
+use crate::config::{EcnSupport, TcpConfig};
 use crate::packet::{Kind, Packet, SackBlock, CE, CWR, ECE, SYN};
 use aqm::{Precedence, Time};
 
@@ -48,6 +51,16 @@ pub struct Receiver {
     extra: Option<Packet>,
     /// Segments of a finite transfer: the last one is acknowledged at once.
     total: Option<u32>,
+    /// The ECN feedback this end supports (`[tcp] receiver_ecn`).
+    support: EcnSupport,
+    /// The feedback mode negotiated (by the first SYN, or set by the network builder).
+    mode: EcnMode,
+    /// A SYN has set the mode.
+    syn_seen: bool,
+    /// AccECN's counters, in AccECN mode.
+    accecn: Option<AccEcnReceiver>,
+    /// Payload bytes of a data segment (AccECN's byte counters).
+    mss: u32,
     /// Counters.
     pub stats: ReceiverStats,
 }
@@ -72,8 +85,35 @@ impl Receiver {
             ce_state: false,
             extra: None,
             total: None,
+            support: cfg.receiver_ecn,
+            mode: EcnMode::Classic,
+            syn_seen: false,
+            accecn: None,
+            mss: cfg.mss,
             stats: ReceiverStats::default(),
         }
+    }
+
+    /// Sets the ECN feedback mode (the network builder, when the handshake is not simulated:
+    /// [`accecn::negotiate`]). Classic until set, as before AccECN.
+    pub fn ecn_mode(mut self, mode: EcnMode) -> Self {
+        self.set_mode(mode);
+        self
+    }
+
+    fn set_mode(&mut self, mode: EcnMode) {
+        self.mode = mode;
+        self.accecn = (mode == EcnMode::AccEcn).then(AccEcnReceiver::default);
+    }
+
+    /// The feedback mode.
+    pub fn mode(&self) -> EcnMode {
+        self.mode
+    }
+
+    /// AccECN's counters (in AccECN mode).
+    pub fn accecn(&self) -> Option<&AccEcnReceiver> {
+        self.accecn.as_ref()
     }
 
     /// A receiver of a finite transfer of `segments` segments (`None`: bulk). The segment that
@@ -148,7 +188,11 @@ impl Receiver {
             size: self.ack_size,
             hop: 0,
             kind: Kind::Ack,
-            flags: if self.ece { ECE } else { 0 },
+            flags: match self.accecn.as_mut() {
+                Some(a) => accecn::ace_flags(a.on_ack_sent()),
+                None if self.ece => ECE,
+                None => 0,
+            },
             precedence: Precedence::Out,
             ts,
             rwnd: self.rwnd,
@@ -164,7 +208,12 @@ impl Receiver {
             return Some(self.syn_ack(d)); // every SYN, first or repeated (RFC 9293 s. 3.5)
         }
         let ce = d.flags & CE != 0;
-        if self.ce_per_packet {
+        let mut ack_now = false;
+        if let Some(a) = self.accecn.as_mut() {
+            // RFC 9768 s. 3.2, s. 3.2.2.5.1: count, and ACK at once on a change to CE or the
+            // second CE mark since the last ACK.
+            ack_now = a.on_data(d.ecn().bits(), self.mss);
+        } else if self.ce_per_packet {
             // RFC 8257 s. 3.2: on a change of CE state with an ACK held back, acknowledge the
             // held segments at once with the old state, then take the new one.
             if ce != self.ce_state {
@@ -205,8 +254,13 @@ impl Receiver {
             // RFC 5681 s. 4.2: ACK at once when filling a gap; else every second segment or on
             // the timer.
             let complete = self.total.is_some_and(|n| self.rcv_nxt >= n);
-            // (RFC 3168 receivers also ACK a CE segment at once; DCTCP's state machine instead.)
-            let ce_now = ce && !self.ce_per_packet;
+            // (RFC 3168 receivers also ACK a CE segment at once; DCTCP's state machine instead;
+            // AccECN's rules in AccECN mode.)
+            let ce_now = if self.accecn.is_some() {
+                ack_now
+            } else {
+                ce && !self.ce_per_packet
+            };
             if !self.delack || had_gap || complete || ce_now {
                 return Some(self.ack(d.flow, d.ts));
             }
@@ -227,15 +281,21 @@ impl Receiver {
     }
 
     /// The answer to a SYN: a SYN-ACK of ACK size echoing the SYN's timestamp (header-only; not
-    /// counted in `acks_sent`).
-    fn syn_ack(&self, syn: &Packet) -> Packet {
+    /// counted in `acks_sent`), its ECN flags from RFC 9768 Table 2 ([`accecn::server_answer`]).
+    /// The first SYN sets the feedback mode; a later one does not change it (s. 3.1.5).
+    fn syn_ack(&mut self, syn: &Packet) -> Packet {
+        let (mode, ecn_flags) = accecn::server_answer(self.support, syn.flags, syn.ecn().bits());
+        if !self.syn_seen {
+            self.syn_seen = true;
+            self.set_mode(mode);
+        }
         Packet {
             flow: syn.flow,
             seq: 0,
             size: self.ack_size,
             hop: 0,
             kind: Kind::Ack,
-            flags: SYN,
+            flags: SYN | ecn_flags,
             precedence: Precedence::Out,
             ts: syn.ts,
             rwnd: self.rwnd,

@@ -3,14 +3,16 @@
 //! recovery ([`super::recovery`]) it delegates to.
 //!
 //! Retransmission timer: RFC 6298 (s. 2 estimator, s. 5 timer management, backoff). ECN: RFC 3168
-//! s. 6.1 (one reduction per window, CWR/ECE). RTT: every ACK of new data is a sample through the
+//! s. 6.1 (one reduction per window, CWR/ECE), or AccECN (RFC 9768, [`super::accecn`]) when
+//! negotiated: the CE count of each ACK from its ACE field, no CWR. RTT: every ACK of new data is a sample through the
 //! echoed timestamp (RFC 7323 s. 4.1; the echo names the transmission, so retransmissions give
 //! valid samples too).
 
+use super::accecn::{self, AccEcnSender, EcnMode};
 use super::cc::{AckSample, CongestionControl};
 use super::recovery::{Recovery, Scoreboard};
 use super::{Marker, SenderStats, RTT_BUCKETS, RTT_BUCKETS_PER_DECADE};
-use crate::config::TcpConfig;
+use crate::config::{EcnSupport, TcpConfig};
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, ECT1, RETX, SYN};
 use aqm::{Precedence, Time};
 
@@ -35,6 +37,12 @@ pub struct SenderParams {
     pub syn_size: u32,
     /// Limited transmit on (RFC 3042).
     pub limited_transmit: bool,
+    /// The ECN feedback this sender offers in its SYN (RFC 9768 Table 2).
+    pub ecn_support: EcnSupport,
+    /// `[tcp] ect1`: ECT(1) asked for by the configuration.
+    pub cfg_ect1: bool,
+    /// `[tcp] pacing`: pacing asked for by the configuration.
+    pub cfg_pacing: bool,
 }
 
 /// A TCP sender.
@@ -99,6 +107,17 @@ pub struct Sender {
     /// Per-segment send records and delivery state for the delivery-rate sample
     /// ([`super::rate`]), kept when the controller asks for it.
     pub rate: Option<super::rate::RateState>,
+    /// The ECN feedback mode negotiated ([`super::accecn`]).
+    pub ecn_mode: EcnMode,
+    /// AccECN's s.cep, in AccECN mode.
+    pub accecn: Option<AccEcnSender>,
+    /// AccECN: an ACK has reported CE marks not yet answered by [`Sender::on_ecn_echo`].
+    ce_pending: bool,
+    /// AccECN without SACK: duplicate ACKs counted as one delivered segment each and not yet
+    /// covered by a cumulative ACK (Linux's `sacked_out` under `tcp_add_reno_sack`).
+    dup_delivered: u32,
+    /// AccECN with SACK: segments the last cumulative advance covered that were SACKed before.
+    cum_sacked: u32,
 }
 
 impl Sender {
@@ -118,7 +137,12 @@ impl Sender {
         }
         let pace = cfg.pacing || cc.needs_pacing();
         let rack_sent = recovery.keeps_send_times().then(Default::default);
-        Sender {
+        let ecn_support = match (cfg.ecn, cfg.accecn.unwrap_or(cc.wants_accecn())) {
+            (false, _) => EcnSupport::Off,
+            (true, true) => EcnSupport::AccEcn,
+            (true, false) => EcnSupport::Ecn,
+        };
+        let mut s = Sender {
             params: SenderParams {
                 pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
                 ecn: cfg.ecn,
@@ -129,6 +153,9 @@ impl Sender {
                 timestamps: cfg.timestamps,
                 syn_size: cfg.header_bytes + cfg.option_bytes(),
                 limited_transmit: cfg.limited_transmit,
+                ecn_support,
+                cfg_ect1: cfg.ect1,
+                cfg_pacing: cfg.pacing,
             },
             recovery: Some(recovery),
             snd_una: 0,
@@ -164,7 +191,28 @@ impl Sender {
                 ..Default::default()
             },
             rate,
-        }
+            ecn_mode: EcnMode::Classic,
+            accecn: None,
+            ce_pending: false,
+            dup_delivered: 0,
+            cum_sacked: 0,
+        };
+        // Without the handshake, the mode the SYN exchange would have given (the SYN-ACK sets it
+        // again when the handshake is simulated).
+        s.set_ecn_mode(accecn::negotiate(ecn_support, cfg.receiver_ecn).0);
+        s
+    }
+
+    /// Enters the ECN feedback mode `mode` (negotiated in the handshake, RFC 9768 Table 2): the
+    /// congestion controller may refuse a mode (TCP Prague takes no RFC 3168 feedback); ECT only
+    /// in an ECN mode (s. 3.1.5), ECT(1) when configured or the controller is L4S.
+    pub fn set_ecn_mode(&mut self, mode: EcnMode) {
+        let mode = self.cc.on_ecn_mode(mode);
+        self.ecn_mode = mode;
+        self.params.ecn = mode != EcnMode::Off;
+        self.params.ect1 = self.params.ecn && (self.params.cfg_ect1 || self.cc.l4s());
+        self.pacer.on = self.params.cfg_pacing || self.cc.needs_pacing();
+        self.accecn = (mode == EcnMode::AccEcn).then(AccEcnSender::default);
     }
 
     /// The pacing rate, segments per second: the controller's own, else Linux's default
@@ -388,17 +436,46 @@ impl Sender {
             rate = r.gen(now, self.min_rtt);
             rate.in_recovery = self.in_recovery;
         }
+        let (ece, ce) = if self.accecn.is_some() {
+            let n = self.accecn_ce(ack, acked, delivered);
+            (n > 0, n)
+        } else {
+            let e = ack.flags & ECE != 0;
+            (e, if e { delivered } else { 0 })
+        };
         AckSample {
             rate,
             now,
             acked,
             delivered,
-            ece: ack.flags & ECE != 0,
+            ce,
+            ece,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
             srtt_ns: self.srtt,
             min_rtt_ns: self.min_rtt,
         }
+    }
+
+    /// AccECN (RFC 9768 s. 3.2.2.5.2): the packets newly CE-marked that an ACK's ACE field
+    /// reports, inferred with the number of packets it newly delivered (SACKed segments counted
+    /// once, duplicate ACKs without SACK counted one each, as Linux's `tp->delivered`).
+    fn accecn_ce(&mut self, ack: &Packet, acked: u32, delivered: u32) -> u32 {
+        let newly = if self.sb.is_some() {
+            delivered.saturating_sub(std::mem::take(&mut self.cum_sacked))
+        } else if acked == 0 {
+            self.dup_delivered += delivered;
+            delivered
+        } else {
+            // Linux's tcp_remove_reno_sacks: max(acked - sacked_out, 1).
+            let covered = self.dup_delivered.min(acked);
+            self.dup_delivered -= covered;
+            (acked - covered).max(1)
+        };
+        let a = self.accecn.as_mut().expect("AccECN mode");
+        let n = a.on_ack(accecn::ace_of(ack.flags), newly, None, self.params.pkt_size);
+        self.ce_pending |= n > 0;
+        n
     }
 
     /// A controller that sets the window itself ([`CongestionControl::controls_cwnd`]): its
@@ -439,6 +516,11 @@ impl Sender {
         if let Some(r) = self.rate.as_mut() {
             r.on_cum_ack(self.snd_una, a);
         }
+        if self.accecn.is_some() {
+            if let Some(b) = self.sb.as_ref() {
+                self.cum_sacked = b.sacked_below(a) - b.sacked_below(self.snd_una);
+            }
+        }
         self.snd_una = a;
         self.lt_sent = 0;
         if self.snd_nxt < a {
@@ -459,19 +541,22 @@ impl Sender {
         }
     }
 
-    /// RFC 3168 s. 6.1.2: on an ECN echo, at most one reduction per window of data.
+    /// RFC 3168 s. 6.1.2: on an ECN echo, at most one reduction per window of data. In AccECN
+    /// mode the echo is any CE count reported since the last call (RFC 9768 s. 3.1.5: the same
+    /// response), and no CWR is sent.
     pub(crate) fn on_ecn_echo(&mut self, ack: &Packet, now: Time) {
-        if ack.flags & ECE != 0
-            && self.params.ecn
-            && !self.in_recovery
-            && self.snd_una > self.ecn_recover
-        {
+        let echo = if self.accecn.is_some() {
+            std::mem::take(&mut self.ce_pending)
+        } else {
+            ack.flags & ECE != 0
+        };
+        if echo && self.params.ecn && !self.in_recovery && self.snd_una > self.ecn_recover {
             self.ssthresh = self.cc.on_ecn(self.cwnd, self.flight(), now);
             if !self.cc.controls_cwnd() {
                 self.cwnd = self.ssthresh.max(1.0);
             }
             self.ecn_recover = self.snd_max;
-            self.cwr_pending = true;
+            self.cwr_pending = self.accecn.is_none();
             self.stats.ecn_reductions += 1;
         }
     }
@@ -511,6 +596,7 @@ impl Sender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.lt_sent = 0;
+        self.dup_delivered = 0;
         self.snd_nxt = self.snd_una;
         if let Some(r) = self.rate.as_mut() {
             r.on_timeout();

@@ -53,11 +53,10 @@ impl CongestionControl for Dctcp {
 
     fn on_ack_event(&mut self, s: &AckSample) {
         // RFC 8257 s. 3.3 steps 1-7.
-        let n = s.delivered as u64;
-        self.acked += n;
-        if s.ece {
-            self.marked += n;
-        }
+        // The segments acknowledged, and those CE-marked (all of them when the ACK carries
+        // DCTCP's per-packet echo; AccECN's count when negotiated).
+        self.acked += s.delivered as u64;
+        self.marked += s.ce as u64;
         if s.snd_una >= self.window_end {
             let f = if self.acked > 0 {
                 self.marked as f64 / self.acked as f64
@@ -101,6 +100,7 @@ mod tests {
             acked: delivered,
             delivered,
             ece,
+            ce: if ece { delivered } else { 0 },
             snd_una,
             snd_nxt,
             ..AckSample::default()

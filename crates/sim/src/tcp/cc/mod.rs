@@ -21,6 +21,7 @@ pub use ledbat::Ledbat;
 pub use prague::Prague;
 pub use reno::Reno;
 
+use super::accecn::EcnMode;
 use super::rate::RateSample;
 use aqm::Time;
 
@@ -38,8 +39,12 @@ pub struct AckSample {
     /// without SACK counts one, as Linux's `tcp_add_reno_sack`).
     pub delivered: u32,
     /// The ACK carried ECN-Echo (RFC 3168; under DCTCP's receiver, RFC 8257 s. 3.2, the CE
-    /// state of the segments it acknowledges).
+    /// state of the segments it acknowledges); in AccECN mode, `ce > 0`.
     pub ece: bool,
+    /// Segments of this ACK known CE-marked: in AccECN mode the count inferred from the ACE
+    /// field (RFC 9768 s. 3.2.2.5.2, [`super::accecn`]); under RFC 3168 or DCTCP feedback,
+    /// `delivered` when the ACK carries ECE, else 0.
+    pub ce: u32,
     /// Oldest unacknowledged segment after this ACK.
     pub snd_una: u32,
     /// Next new segment to send.
@@ -140,6 +145,19 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     /// whatever `[tcp] ecn` says beyond being on.
     fn l4s(&self) -> bool {
         false
+    }
+
+    /// The controller needs AccECN feedback (Linux's `TCP_CONG_NEEDS_ACCECN`): with `[tcp] ecn`
+    /// on, the sender asks for it in its SYN unless `[tcp] accecn = false`.
+    fn wants_accecn(&self) -> bool {
+        false
+    }
+
+    /// The ECN feedback mode the handshake negotiated (RFC 9768 Table 2); returns the mode the
+    /// sender is to use (a controller may refuse RFC 3168 feedback, as Linux's
+    /// `TCP_CONG_NO_FALLBACK_RFC3168`, and change its own behaviour). By default, as negotiated.
+    fn on_ecn_mode(&mut self, mode: EcnMode) -> EcnMode {
+        mode
     }
 }
 

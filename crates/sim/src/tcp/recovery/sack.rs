@@ -77,7 +77,7 @@ impl Scoreboard {
     }
 
     /// SACKed segments below `s`.
-    fn sacked_below(&self, s: u32) -> u32 {
+    pub(crate) fn sacked_below(&self, s: u32) -> u32 {
         let upto = (s.saturating_sub(self.base) as usize).min(self.sacked.len());
         self.sacked.iter().take(upto).filter(|&&x| x).count() as u32
     }
