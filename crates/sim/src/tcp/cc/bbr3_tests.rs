@@ -635,6 +635,7 @@ fn ecn_alpha_is_an_ewma_with_gain_1_16_per_round() {
                 acked: 1,
                 delivered: 1,
                 ece: j < f,
+                ce: u32::from(j < f),
                 snd_una: delivered as u32,
                 snd_nxt: delivered as u32 + 10,
                 srtt_ns: 1e6,
