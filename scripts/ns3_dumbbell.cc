@@ -27,7 +27,7 @@
 //
 // TCP options: --tcp=newreno|cubic|dctcp|ledbat, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
-// (TcpCubic's HyStart), --mtu, --probePrr (a unit probe of ns-3's PRR, no network). Defaults
+// (TcpCubic's HyStart), --mtu, --fqQuantum, --probePrr (a unit probe of ns-3's PRR, no network). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
 // MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
 // DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
@@ -192,6 +192,13 @@ TakeQ(Ptr<QueueDisc> q, const std::string& aqm)
         s.overflow = st.GetNDroppedPackets(FqCoDelQueueDisc::OVERLIMIT_DROP);
         s.early = s.dropped - s.overflow;
     }
+    else if (aqm == "fq_pie")
+    {
+        // overflow = drops from the fattest queue over the limit; early = the rest (PIE's
+        // random drops on arrival in the per-flow queues).
+        s.overflow = st.GetNDroppedPackets(FqPieQueueDisc::OVERLIMIT_DROP);
+        s.early = s.dropped - s.overflow;
+    }
     else if (aqm == "cobalt")
     {
         // overflow = arrivals refused by a full buffer; early = COBALT's head drops (CoDel's
@@ -211,6 +218,46 @@ TakeQ(Ptr<QueueDisc> q, const std::string& aqm)
         s.overflow = st.GetNDroppedPackets(FifoQueueDisc::LIMIT_EXCEEDED_DROP);
     }
     return s;
+}
+
+// COBALT's BLUE drop probability (CobaltQueueDisc's Pdrop attribute) of the queue disc
+// (cobalt) or over the flow queues' CobaltQueueDiscs (fq_cobalt): mean, max, queues read.
+struct Pdrop
+{
+    double mean = 0;
+    double max = 0;
+    uint32_t n = 0;
+};
+
+Pdrop
+TakePdrop(Ptr<QueueDisc> q, const std::string& aqm)
+{
+    std::vector<Ptr<QueueDisc>> qs;
+    if (aqm == "cobalt")
+    {
+        qs.push_back(q);
+    }
+    else if (aqm == "fq_cobalt")
+    {
+        for (size_t i = 0; i < q->GetNQueueDiscClasses(); i++)
+        {
+            qs.push_back(q->GetQueueDiscClass(i)->GetQueueDisc());
+        }
+    }
+    Pdrop r;
+    for (auto& c : qs)
+    {
+        DoubleValue v;
+        c->GetAttribute("Pdrop", v);
+        r.mean += v.Get();
+        r.max = std::max(r.max, v.Get());
+        r.n++;
+    }
+    if (r.n)
+    {
+        r.mean /= r.n;
+    }
+    return r;
 }
 
 // One monitored link direction: its device, its queue disc and everything measured on them.
@@ -237,6 +284,23 @@ struct Monitor
     uint64_t txWireBytesWindow = 0;
     uint64_t txPktsTotal = 0;
     QStats atWarmup;
+    // COBALT's Pdrop sampled every 10 ms (cobalt, fq_cobalt): the largest seen over the run
+    // and the time average of the queues' mean over the window.
+    double pdropMaxRun = 0;
+    double pdropMeanSum = 0;
+    uint64_t pdropSamples = 0;
+
+    void SamplePdrop()
+    {
+        Pdrop p = TakePdrop(qdisc, aqm);
+        pdropMaxRun = std::max(pdropMaxRun, p.max);
+        if (InWindow())
+        {
+            pdropMeanSum += p.mean;
+            pdropSamples++;
+        }
+        Simulator::Schedule(MilliSeconds(10), &Monitor::SamplePdrop, this);
+    }
 
     void Dequeue(Ptr<const QueueDiscItem> item)
     {
@@ -311,6 +375,10 @@ struct Monitor
         {
             qdisc->TraceConnectWithoutContext("DropState", MakeCallback(&Monitor::DropState, this));
         }
+        if (aqm == "cobalt" || aqm == "fq_cobalt")
+        {
+            Simulator::Schedule(MilliSeconds(10), &Monitor::SamplePdrop, this);
+        }
     }
 
     // The link's numbers over the window, as JSON members (no braces).
@@ -321,6 +389,7 @@ std::string
 Monitor::Json(double T) const
 {
     QStats end = TakeQ(qdisc, aqm);
+    Pdrop pEnd = TakePdrop(qdisc, aqm);
     uint64_t arrived = end.received - atWarmup.received;
     uint64_t dropped = end.dropped - atWarmup.dropped;
     uint64_t ipBytes = txWireBytesWindow - 2 * txPktsWindow; // PPP header: 2 bytes
@@ -340,7 +409,9 @@ Monitor::Json(double T) const
         "  \"codel_drop_states\": %lu, \"codel_drop_states_window\": %lu, "
         "\"codel_dropping_fraction\": %.6f,\n"
         "  \"tx_pairing_errors\": %lu, \"tx_pending_at_end\": %lu,\n"
-        "  \"bottleneck_arrivals_total\": %lu, \"bottleneck_tx_total\": %lu",
+        "  \"bottleneck_arrivals_total\": %lu, \"bottleneck_tx_total\": %lu,\n"
+        "  \"pdrop_queues\": %u, \"pdrop_mean_end\": %.6f, \"pdrop_max_end\": %.6f, "
+        "\"pdrop_max_run\": %.6f, \"pdrop_mean_window\": %.6f",
         name.c_str(),
         aqm.c_str(),
         txWireBytesWindow * 8.0 / (rateBps * T),
@@ -368,7 +439,12 @@ Monitor::Json(double T) const
         (unsigned long)pairingErrors,
         (unsigned long)pending.size(),
         (unsigned long)end.received,
-        (unsigned long)txPktsTotal);
+        (unsigned long)txPktsTotal,
+        pEnd.n,
+        pEnd.mean,
+        pEnd.max,
+        pdropMaxRun,
+        pdropSamples ? pdropMeanSum / pdropSamples : 0.0);
     return buf;
 }
 
@@ -615,6 +691,14 @@ InstallQueueDisc(const LinkSpec& l, Ptr<NetDevice> dev, Net& net, size_t index)
         // ns-3's defaults (RFC 8290: 1024 flows, 5/100 ms, drop batch 64) with the link's limit.
         tc.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue(limit));
     }
+    else if (l.aqm == "fq_pie")
+    {
+        // ns-3's defaults (1024 flows; per-flow PIE 15/15 ms, A 0.125, B 1.25, MaxBurstAllowance
+        // 150 ms, timestamps, cap drop adjustment on, derandomisation off; drop batch 64 from
+        // the fattest queue; quantum = the device's MTU) with the link's limit. FqPie sets its
+        // PIE children from its own attributes, not PieQueueDisc's (Config defaults above).
+        tc.SetRootQueueDisc("ns3::FqPieQueueDisc", "MaxSize", StringValue(limit));
+    }
     else if (l.aqm == "cobalt")
     {
         // ns-3's defaults (5/100 ms, 1/256, 1/4096, BlueThreshold 400 ms, no ECN), the link's
@@ -630,7 +714,7 @@ InstallQueueDisc(const LinkSpec& l, Ptr<NetDevice> dev, Net& net, size_t index)
     else
     {
         std::cerr << "link " << l.name << ": unknown aqm " << l.aqm
-                  << " (droptail, red, codel, pie, fq_codel, cobalt, fq_cobalt)\n";
+                  << " (droptail, red, codel, pie, fq_codel, fq_pie, cobalt, fq_cobalt)\n";
         std::exit(2);
     }
     net.qdisc[index] = tc.Install(dev).Get(0);
@@ -1029,6 +1113,7 @@ struct Options
     bool pieDerandomize = false;
     bool probePrr = false;
     uint32_t mtu = 1600;
+    uint32_t fqQuantum = 0;
 };
 
 void
@@ -1080,6 +1165,8 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("pieDerandomize", "PIE UseDerandomization", o.pieDerandomize);
     cmd.AddValue("mtu", "every device's Mtu, bytes (ns-3's default 1500 would fragment the 1512-byte "
                  "segments of TCP with timestamps into two IP packets)", o.mtu);
+    cmd.AddValue("fqQuantum", "DRR quantum of FqCoDel, FqPie and FqCobalt, bytes (0: ns-3's rule, "
+                 "the device's Mtu, 1600 here)", o.fqQuantum);
     cmd.AddValue("probePrr", "run the TcpPrrRecovery probe instead of a network", o.probePrr);
     cmd.Parse(argc, argv);
 }
@@ -1250,6 +1337,25 @@ main(int argc, char* argv[])
 
     Graph g = LoadGraph(o);
     Net net = BuildNetwork(g, o.mtu);
+    if (o.fqQuantum > 0)
+    {
+        // Before the queue discs' CheckConfig, which sets the quantum only when it is 0.
+        for (auto& q : net.qdisc)
+        {
+            if (auto c = DynamicCast<FqCoDelQueueDisc>(q))
+            {
+                c->SetQuantum(o.fqQuantum);
+            }
+            else if (auto p = DynamicCast<FqPieQueueDisc>(q))
+            {
+                p->SetQuantum(o.fqQuantum);
+            }
+            else if (auto b = DynamicCast<FqCobaltQueueDisc>(q))
+            {
+                b->SetQuantum(o.fqQuantum);
+            }
+        }
+    }
     InstallFlows(g, net);
     if (!o.cwndTrace.empty() && !g_flows.empty())
     {

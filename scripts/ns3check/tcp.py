@@ -12,8 +12,10 @@ The matrix: TCP x AQM x number of flows on one dumbbell, plus a parking lot and 
   ACKs, min RTO 200 ms) against ns-3 NewReno with SACK (the older tables' "sack-on").
 * AQM ``fifo`` (DropTail 300 packets), ``red-w0`` / ``red-w1`` (RED 50/150/0.1/0.002, gentle
   off, ``wait`` off / on = ns-3's ``Wait``), ``pie`` (RFC 8033 defaults), ``codel`` (5/100 ms),
-  ``fq_codel`` (RFC 8290 defaults, limit = the buffer), ``cobalt`` (ns-3.44 CobaltQueueDisc defaults),
-  ``fq_cobalt`` (ns-3.44 FqCobaltQueueDisc defaults, limit = the buffer).
+  ``fq_codel`` (RFC 8290 defaults, limit = the buffer; ``fq_codel-flow``: CoDel's MTU test on the
+  flow's bytes, as ns-3), ``fq_pie`` (ns-3.44 FqPieQueueDisc's defaults on aqmlab's ``fq`` +
+  ``pie``), ``cobalt`` (ns-3.44 CobaltQueueDisc defaults), ``fq_cobalt`` (ns-3.44
+  FqCobaltQueueDisc defaults, limit = the buffer); flow-queueing rows with the same quantum.
 * The dumbbell: 100 Mb/s, 2 ms one way, buffer 300 packets both ways; access links 1 Gb/s with
   one-way delays 1, 3, ..., 19 ms cycled over the hosts (base RTT 8-80 ms, mean 44 ms).
 * ``parking-lot``: 3 hops of 100 Mb/s / 2 ms / 300 packets, 10 long flows + 5 cross flows per
@@ -115,14 +117,42 @@ AQMS = {
         "derandomize": False,
     },
     "codel": {"name": "codel", "target": "5ms", "interval": "100ms", "mtu": "1500B"},
-    # RFC 8290 / Linux defaults on both sides, the limit being the link's buffer (300 packets).
-    "fq_codel": {"name": "fq_codel"},
+    # RFC 8290 / Linux defaults on both sides, the limit being the link's buffer (300 packets),
+    # the quantum 1514 B on both (ns-3's would be the device's Mtu, 1600 in ns3_dumbbell.cc).
+    # CoDel's one-MTU test reads the whole qdisc's backlog in aqmlab (Linux), the flow's own
+    # bytes in ns-3 (one CoDelQueueDisc per flow): `fq_codel-flow` is the like-for-like row.
+    "fq_codel": {"name": "fq_codel", "quantum": "1514B"},
+    "fq_codel-flow": {"name": "fq_codel", "quantum": "1514B", "mtu_per_flow": True},
+    # ns-3.44's FqPieQueueDisc on aqmlab's `fq` + `pie` (aqmlab's `fq_pie` preset is Linux's:
+    # tail drop at the limit, derandomised drops): head drops from the fattest queue (batch 64),
+    # each queue's PIE at ns-3's (= RFC 8033's) defaults, no derandomisation, no early drop
+    # while a queue holds at most 2 packets (ns-3 counts packets; 2 x 1512 B here), ECN on
+    # (unused: no TCP negotiates it), quantum 1500 B on both sides.
+    "fq_pie": {
+        "name": "fq",
+        "queue_aqm": "pie",
+        "overflow": "fattest",
+        "drop_batch": 64,
+        "aqm_backlog": "flow",
+        "quantum": "1500B",
+        "queue.target": "15ms",
+        "queue.t_update": "15ms",
+        "queue.alpha": 0.125,
+        "queue.beta": 1.25,
+        "queue.max_burst": "150ms",
+        "queue.estimator": "timestamp",
+        "queue.cap_drop_adjustment": True,
+        "queue.derandomize": False,
+        "queue.ecn": True,
+        "queue.mean_pkt_size": "1512B",
+    },
     # ns-3.44 CobaltQueueDisc's defaults on both sides (5/100 ms, BLUE 1/256 and 1/4096, blue
     # threshold 400 ms, ECN off), the limit being the link's buffer.
     "cobalt": {"name": "cobalt"},
     # ns-3.44 FqCobaltQueueDisc's defaults on both sides (1024 flows, COBALT's defaults with ECN
-    # on, quantum 1500 B, drop batch 64), the limit being the link's buffer.
-    "fq_cobalt": {"name": "fq_cobalt"},
+    # on, quantum 1500 B, drop batch 64), the limit being the link's buffer; ns-3's quantum set
+    # to 1500 B too (its own rule, the device's Mtu, gives 1600 in ns3_dumbbell.cc).
+    "fq_cobalt": {"name": "fq_cobalt", "quantum": "1500B"},
 }
 
 
@@ -243,8 +273,26 @@ def matrix(quick: bool, duration: float, warmup: float) -> dict[str, dict]:
 # The two sides
 
 
+#: aqmlab's `fq` by its queue AQM -> ns3_dumbbell.cc's flow-queueing queue disc.
+NS3_FQ = {"codel": "fq_codel", "pie": "fq_pie", "cobalt": "fq_cobalt"}
+
+
+def ns3_aqm_name(aqm: dict) -> str:
+    """ns3_dumbbell.cc's name of a link's AQM (aqmlab's JSON configuration of it)."""
+    name = aqm.get("name", "droptail")
+    if name == "fq":
+        q = (aqm.get("params") or {}).get("queue_aqm", "codel")
+        if q not in NS3_FQ:
+            raise SystemExit(f"fq with queue_aqm {q}: ns-3 has no such queue disc")
+        return NS3_FQ[q]
+    return name
+
+
 def ns3_aqm_flags(aqm: dict, pkt: int) -> list[str]:
     """ns3_dumbbell.cc options for an AQM table of AQMS."""
+    if "quantum" in aqm:
+        # The flow-queueing rows: ns-3 takes aqmlab's quantum (not its device's Mtu).
+        return [f"--fqQuantum={int(str(aqm['quantum']).removesuffix('B'))}"]
     if aqm["name"] == "red":
         return [
             f"--minTh={aqm['min_th']}",
@@ -279,7 +327,7 @@ def graph_text(cfg: dict) -> str:
     for ln in links:
         if ln["buffer_pkts"] is None:
             raise SystemExit(f"link {ln['name']}: the ns-3 side needs buffers in packets")
-        aqm = (ln.get("aqm") or {}).get("name", "droptail")
+        aqm = ns3_aqm_name(ln.get("aqm") or {})
         lines.append(
             f"link {ln['name']} {ln['from']} {ln['to']} {ln['rate_bps']} "
             f"{ln['delay_ns'] / 1e9:.9f} {ln['buffer_pkts']} {aqm} {int(ln['monitor'])}"

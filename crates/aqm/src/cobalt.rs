@@ -372,6 +372,9 @@ pub struct Cobalt {
     pub stats: CobaltStats,
     /// The idle period already reported to [`cobalt_queue_empty`] (its start).
     last_empty: Option<Time>,
+    /// A scheduler reports emptiness ([`Aqm::set_scheduled`]): only its [`Aqm::on_empty`]
+    /// counts, not the queue views.
+    scheduled: bool,
 }
 
 impl Cobalt {
@@ -382,6 +385,7 @@ impl Cobalt {
             vars: CobaltVars::default(),
             stats: CobaltStats::default(),
             last_empty: None,
+            scheduled: false,
         }
     }
 
@@ -400,8 +404,9 @@ impl Aqm for Cobalt {
         "cobalt"
     }
 
-    /// COBALT admits every arrival; an idle link means the last dequeue found the queue empty
-    /// (ns-3 `DoDequeue` calls `CobaltQueueEmpty` then), at the time it went idle.
+    /// COBALT admits every arrival; on a single queue an idle link means the last dequeue found
+    /// the queue empty (ns-3 `DoDequeue` calls `CobaltQueueEmpty` then), at the time it went
+    /// idle.
     fn enqueue(
         &mut self,
         _pkt: &PacketMeta,
@@ -409,10 +414,24 @@ impl Aqm for Cobalt {
         _now: Time,
         _rng: &mut AqmRng,
     ) -> Verdict {
-        if let Some(t) = q.idle_since {
+        if let (Some(t), false) = (q.idle_since, self.scheduled) {
             self.found_empty(t);
         }
         Verdict::Admit
+    }
+
+    /// Under a scheduler, emptiness is what the scheduler finds when it serves the queue (Linux
+    /// `cake_dequeue` and ns-3 `FqCobaltQueueDisc::DoDequeue` call `cobalt_queue_empty` /
+    /// `CobaltQueueEmpty` only then): a queue that refills before its next turn was never
+    /// found empty.
+    fn set_scheduled(&mut self) {
+        self.scheduled = true;
+    }
+
+    fn on_empty(&mut self, now: Time) {
+        if self.scheduled {
+            self.found_empty(now);
+        }
     }
 
     /// ns-3 `DoEnqueue`: `CobaltQueueFull` on every packet refused by the buffer.
@@ -457,9 +476,10 @@ impl Aqm for Cobalt {
                 Verdict::Drop
             }
         };
-        if q.len_pkts == 0 {
-            // ns-3 dequeues again at once (after a drop, or to fill the device's one-packet
-            // queue while the link is still busy) and finds the queue empty: CobaltQueueEmpty.
+        if q.len_pkts == 0 && !self.scheduled {
+            // A single queue: ns-3 dequeues again at once (after a drop, or to fill the
+            // device's one-packet queue while the link is still busy) and finds the queue
+            // empty: CobaltQueueEmpty.
             self.found_empty(now);
         }
         v
@@ -619,6 +639,35 @@ mod tests {
         // The same idle period is reported once only.
         s.arrive(1500);
         assert_eq!(s.aqm.drop_prob(), Some(31.0 / 4096.0));
+    }
+
+    #[test]
+    fn under_a_scheduler_only_the_schedulers_finding_empties_the_queue() {
+        // p_drop 2/256 after two overflows (as above); CoDel's count 1 (cobalt_queue_full).
+        let mut c = cobalt(&[]).unwrap();
+        let m = PacketMeta::of_size(1500);
+        c.on_overflow(&m, &QueueView::default(), 10 * MS);
+        c.on_overflow(&m, &QueueView::default(), 20 * MS);
+        c.set_scheduled();
+        let mut rng = crate::rng_from_seed(1);
+        // The last packet leaves at 30 ms (sojourn 1 ms, under target): the queue view is empty,
+        // but no scheduler has found it so: nothing decays (a single queue would: the test above).
+        let empty = QueueView {
+            idle_since: Some(30 * MS),
+            ..QueueView::default()
+        };
+        // (BLUE may drop it, at p_drop = 2/256: not what this test is about.)
+        let _ = c.dequeue(&m, MS, &empty, 30 * MS, &mut rng);
+        assert_eq!(c.vars.p_drop, 2.0 / 256.0);
+        // A packet arrives before the scheduler's next turn: the idle view is not a finding.
+        assert_eq!(c.enqueue(&m, &empty, 31 * MS, &mut rng), Verdict::Admit);
+        assert_eq!((c.vars.p_drop, c.stats.empties), (2.0 / 256.0, 0));
+        // The scheduler finds the queue empty at 40 ms: BLUE falls by 1/4096 (20 ms since its
+        // last change > target), CoDel leaves its dropping state.
+        c.on_empty(40 * MS);
+        assert_eq!(c.vars.p_drop, 31.0 / 4096.0);
+        assert!(!c.vars.dropping);
+        assert_eq!(c.stats.empties, 1);
     }
 
     /// Dequeues one packet per ms from t = 0 with a constant `sojourn`; the ms of every signal.

@@ -260,6 +260,12 @@ pub trait Aqm: Send + std::fmt::Debug {
     /// (RFC 8289 s. 5.5: `dodequeue` returns no packet). Single queues never call it.
     fn on_empty(&mut self, _now: Time) {}
 
+    /// A flow-queueing scheduler runs this AQM on one of its queues and reports, by
+    /// [`Aqm::on_empty`], every time it finds that queue empty; called once, when the scheduler
+    /// is built. An AQM that otherwise infers emptiness from the queue views (COBALT) leaves
+    /// that to the scheduler. Single queues never call it.
+    fn set_scheduled(&mut self) {}
+
     /// A flow-queueing scheduler pushed `n` packets of this AQM's queue out because the shared
     /// limit was exceeded (RFC 8290 s. 4.1, Linux `fq_codel_drop`). Single queues never call it.
     fn on_pushout(&mut self, _n: u32, _now: Time) {}

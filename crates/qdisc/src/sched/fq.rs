@@ -519,12 +519,15 @@ impl<P: FqPacket> Fq<P> {
         let n = params.flows as usize;
         let mut flows = Vec::with_capacity(n);
         for _ in 0..n {
-            let aqm = factory(&params.queue_aqm, &params.queue_params, l).map_err(|mut e| {
-                if !e.param.is_empty() {
-                    e.param = format!("queue.{}", e.param);
-                }
-                e
-            })?;
+            let mut aqm =
+                factory(&params.queue_aqm, &params.queue_params, l).map_err(|mut e| {
+                    if !e.param.is_empty() {
+                        e.param = format!("queue.{}", e.param);
+                    }
+                    e
+                })?;
+            // `head` tells the AQM when it finds the queue empty (`on_empty`).
+            aqm.set_scheduled();
             flows.push(FlowQueue {
                 head: NIL,
                 tail: NIL,
@@ -1317,6 +1320,44 @@ mod tests {
         // BLUE never raises p_drop here (no overflow into COBALT, no sojourn above 400 ms), so the
         // ECN-capable flow loses nothing to the AQM.
         assert_eq!(aqm_drops_ect, 0, "{sa:?}");
+    }
+
+    /// COBALT under `fq` hears "empty" only from the scheduler (ns-3 FqCobaltQueueDisc, Linux
+    /// CAKE), worked by hand with quantum 1500 and 1500-B packets (sojourns under target):
+    ///  t=0: A1, B1 arrive (both new, deficit 1500). Dequeue: A1 (A's deficit 0, its queue
+    ///  empty, A still first on the new list). t=1 ms: A2 arrives, before A's next turn.
+    ///  Dequeue: A spent -> +1500, to the old list; B1 (B's deficit 0). Dequeue: B spent ->
+    ///  old list; old = [A, B]: A2 (A's deficit 0). Dequeue: A spent -> back; B found empty
+    ///  (B's COBALT: one empty), leaves; A found empty (A's COBALT: one empty), leaves: none.
+    /// A's queue emptied twice on departures but was found empty once.
+    #[test]
+    fn cobalt_under_fq_counts_the_empties_the_scheduler_finds() {
+        let mut q = fq(&[
+            ("queue_aqm", s("cobalt")),
+            ("aqm_backlog", s("flow")),
+            ("quantum", n(1500.0)),
+        ]);
+        let (a, b) = (1, 2);
+        let (qa, qb) = (q.queue_of(a), q.queue_of(b));
+        assert_ne!(qa, qb);
+        let empties = |q: &Fq<Pkt>, i: usize| {
+            let st = q.queue_aqm(i).stats();
+            st.iter().find(|(k, _)| *k == "empties").unwrap().1
+        };
+        let mut rng = rng_from_seed(1);
+        q.enqueue_pkt(pkt(a, 1500, 1), 0, &mut rng, &mut no_drop);
+        q.enqueue_pkt(pkt(b, 1500, 2), 0, &mut rng, &mut no_drop);
+        let order = |p: Option<Pkt>| p.map(|p| p.id);
+        assert_eq!(order(q.dequeue_pkt(0, &mut rng, &mut no_drop)), Some(1));
+        assert_eq!(empties(&q, qa), 0.0);
+        q.enqueue_pkt(pkt(a, 1500, 3), MS, &mut rng, &mut no_drop);
+        assert_eq!(empties(&q, qa), 0.0);
+        assert_eq!(order(q.dequeue_pkt(MS, &mut rng, &mut no_drop)), Some(2));
+        assert_eq!(order(q.dequeue_pkt(MS, &mut rng, &mut no_drop)), Some(3));
+        assert_eq!((empties(&q, qa), empties(&q, qb)), (0.0, 0.0));
+        assert_eq!(order(q.dequeue_pkt(2 * MS, &mut rng, &mut no_drop)), None);
+        assert_eq!((empties(&q, qa), empties(&q, qb)), (1.0, 1.0));
+        assert_eq!(q.list_lens(), (0, 0));
     }
 
     /// ns-3's `FqCobaltDrop`, worked by hand: limit 10; queue A holds 8 packets of 1000 B,
