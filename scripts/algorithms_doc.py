@@ -6,7 +6,8 @@ buffer 300, access delays 1-19 ms) for 60 s simulated, 10 s warm-up, seed 1, wit
 defaults except where a setting is named in SETTINGS (thresholds sized like seed 000's Table 2).
 Where an algorithm has a target, the table says whether it was kept:
 - queue targets (PI, REM, PAQM, AN-AQM, LaQ): the time-weighted mean queue within 25% of q_ref;
-- delay targets (CoDel, PIE, FQ-CoDel, fq, FQ-PIE, FQ-COBALT): the mean queueing delay within [0.5, 2] x target;
+- delay targets (CoDel, PIE, COBALT, FQ-CoDel, fq, FQ-PIE, FQ-COBALT, CAKE, DualPI2's classic
+  queue: the NewReno flows are all classic): the mean queueing delay within [0.5, 2] x target;
 - ARED: the mean of its average queue inside its target band.
 
 Run: ``.venv/bin/python scripts/algorithms_doc.py`` (about a minute on two cores).
@@ -48,6 +49,9 @@ TARGETS = {
     "fq": ("delay", 0.005, "s"),  # fq + codel by default
     "fq_pie": ("delay", 0.015, "s"),
     "fq_cobalt": ("delay", 0.005, "s"),
+    "cobalt": ("delay", 0.005, "s"),
+    "cake": ("delay", 0.005, "s"),  # COBALT per flow queue, 5 ms (sch_cake.c's default)
+    "dualpi2": ("delay", 0.015, "s"),  # the classic queue's PI2 target (RFC 9332 s. A.1)
     "pie": ("delay", 0.015, "s"),
     "ared": ("band", (90.0, 110.0), "pkts"),  # min_th + [0.4, 0.6] (max_th - min_th)
 }

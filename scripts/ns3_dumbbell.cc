@@ -893,10 +893,10 @@ InstallFlows(const Graph& g, const Net& net)
 }
 
 void
-TraceFlowZero(const std::string& path, double start)
+TraceFlow(const std::string& path, double start, size_t flow)
 {
     g_cwnd.open(path);
-    Ptr<BulkSendApplication> app0 = g_flows[0].app;
+    Ptr<BulkSendApplication> app0 = g_flows[flow].app;
     Simulator::Schedule(Seconds(start + 1e-6), [app0]() {
         Ptr<Socket> so = app0->GetSocket();
         so->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&CwndTrace));
@@ -1095,6 +1095,7 @@ struct Options
     bool redEcn = false;
     bool redGentle = false;
     std::string cwndTrace;
+    uint32_t cwndTraceFlow = 0;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
@@ -1146,7 +1147,8 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("hystart", "TcpCubic HyStart (ns-3's default true; aqmlab has none)", o.hystart);
     cmd.AddValue("redWait", "RED Wait (ns-3's default true)", o.redWait);
     cmd.AddValue("redGentle", "RED Gentle (ns-3's default true)", o.redGentle);
-    cmd.AddValue("cwndTrace", "file for flow 0's cwnd trace (diagnostics)", o.cwndTrace);
+    cmd.AddValue("cwndTrace", "file for the cwnd trace of flow --cwndTraceFlow (diagnostics)", o.cwndTrace);
+    cmd.AddValue("cwndTraceFlow", "the flow --cwndTrace follows (default 0)", o.cwndTraceFlow);
     cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
     cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
@@ -1357,9 +1359,9 @@ main(int argc, char* argv[])
         }
     }
     InstallFlows(g, net);
-    if (!o.cwndTrace.empty() && !g_flows.empty())
+    if (!o.cwndTrace.empty() && o.cwndTraceFlow < g_flows.size())
     {
-        TraceFlowZero(o.cwndTrace, g.flows[0].start);
+        TraceFlow(o.cwndTrace, g.flows[o.cwndTraceFlow].start, o.cwndTraceFlow);
     }
 
     std::vector<std::unique_ptr<Monitor>> mons;

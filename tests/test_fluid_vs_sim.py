@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import aqmlab
+from aqmlab.errors import InputError
 from aqmlab.theory import fluid as fl
 from aqmlab.theory import fluid_vs_sim as mod
 
@@ -78,3 +79,43 @@ def test_simulated_queue_averages_to_the_fluid_equilibrium(small, seed):
     assert abs(q.mean() - q0) < TOLERANCE_PKTS, (q.mean(), q0)
     # the simulator's own time-weighted summary must say the same (same window)
     assert res.bottleneck["queue_mean_pkts"] == pytest.approx(q.mean(), abs=2.0)
+
+
+def _with_rate(rate: object) -> aqmlab.Scenario:
+    data = aqmlab.load_scenario(mod.SCEN / "single-bottleneck-pi.toml").model_dump()
+    data["topology"]["rate"] = rate
+    return aqmlab.Scenario.model_validate(data)
+
+
+def test_a_rate_schedule_is_one_line_naming_the_field():
+    """The fluid model has one constant C: a rate schedule is refused by name, not by a
+    TypeError from float() (the old behaviour)."""
+    sc = _with_rate([{"at": "0s", "rate": "20Mbps"}, {"at": "10s", "rate": "10Mbps"}])
+    with pytest.raises(InputError, match=r"topology\.rate must be one constant rate") as e:
+        mod.fluid_network(sc)
+    assert "rate schedule" in str(e.value) and "\n" not in str(e.value)
+    # A constant rate written as a one-step list is still a schedule in the file: refused too.
+    with pytest.raises(InputError, match="rate schedule"):
+        mod.fluid_network(_with_rate([{"at": "0s", "rate": "20Mbps"}]))
+    # The plain rate gives C = 20 Mb/s / (8 x 1000 B).
+    assert mod.fluid_network(_with_rate("20Mbps"))[0].capacity == 2500.0
+
+
+def test_the_script_reports_bad_input_on_one_line_with_exit_code_2(tmp_path, monkeypatch, capsys):
+    """python -m aqmlab.theory.fluid_vs_sim with a scenario the model cannot take: exit code 2,
+    one line on stderr naming the field, no traceback, no figure or doc written."""
+    text = (mod.SCEN / "single-bottleneck-pi.toml").read_text()
+    bad = text.replace(
+        'rate = "20Mbps"',
+        'rate = [{ at = "0s", rate = "20Mbps" }, { at = "100s", rate = "10Mbps" }]',
+    )
+    assert bad != text
+    (tmp_path / "single-bottleneck-pi.toml").write_text(bad)
+    monkeypatch.setattr(mod, "SCEN", tmp_path)
+    monkeypatch.setattr(mod, "IMG", tmp_path / "img")
+    monkeypatch.setattr(mod, "DOC", tmp_path / "theory.md")
+    assert mod.main(["--laws", "pi", "--seeds", "1", "--no-doc"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "topology.rate" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "img").exists() and not (tmp_path / "theory.md").exists()

@@ -199,3 +199,89 @@ def test_a_hook_raising_in_a_flow_queue_stops_the_run_in_one_line(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "aqm.queue.python: c.py:C.enqueue raised ZeroDivisionError" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+class _BuiltinCodelNoHooks:
+    """The built-in CoDel driven from Python (``_core.BuiltinAqm``) as fq's per-queue AQM,
+    forwarding the packet hooks only: the scheduler's ``on_empty`` / ``on_pushout`` are lost."""
+
+    name = "builtin-codel"
+
+    def __init__(self, params: dict) -> None:
+        self.params_json = json.dumps(params)
+
+    def setup(self, link) -> None:
+        from aqmlab import _core
+
+        self.inner = _core.BuiltinAqm(
+            "codel",
+            self.params_json,
+            link.rate_bps,
+            link.buffer_pkts,
+            link.buffer_bytes,
+            link.mean_pkt_bytes,
+        )
+
+    def enqueue(self, pkt, q, now):
+        return self.inner.enqueue(pkt, q, now, self.rng)
+
+    def dequeue(self, pkt, sojourn, q, now):
+        return self.inner.dequeue(pkt, sojourn, q, now, self.rng)
+
+    def stats(self):
+        return dict(self.inner.stats())
+
+
+class _BuiltinCodel(_BuiltinCodelNoHooks):
+    """The same, forwarding the scheduler's hooks to the built-in as fq does for its own."""
+
+    def on_empty(self, now):
+        self.inner.on_empty(now)
+
+    def on_pushout(self, n, now):
+        self.inner.on_pushout(n, now)
+
+
+class _OnlyOnEmpty(_BuiltinCodelNoHooks):
+    def on_empty(self, now):
+        self.inner.on_empty(now)
+
+
+class _OnlyOnPushout(_BuiltinCodelNoHooks):
+    def on_pushout(self, n, now):
+        self.inner.on_pushout(n, now)
+
+
+@pytest.mark.parametrize(
+    ("load", "ecn", "params", "partials"),
+    [
+        # Measured: heavy needs both hooks; medium (ECN) only on_pushout (no queue empties
+        # while CoDel is in its dropping state there).
+        (
+            "heavy",
+            False,
+            {"target": 0.002, "interval": 0.05},
+            ("_BuiltinCodelNoHooks", "_OnlyOnEmpty", "_OnlyOnPushout"),
+        ),
+        ("medium", True, {"ecn": True}, ("_BuiltinCodelNoHooks", "_OnlyOnEmpty")),
+    ],
+)
+def test_a_builtin_aqm_wrapped_per_flow_queue_runs_as_the_builtin_fq(
+    tmp_path, load, ecn, params, partials
+):
+    """``_core.BuiltinAqm("codel")`` per fq queue, its scheduler hooks forwarded, gives the run
+    of the built-in fq + codel; without the hooks (CoDel's RFC 8289 s. 5.5 reset on an empty
+    queue, fq_codel's count raised by pushed-out packets) the run differs, so the hooks matter
+    on these networks and the equality is their forwarding's doing."""
+    units = {k: (f"{v * 1e3:g}ms" if k in ("target", "interval") else v) for k, v in params.items()}
+    base = aqmlab.load_scenario(_write(tmp_path / "b.toml", load, ecn, "fq", units, queue=True))
+    builtin = aqmlab.run(base)
+    st = builtin.bottleneck["aqm_stats"]
+    assert st["codel_drops"] + st["ecn_marks"] > 20, st
+    wrapped = aqmlab.run(base, aqm=_BuiltinCodel(params))
+    assert wrapped.bottleneck["aqm"] == "fq"
+    assert _without_names(wrapped.summary) == _without_names(builtin.summary)
+    assert st["overlimit_drops"] > 0  # fq pushed packets out: on_pushout was called
+    for name in partials:
+        run = aqmlab.run(base, aqm=globals()[name](params))
+        assert _without_names(run.summary) != _without_names(builtin.summary), name

@@ -19,11 +19,18 @@ settings (SACK, PRR, timestamps, DelAckCount 2 with a 200 ms timer, MinRto 1 s) 
   beside as many NewReno ones (ns-3 TcpNewReno, aqmlab ``variant = "sack"``) through a FIFO of
   1000 packets (120 ms at 100 Mb/s, above LEDBAT's 100 ms target); flows alternate
   LEDBAT / NewReno over the hosts. The table has the LEDBAT flows' share of the goodput.
+* ``ledbat-fifo-1+0``: one LEDBAT flow alone through the same FIFO, where ns-3.44's window cap
+  shows by itself: after its first recovery ns-3's window never changes again.
+
+``--ledbat-cc ledbat-ns3`` runs aqmlab's LEDBAT flows with ns-3.44's cap (``cc = "ledbat-ns3"``,
+crates/sim/src/tcp/cc/ledbat.rs) instead of RFC 6817's, cached under the tag ``ledbat-ns3``.
 
 Usage (repository root, project venv; ns-3 in /work/ns3venv):
 
     .venv/bin/python scripts/crosscheck_ns3.py transports --jobs 2
     .venv/bin/python scripts/crosscheck_ns3.py transports --cases dctcp-red-n10
+    .venv/bin/python scripts/crosscheck_ns3.py transports --duration 60 --warmup 20 \
+        --cases ledbat-fifo-1+0 ledbat-fifo-1+1 ledbat-fifo-5+5 --ledbat-cc ledbat-ns3
 """
 
 from __future__ import annotations
@@ -80,35 +87,41 @@ def dctcp(n: int, duration: float, warmup: float) -> dict:
     return d
 
 
-def ledbat(k: int, duration: float, warmup: float) -> dict:
-    """k LEDBAT and k NewReno flows, alternating over the hosts, starting 50 ms apart."""
+def ledbat(k: int, duration: float, warmup: float, cc: str = "ledbat", reno: bool = True) -> dict:
+    """k LEDBAT and (``reno``) k NewReno flows, alternating over the hosts, starting 50 ms
+    apart; ``cc`` the aqmlab side's LEDBAT (``ledbat``, RFC 6817's cap, or ``ledbat-ns3``,
+    ns-3.44's)."""
     flows = []
+    per = 2 if reno else 1
     for i in range(k):
-        led, reno = (f"{side}{2 * i}" for side in "LR"), (f"{side}{2 * i + 1}" for side in "LR")
+        led = (f"{side}{per * i}" for side in "LR")
         flows.append(
             {"count": 1, "start": f"{0.2 + 0.1 * i:g}s", "src": next(led), "dst": next(led)}
-            | {"tcp": {"cc": "ledbat"}}
+            | {"tcp": {"cc": cc}}
         )
-        flows.append(
-            {"count": 1, "start": f"{0.25 + 0.1 * i:g}s", "src": next(reno), "dst": next(reno)}
-        )
+        if reno:
+            r = (f"{side}{2 * i + 1}" for side in "LR")
+            flows.append(
+                {"count": 1, "start": f"{0.25 + 0.1 * i:g}s", "src": next(r), "dst": next(r)}
+            )
     return {
-        "name": f"ledbat-fifo-{k}+{k}",
+        "name": f"ledbat-fifo-{k}+{k if reno else 0}",
         "duration": f"{duration:g}s",
         "warmup": f"{warmup:g}s",
         "seed": 1,
         "aqm": {"name": "droptail"},
         "tcp": dict(TRANSPORTS["ledbat"]["aqmlab"]),
-        "topology": {**tcp.DUMBBELL, "buffer": 1000, "left": 2 * k, "right": 2 * k},
+        "topology": {**tcp.DUMBBELL, "buffer": 1000, "left": per * k, "right": per * k},
         "flows": flows,
     }
 
 
-def cases(duration: float, warmup: float) -> dict[str, dict]:
+def cases(duration: float, warmup: float, ledbat_cc: str = "ledbat") -> dict[str, dict]:
     out = [
         dctcp(10, duration, warmup),
-        ledbat(1, duration, warmup),
-        ledbat(5, duration, warmup),
+        ledbat(1, duration, warmup, ledbat_cc, reno=False),
+        ledbat(1, duration, warmup, ledbat_cc),
+        ledbat(5, duration, warmup, ledbat_cc),
         dctcp(100, duration, warmup),
     ]
     return {c["name"]: c for c in out}
@@ -116,7 +129,11 @@ def cases(duration: float, warmup: float) -> dict[str, dict]:
 
 def ledbat_share(res: dict, sc: dict) -> tuple[float, float] | None:
     """The LEDBAT flows' share of the goodput, aqmlab / ns-3 (flows in the scenario's order)."""
-    led = [i for i, f in enumerate(sc["flows"]) if (f.get("tcp") or {}).get("cc") == "ledbat"]
+    led = [
+        i
+        for i, f in enumerate(sc["flows"])
+        if str((f.get("tcp") or {}).get("cc", "")).startswith("ledbat")
+    ]
     if not led:
         return None
     o, t = res["ours"]["goodput_bps"], res["ns3"]["goodput_bps"]
@@ -126,19 +143,30 @@ def ledbat_share(res: dict, sc: dict) -> tuple[float, float] | None:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", nargs="*", help="case names (default: all)")
+    ap.add_argument(
+        "--ledbat-cc",
+        choices=["ledbat", "ledbat-ns3"],
+        default="ledbat",
+        help="aqmlab's LEDBAT: RFC 6817's window cap (default) or ns-3.44's (a diagnostic; "
+        "its runs are cached under the tag ledbat-ns3 unless --tag names another)",
+    )
     tcp.add_run_options(ap, ROOT / "target" / "crosscheck-ns3-transports")
     a = ap.parse_args(argv)
+    if a.ledbat_cc != "ledbat" and not a.tag:
+        a.tag = a.ledbat_cc
     a.workdir.mkdir(parents=True, exist_ok=True)
     tcp.TCPS.update(TRANSPORTS)
+    tcp.NS3_CC.update({"ledbat-ns3": "ledbat"})  # ns-3's side is TcpLedbat either way
     a.exe = tcp.build_exe(a)
-    todo = cases(a.duration, a.warmup)
+    todo = cases(a.duration, a.warmup, a.ledbat_cc)
     t0 = time.monotonic()
     results = tcp.run_cases(todo, a)
     meta = (
         f"Generated by `scripts/crosscheck_ns3.py transports` on {time.strftime('%Y-%m-%d')} "
         f"(aqmlab {base.git_state()}, ns-3 {base.ns3_version(a.ns3_venv)}; {a.duration:g} s "
         f"simulated, metrics after {a.warmup:g} s; seeds {', '.join(map(str, a.seeds))}; "
-        f"{time.monotonic() - t0:.0f} s wall)."
+        + (f"aqmlab's LEDBAT cc = {a.ledbat_cc!r}; " if a.ledbat_cc != "ledbat" else "")
+        + f"{time.monotonic() - t0:.0f} s wall)."
     )
     shares = []
     for name, rows in results.items():

@@ -720,6 +720,17 @@ impl BuiltinAqm {
         )
     }
 
+    /// `Aqm::on_empty`: a flow-queueing scheduler found this queue empty (a wrapper used as
+    /// fq's per-queue AQM forwards it, as the built-in gets it).
+    fn on_empty(&mut self, now: Time) {
+        self.aqm().on_empty(now)
+    }
+
+    /// `Aqm::on_pushout`: a flow-queueing scheduler pushed `n` packets of this queue out.
+    fn on_pushout(&mut self, n: u32, now: Time) {
+        self.aqm().on_pushout(n, now)
+    }
+
     /// `Aqm::next_update`.
     fn next_update(&self) -> Option<Time> {
         self.aqm().next_update()

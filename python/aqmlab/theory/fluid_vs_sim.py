@@ -38,6 +38,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 import aqmlab
+from aqmlab.errors import InputError
 from aqmlab.scenario import units
 from aqmlab.theory import fluid as fl
 
@@ -72,15 +73,22 @@ def fluid_network(sc: aqmlab.Scenario) -> tuple[fl.Network, float]:
     """N, C (packets/s), Tp (s) and B (packets) of a single-bottleneck scenario, and the packet
     size on the wire (bytes)."""
     if sc.topology.type != "single-bottleneck":
-        raise SystemExit(f"{sc.name}: needs topology.type = 'single-bottleneck'")
+        raise InputError(f"{sc.name}: needs topology.type = 'single-bottleneck'")
     rtts = {g.rtt for g in sc.flows}
     if len(rtts) != 1 or None in rtts:
-        raise SystemExit(f"{sc.name}: the fluid model needs one common flows.rtt")
+        raise InputError(f"{sc.name}: the fluid model needs one common flows.rtt")
     for g in sc.flows:
         if g.tcp:
-            raise SystemExit(f"{sc.name}: per-group tcp overrides are not modelled")
+            raise InputError(f"{sc.name}: per-group tcp overrides are not modelled")
     mss, hdr = float(sc.tcp.mss), float(sc.tcp.header)  # bytes, as validated
     pkt = mss + hdr
+    # The fluid model has one constant capacity C: a rate schedule or a trace has none.
+    if isinstance(sc.topology.rate, list) or sc.topology.trace is not None:
+        what = "a trace" if sc.topology.trace is not None else "a rate schedule"
+        raise InputError(
+            f"{sc.name}: topology.rate must be one constant rate for the fluid model "
+            f"(e.g. '20Mbps'), not {what}"
+        )
     rate = float(sc.topology.rate)
     pkts, size = sc.topology.buffer
     buffer = float(pkts) if pkts is not None else float(size) / pkt
@@ -122,7 +130,7 @@ def fluid_law(aqm: dict) -> fl.Red | fl.Pi | fl.Laq:
             m=int(aqm.get("m", 10)),
             sampling_hz=1.0 / interval,
         )
-    raise SystemExit(f"aqm.name = {name!r}: no fluid form here (pi, red, laq)")
+    raise InputError(f"aqm.name = {name!r}: no fluid form here (pi, red, laq)")
 
 
 def shrink(
@@ -131,7 +139,7 @@ def shrink(
     """The same scenario with fewer flows (one flow group) and another duration and warm-up."""
     data = sc.model_dump()
     if len(data["flows"]) != 1:
-        raise SystemExit(f"{sc.name}: shrink needs a single flow group")
+        raise InputError(f"{sc.name}: shrink needs a single flow group")
     data["flows"][0]["count"] = n_flows
     data["duration"], data["warmup"] = f"{duration_s:g}s", f"{warmup_s:g}s"
     data["name"] = f"{sc.name}-n{n_flows}"
@@ -585,6 +593,16 @@ def text_table(columns: tuple[str, ...], body: list[list[str]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The comparison; bad input (a scenario the fluid model cannot take) is one line on
+    stderr and exit code 2, as the aqmlab CLI reports an :class:`InputError`."""
+    try:
+        return _main(argv)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--laws", default="pi,red,laq", help="comma-separated, from pi,red,laq")
     ap.add_argument("--seeds", default="1,2,3,4,5", help="simulator seeds, comma-separated")

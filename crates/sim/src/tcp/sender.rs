@@ -452,6 +452,7 @@ impl Sender {
             ece,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
             srtt_ns: self.srtt,
             min_rtt_ns: self.min_rtt,
         }

@@ -16,7 +16,12 @@
 //!   with `m_lastAckedSeq` already moved to this ACK (`TcpSocketBase::ProcessAck` sets it
 //!   before `IncreaseWindow`): the flight before the ACK with no allowed increase. ns-3 sends
 //!   whole segments only, so that flight is at most the window and ns-3's LEDBAT window can
-//!   never grow in congestion avoidance (it only falls); see docs/crosscheck-ns3.md.
+//!   never grow in congestion avoidance (it only falls) except while `m_highTxMark` is above
+//!   what the window allows (after a timeout, or with SACKed data beyond a hole). ns-3-dev
+//!   fixed it after 3.44 (commit 609503fb, "tcp: fix LEDBAT congestion window calculation":
+//!   bytes in flight before the ACK plus `AllowedIncrease`, default 1 segment), as here.
+//!   `cc = "ledbat-ns3"` ([`Ledbat::ns3_44`]) has ns-3.44's cap, for cross-checks; see
+//!   docs/crosscheck-ns3.md.
 //! - queuing_delay = FILTER(current delays) - min(base delays) (s. 2.4.2): the current delay
 //!   is the minimum of the most recent samples (s. 3.4.1's MIN filter, ns-3's `NoiseFilterLen`
 //!   4), the base delay the minimum of a history of minute buckets (s. 2.4.2's `BASE_HISTORY`,
@@ -87,6 +92,8 @@ pub struct Ledbat {
     last_rollover_s: u64,
     /// Slow start allowed (ns-3's `LEDBAT_CAN_SS`).
     can_ss: bool,
+    /// ns-3.44's window cap and whole-millisecond delays ([`Ledbat::ns3_44`]).
+    ns3_44: bool,
 }
 
 impl Default for Ledbat {
@@ -96,11 +103,28 @@ impl Default for Ledbat {
             base: VecDeque::with_capacity(BASE_HISTORY_LEN),
             last_rollover_s: 0,
             can_ss: true,
+            ns3_44: false,
         }
     }
 }
 
 impl Ledbat {
+    /// ns-3.44's `TcpLedbat` where it departs from RFC 6817 (`cc = "ledbat-ns3"`, a
+    /// cross-check aid, not a recommended sender): the window cap is
+    /// `m_highTxMark - m_lastAckedSeq + segmentsAcked` (`tcp-ledbat.cc`, `CongestionAvoidance`),
+    /// with `m_lastAckedSeq` already this ACK's (`TcpSocketBase::ProcessAck`), i.e. the highest
+    /// sequence sent ([`AckSample::snd_max`], not rewound by a timeout) minus the ACK before
+    /// it: no ALLOWED_INCREASE; and the delay samples are whole milliseconds (ns-3's TSval
+    /// clock; truncated here). ns-3-dev replaced that cap after 3.44 (commit 609503fb, "tcp:
+    /// fix LEDBAT congestion window calculation": bytes in flight before the ACK plus
+    /// `AllowedIncrease`, 1 segment), which is what [`Ledbat::default`] follows.
+    pub fn ns3_44() -> Self {
+        Ledbat {
+            ns3_44: true,
+            ..Ledbat::default()
+        }
+    }
+
     /// The queueing delay estimate, ns: current (filtered) minus base delay; `None` before
     /// the first sample. Negative when the current delay is below the base.
     pub fn queuing_delay(&self) -> Option<f64> {
@@ -125,7 +149,11 @@ impl Ledbat {
 
 impl CongestionControl for Ledbat {
     fn name(&self) -> &'static str {
-        "ledbat"
+        if self.ns3_44 {
+            "ledbat-ns3"
+        } else {
+            "ledbat"
+        }
     }
 
     fn needs_timestamps(&self) -> bool {
@@ -133,6 +161,12 @@ impl CongestionControl for Ledbat {
     }
 
     fn on_delay_sample(&mut self, owd_ns: f64, now: Time) {
+        // ns-3.44: TSval - TSecr, both whole milliseconds (`TcpLedbat::PktsAcked`).
+        let owd_ns = if self.ns3_44 {
+            (owd_ns / 1e6).floor() * 1e6
+        } else {
+            owd_ns
+        };
         add_delay(&mut self.noise, owd_ns, NOISE_FILTER_LEN);
         self.update_base(owd_ns, now);
     }
@@ -152,8 +186,13 @@ impl CongestionControl for Ledbat {
         // cwnd += GAIN * off_target * bytes_newly_acked * MSS / cwnd (here in segments).
         let off_target = (TARGET_NS - qd) / TARGET_NS;
         let grown = cwnd + GAIN * off_target * s.acked as f64 / cwnd;
-        let flight_before = (s.snd_nxt.saturating_sub(s.snd_una) + s.acked) as f64;
-        grown.min(flight_before + ALLOWED_INCREASE).max(MIN_CWND)
+        let cap = if self.ns3_44 {
+            // ns-3.44: m_highTxMark - m_lastAckedSeq + segmentsAcked, no allowed increase.
+            (s.snd_max.saturating_sub(s.snd_una) + s.acked) as f64
+        } else {
+            (s.snd_nxt.saturating_sub(s.snd_una) + s.acked) as f64 + ALLOWED_INCREASE
+        };
+        grown.min(cap).max(MIN_CWND)
     }
 
     fn on_congestion(&mut self, _cwnd: f64, flight: u32, _now: Time) -> f64 {
@@ -315,6 +354,53 @@ mod tests {
                 assert!((s.cwnd - (before + 1.0 / before)).abs() < 1e-12);
             }
         }
+    }
+
+    /// ns-3.44's cap (`cc = "ledbat-ns3"`), by hand from `tcp-ledbat.cc`: window-limited
+    /// (cwnd 20, 20 segments out before the ACK of one) at zero queueing delay the RFC's
+    /// window grows by GAIN / cwnd = 0.05 but ns-3.44's stays at 20 (cap 19 + 1 = 20, no
+    /// ALLOWED_INCREASE); after a timeout rewound snd_nxt to 105 with 200 sent, the cap is
+    /// ns-3's m_highTxMark - m_lastAckedSeq + 1 = 96 and the window grows as the RFC's.
+    #[test]
+    fn the_ns3_44_cap_is_the_highest_sent_minus_the_ack_before() {
+        let mut l = Ledbat {
+            can_ss: false,
+            ..Ledbat::ns3_44()
+        };
+        l.on_delay_sample(10.0 * MS, 0);
+        let full = AckSample {
+            snd_max: 120,
+            ..ack(1, 101, 120)
+        };
+        assert_eq!(l.on_ack(20.0, 1.0, &full), 20.0);
+        assert_eq!(l.on_ack(19.5, 1.0, &full), 19.5 + 1.0 / 19.5);
+        let rewound = AckSample {
+            snd_max: 200,
+            ..ack(1, 105, 105)
+        };
+        assert!((l.on_ack(20.0, 1.0, &rewound) - 20.05).abs() < 1e-12);
+        // The RFC's (default) cap on the rewound ACK: 0 + 1 out before it + 1 = 2.
+        let mut r = at_delay(10.0 * MS, 0.0);
+        assert_eq!(r.on_ack(20.0, 1.0, &rewound), MIN_CWND);
+        assert_eq!(l.name(), "ledbat-ns3");
+    }
+
+    /// ns-3.44 takes TSval - TSecr in whole milliseconds: 40.9 ms and 40.2 ms are both 40,
+    /// so 0.7 ms of queueing is none.
+    #[test]
+    fn the_ns3_44_delays_are_whole_milliseconds() {
+        let mut l = Ledbat::ns3_44();
+        l.on_delay_sample(40.2 * MS, 0);
+        l.on_delay_sample(40.9 * MS, 0);
+        assert_eq!(l.queuing_delay(), Some(0.0));
+        assert_eq!(min_of(&l.base), Some(40.0 * MS));
+        let mut r = Ledbat::default();
+        r.on_delay_sample(40.2 * MS, 0);
+        r.on_delay_sample(40.9 * MS, 0);
+        assert!((r.queuing_delay().unwrap() - 0.0).abs() < 1e-6); // min of 40.2 and 40.9
+        r.on_delay_sample(40.9 * MS, 0);
+        r.on_delay_sample(40.9 * MS, 0);
+        assert!((r.queuing_delay().unwrap() - 0.7 * MS).abs() < 1e-3);
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub struct AckSample {
     pub snd_una: u32,
     /// Next new segment to send.
     pub snd_nxt: u32,
+    /// Highest segment sent so far, plus one (ns-3's `m_highTxMark`; above `snd_nxt` after a
+    /// timeout rewinds it).
+    pub snd_max: u32,
     /// Smoothed RTT, ns (0 before the first sample).
     pub srtt_ns: f64,
     /// Smallest RTT sample, ns (0 before the first sample).
@@ -173,6 +176,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr1", || Box::new(Bbr::default())),
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
+    ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
     ("prague", || Box::new(Prague::default())),
 ];
 
