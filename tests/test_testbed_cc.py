@@ -108,6 +108,8 @@ def test_the_scenarios_cc_and_recovery_choose_the_module_and_sack(monkeypatch):
     [
         ({"cc": "dctcp"}, "tcp.cc: the kernel has no 'dctcp'", "(it has cubic reno)"),
         ({"cc": "ledbat"}, "tcp.cc: 'ledbat' cannot run", "no LEDBAT module"),
+        ({"cc": "ledbat-ns3"}, "tcp.cc: 'ledbat-ns3' cannot run", "no LEDBAT module"),
+        ({"cc": "bbr3"}, "tcp.cc: 'bbr3' cannot run", "bbr is BBR v1"),
         ({"recovery": "reno"}, "tcp.recovery: 'reno' cannot run", "no classic Reno"),
     ],
 )

@@ -36,6 +36,8 @@ VARIANTS = {
 NO_LINUX = {
     "reno": "Linux has no classic Reno recovery (its reno module is NewReno)",
     "ledbat": "Linux has no LEDBAT module (tcp_lp is TCP-LP, a different algorithm)",
+    "ledbat-ns3": "ns-3.44's LEDBAT window cap, a cross-check variant; Linux has no LEDBAT module",
+    "bbr3": "mainline Linux's bbr is BBR v1; BBR v3 is in google/bbr's v3 tree only",
 }
 
 #: aqmlab's congestion controllers (`[tcp] cc`) -> Linux modules; LEDBAT has none (NO_LINUX).
