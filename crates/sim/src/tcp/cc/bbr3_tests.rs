@@ -638,6 +638,7 @@ fn ecn_alpha_is_an_ewma_with_gain_1_16_per_round() {
                 ce: u32::from(j < f),
                 snd_una: delivered as u32,
                 snd_nxt: delivered as u32 + 10,
+                snd_max: delivered as u32 + 10,
                 srtt_ns: 1e6,
                 min_rtt_ns: 1e6,
                 rate: RateSample {
