@@ -690,14 +690,31 @@ impl<P: FqPacket, A: QueueAqm> Fq<P, A> {
 
     /// Removes the head packet of queue `idx` at `now`; returns it with its arrival time.
     fn pop(&mut self, idx: usize, now: Time) -> Option<(P, Time)> {
+        let (s, at) = self.unlink(idx, now)?;
+        Some((self.take(s), at))
+    }
+
+    /// The packet of slot `s`, unlinked by [`Fq::unlink`].
+    #[inline]
+    fn take(&mut self, s: u32) -> P {
+        self.slots[s as usize]
+            .take()
+            .expect("an unlinked slot holds its packet until taken")
+    }
+
+    /// Unlinks the head packet of queue `idx` at `now` and counts it out, leaving it in its slot
+    /// (now the first free one) for [`Fq::take`] before the next `push`: the AQM reads it there
+    /// instead of a copy. Returns the slot and the packet's arrival time.
+    fn unlink(&mut self, idx: usize, now: Time) -> Option<(u32, Time)> {
         let f = &mut self.flows[idx];
         if f.head == NIL {
             return None;
         }
         let s = f.head;
-        let pkt = self.slots[s as usize]
-            .take()
-            .expect("a linked slot holds a packet");
+        let size = self.slots[s as usize]
+            .as_ref()
+            .expect("a linked slot holds a packet")
+            .size_bytes() as u64;
         let link = &mut self.links[s as usize];
         let at = link.enqueued_at;
         f.head = link.next;
@@ -706,7 +723,6 @@ impl<P: FqPacket, A: QueueAqm> Fq<P, A> {
         }
         link.next = self.free;
         self.free = s;
-        let size = pkt.size_bytes() as u64;
         f.pkts -= 1;
         f.bytes -= size;
         if f.pkts == 0 {
@@ -714,7 +730,7 @@ impl<P: FqPacket, A: QueueAqm> Fq<P, A> {
         }
         self.len_pkts -= 1;
         self.len_bytes -= size;
-        Some((pkt, at))
+        Some((s, at))
     }
 
     /// A packet arrives at `now`: the flow queue's AQM decides on it against the queue before it
@@ -884,13 +900,18 @@ impl<P: FqPacket, A: QueueAqm> Fq<P, A> {
         on_drop: &mut dyn FnMut(P, SchedDrop),
     ) -> Option<P> {
         loop {
-            let Some((mut pkt, at)) = self.pop(idx, now) else {
+            let Some((s, at)) = self.unlink(idx, now) else {
                 self.flows[idx].aqm.on_empty(&self.shared, now);
                 return None;
             };
             if !self.wants_dequeue {
-                return Some(pkt);
+                return Some(self.take(s));
             }
+            let meta = Self::meta(
+                self.slots[s as usize]
+                    .as_ref()
+                    .expect("an unlinked slot holds its packet until taken"),
+            );
             let f = &mut self.flows[idx];
             let view = if self.params.flow_backlog {
                 f.view()
@@ -902,20 +923,19 @@ impl<P: FqPacket, A: QueueAqm> Fq<P, A> {
                 }
             };
             let sojourn = now.saturating_sub(at);
-            match f
-                .aqm
-                .dequeue(&self.shared, &Self::meta(&pkt), sojourn, &view, now, rng)
-            {
+            match f.aqm.dequeue(&self.shared, &meta, sojourn, &view, now, rng) {
                 Verdict::Drop => {
                     self.stats.aqm_drops += 1;
+                    let pkt = self.take(s);
                     on_drop(pkt, SchedDrop::Aqm);
                 }
                 Verdict::Mark => {
+                    let mut pkt = self.take(s);
                     pkt.set_ce();
                     self.stats.ecn_marks += 1;
                     return Some(pkt);
                 }
-                Verdict::Admit | Verdict::Throttle => return Some(pkt),
+                Verdict::Admit | Verdict::Throttle => return Some(self.take(s)),
             }
         }
     }
