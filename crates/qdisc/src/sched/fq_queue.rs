@@ -175,7 +175,9 @@ impl QueueAqm for CodelQueue {
         true
     }
 
-    #[inline]
+    /// Out of line on purpose: inlined into `Fq`'s dequeue, it made that function's packet
+    /// moves slower (5-14 ns per packet in benches/link_fq.rs, docs/benchmarks.md).
+    #[inline(never)]
     fn dequeue(
         &mut self,
         p: &CodelParams,
