@@ -1512,14 +1512,20 @@ mod tests {
     /// `ce_threshold` marks, overflow push-outs and emptied queues (each checked to occur).
     #[test]
     fn inline_codel_is_the_boxed_registry_codel() {
-        for ecn in [false, true] {
+        // The last case's 0.2 ms target is below most sojourns: a queue found empty must forget
+        // its time above target (on_empty) or its next head is dropped at once.
+        for (ecn, target, interval) in [
+            (false, 0.002, 0.02),
+            (true, 0.002, 0.02),
+            (false, 2e-4, 0.005),
+        ] {
             let pairs = [
                 ("flows", n(8.0)),
                 ("limit", n(60.0)),
                 ("quantum", n(300.0)),
                 ("queue.ecn", ParamValue::Bool(ecn)),
-                ("queue.target", n(0.002)),
-                ("queue.interval", n(0.02)),
+                ("queue.target", n(target)),
+                ("queue.interval", n(interval)),
                 ("queue.ce_threshold", n(0.004)),
                 ("queue.mtu", n(500.0)),
             ];
@@ -1561,8 +1567,9 @@ mod tests {
                     out2.push(inline.dequeue_pkt(now, &mut r2, &mut |p, d| log2.push((p.id, d))));
                 }
             }
-            assert_eq!(out1, out2);
-            assert_eq!(log1, log2);
+            let first = out1.iter().zip(&out2).position(|(a, b)| a != b);
+            assert!(out1 == out2, "packets out differ from dequeue {first:?} on");
+            assert!(log1 == log2, "drops differ");
             assert_eq!(Scheduler::stats(&boxed), Scheduler::stats(&inline));
             let mut sum = std::collections::BTreeMap::new();
             for i in 0..8 {
@@ -1574,7 +1581,8 @@ mod tests {
             }
             assert!(sum["drop_states"] > 0.0 && sum["ce_marks"] > 0.0, "{sum:?}");
             assert!(sum[if ecn { "marks" } else { "drops" }] > 0.0, "{sum:?}");
-            assert!(boxed.fq_stats().overlimit_drops > 0);
+            // At the 0.2 ms target CoDel keeps the queue below the limit.
+            assert!(target < 0.001 || boxed.fq_stats().overlimit_drops > 0);
             assert!(out1.iter().any(|p| p.is_none()), "never found empty");
         }
     }
