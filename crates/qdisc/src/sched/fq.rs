@@ -3,6 +3,9 @@
 //! (s. 4.2); each queue has its own instance of the AQM named by `queue_aqm`, built once per
 //! queue from the `queue.*` parameters by a factory ([`QueueAqmFactory`]: the registry's
 //! [`aqm::build`] by default; [`build_with`] takes another, e.g. one building Python AQMs).
+//! The registry's `codel` is the exception: its per-queue state lives in the queue's record and
+//! its parameters are held once ([`super::fq_queue::CodelQueue`], the same functions as
+//! [`aqm::codel::Codel`]; docs/algorithms/fq.md, "Per-flow memory").
 //!
 //! The per-queue AQM is driven as a single queue's would be (the call order of [`aqm::Aqm`]):
 //! the arrival verdict against the flow queue's view before the packet joins, the dequeue
