@@ -188,17 +188,20 @@ pub struct CodelVars {
     pub ldelay: Time,
 }
 
-/// Counters (Linux `codel_stats`).
+/// Counters (Linux `codel_stats`). `maxpacket`, the one written on every arrival, comes first
+/// (`repr(C)`): a flow queue holding these after its own fields touches one cache line on
+/// arrival (qdisc's `fq`).
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct CodelStats {
+    /// Largest packet seen, bytes.
+    pub maxpacket: u32,
     /// Packets dropped at the head.
     pub drops: u64,
     /// Packets marked instead.
     pub marks: u64,
     /// Times the dropping state was entered.
     pub drop_states: u64,
-    /// Largest packet seen, bytes.
-    pub maxpacket: u32,
     /// Packets CE-marked by `ce_threshold` (Linux `codel_stats.ce_mark`; a packet the state
     /// machine marked too is counted in both, as Linux counts it).
     pub ce_marks: u64,
@@ -351,6 +354,70 @@ pub fn codel_on_empty(vars: &mut CodelVars) {
     vars.reschedule_pending = false;
 }
 
+/// CoDel's arrival (RFC 8289 s. 5.4: every arrival is admitted; the buffer limit is the queue
+/// owner's), counting the largest packet seen. Shared by [`Codel`] and the flow queues of a
+/// scheduler that keeps one [`CodelParams`] for all its queues.
+#[inline]
+pub fn codel_enqueue_counted(stats: &mut CodelStats, pkt: &PacketMeta) -> Verdict {
+    stats.maxpacket = stats.maxpacket.max(pkt.size_bytes);
+    Verdict::Admit
+}
+
+/// CoDel's decision on the head packet ([`codel_dequeue`] on the bytes `backlog_after` left
+/// behind), counted in `stats`, then the shallow CE mark of `ce_threshold` (Linux codel_impl.h).
+/// Shared by [`Codel`] and the flow queues of a scheduler that keeps one [`CodelParams`] for
+/// all its queues.
+#[inline]
+pub fn codel_dequeue_counted(
+    p: &CodelParams,
+    vars: &mut CodelVars,
+    stats: &mut CodelStats,
+    pkt: &PacketMeta,
+    sojourn: Time,
+    backlog_after: u64,
+    now: Time,
+) -> Verdict {
+    let was_dropping = vars.dropping;
+    let v = codel_dequeue(vars, p, sojourn, backlog_after, pkt.ecn_capable(), now);
+    count_signal(v, &mut stats.marks, &mut stats.drops);
+    if !was_dropping && vars.dropping {
+        stats.drop_states += 1;
+    }
+    if v != Verdict::Drop && ce_threshold_marks(p, sojourn, pkt.ecn) {
+        stats.ce_marks += 1;
+        return Verdict::Mark;
+    }
+    v
+}
+
+/// The scheduler pushed `n` packets of this queue out on overflow: Linux `fq_codel_drop` raises
+/// the queue's CoDel count by them (`flow->cvars.count += i`), so it signals harder.
+#[inline]
+pub fn codel_on_pushout(vars: &mut CodelVars, n: u32) {
+    vars.count = vars.count.saturating_add(n);
+}
+
+/// CoDel's counters by name; `ce_marks` only when `ce_threshold` is set.
+pub fn codel_stats_list(
+    p: &CodelParams,
+    vars: &CodelVars,
+    stats: &CodelStats,
+) -> Vec<(&'static str, f64)> {
+    let mut v = vec![
+        ("drops", stats.drops as f64),
+        ("marks", stats.marks as f64),
+        ("drop_states", stats.drop_states as f64),
+        ("count", vars.count as f64),
+        ("dropping", if vars.dropping { 1.0 } else { 0.0 }),
+        ("ldelay_s", vars.ldelay as f64 / NS_PER_SEC as f64),
+        ("maxpacket", stats.maxpacket as f64),
+    ];
+    if p.ce_threshold_ns.is_some() {
+        v.push(("ce_marks", stats.ce_marks as f64));
+    }
+    v
+}
+
 /// The CoDel algorithm guarding one FIFO.
 #[derive(Debug, Clone)]
 pub struct Codel {
@@ -386,8 +453,7 @@ impl Aqm for Codel {
         _now: Time,
         _rng: &mut AqmRng,
     ) -> Verdict {
-        self.stats.maxpacket = self.stats.maxpacket.max(pkt.size_bytes);
-        Verdict::Admit
+        codel_enqueue_counted(&mut self.stats, pkt)
     }
 
     fn wants_dequeue(&self) -> bool {
@@ -402,24 +468,15 @@ impl Aqm for Codel {
         now: Time,
         _rng: &mut AqmRng,
     ) -> Verdict {
-        let was_dropping = self.vars.dropping;
-        let v = codel_dequeue(
-            &mut self.vars,
+        codel_dequeue_counted(
             &self.params,
+            &mut self.vars,
+            &mut self.stats,
+            pkt,
             sojourn,
             q.len_bytes,
-            pkt.ecn_capable(),
             now,
-        );
-        count_signal(v, &mut self.stats.marks, &mut self.stats.drops);
-        if !was_dropping && self.vars.dropping {
-            self.stats.drop_states += 1;
-        }
-        if v != Verdict::Drop && ce_threshold_marks(&self.params, sojourn, pkt.ecn) {
-            self.stats.ce_marks += 1;
-            return Verdict::Mark;
-        }
-        v
+        )
     }
 
     /// The scheduler found this flow queue empty (RFC 8289 s. 5.5: `dodequeue` returns no packet).
@@ -427,27 +484,14 @@ impl Aqm for Codel {
         codel_on_empty(&mut self.vars);
     }
 
-    /// The scheduler pushed `n` packets of this queue out on overflow: Linux `fq_codel_drop`
-    /// raises the queue's CoDel count by them (`flow->cvars.count += i`), so it signals harder.
+    /// The scheduler pushed `n` packets of this queue out on overflow ([`codel_on_pushout`]).
     fn on_pushout(&mut self, n: u32, _now: Time) {
-        self.vars.count = self.vars.count.saturating_add(n);
+        codel_on_pushout(&mut self.vars, n);
     }
 
     /// The counters; `ce_marks` only when `ce_threshold` is set.
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        let mut v = vec![
-            ("drops", self.stats.drops as f64),
-            ("marks", self.stats.marks as f64),
-            ("drop_states", self.stats.drop_states as f64),
-            ("count", self.vars.count as f64),
-            ("dropping", if self.vars.dropping { 1.0 } else { 0.0 }),
-            ("ldelay_s", self.vars.ldelay as f64 / NS_PER_SEC as f64),
-            ("maxpacket", self.stats.maxpacket as f64),
-        ];
-        if self.params.ce_threshold_ns.is_some() {
-            v.push(("ce_marks", self.stats.ce_marks as f64));
-        }
-        v
+        codel_stats_list(&self.params, &self.vars, &self.stats)
     }
 }
 

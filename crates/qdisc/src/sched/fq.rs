@@ -3,6 +3,9 @@
 //! (s. 4.2); each queue has its own instance of the AQM named by `queue_aqm`, built once per
 //! queue from the `queue.*` parameters by a factory ([`QueueAqmFactory`]: the registry's
 //! [`aqm::build`] by default; [`build_with`] takes another, e.g. one building Python AQMs).
+//! The registry's `codel` is the exception: its per-queue state lives in the queue's record and
+//! its parameters are held once ([`super::fq_queue::CodelQueue`], the same functions as
+//! [`aqm::codel::Codel`]; docs/algorithms/fq.md, "Per-flow memory").
 //!
 //! The per-queue AQM is driven as a single queue's would be (the call order of [`aqm::Aqm`]):
 //! the arrival verdict against the flow queue's view before the packet joins, the dequeue
@@ -25,6 +28,7 @@ use aqm::params::{
 use aqm::{Aqm, AqmRng, PacketMeta, Precedence, QueueView, Time, Verdict};
 use std::collections::VecDeque;
 
+use super::fq_queue::{CodelQueue, QueueAqm};
 use super::{SchedDrop, Scheduler};
 
 /// The AQMs a flow queue may run: every name of `aqm::REGISTRY` (checked by a test), one per line
@@ -390,8 +394,13 @@ pub fn build<P: FqPacket + Send + std::fmt::Debug + 'static>(
     };
     let built = map
         .and_then(|m| FqParams::from_map(&m))
-        .and_then(|p| Fq::new(label, p, l, &mut aqm::build))
-        .map(|q| Box::new(q) as Box<dyn Scheduler<P>>)
+        .and_then(|p| {
+            if p.queue_aqm == "codel" {
+                Fq::new_codel(label, p, l).map(|q| Box::new(q) as Box<dyn Scheduler<P>>)
+            } else {
+                Fq::new(label, p, l, &mut aqm::build).map(|q| Box::new(q) as Box<dyn Scheduler<P>>)
+            }
+        })
         .map_err(|e| preset_err(renames, e));
     Some(built)
 }
@@ -437,29 +446,41 @@ fn prefetch<T: ?Sized>(p: *const T) {
     let _ = p;
 }
 
-/// One stored packet; `next` links the queue's packets in arrival order (or free slots).
-#[derive(Debug)]
-struct Slot<P> {
-    pkt: Option<P>,
+/// [`prefetch`] of every cache line `x` spans (a record or a packet may straddle two).
+#[inline(always)]
+fn prefetch_lines<T>(x: &T) {
+    let p = x as *const T as *const u8;
+    prefetch(p);
+    prefetch(p.wrapping_add(std::mem::size_of::<T>() - 1));
+}
+
+/// The bookkeeping of one packet slot, apart from the packet (16 bytes: the links of 20,000
+/// slots fit in L2, so linking an arrival behind its queue's tail does not fetch the tail
+/// packet's cache lines): `next` links the queue's packets in arrival order (or free slots).
+#[derive(Clone, Copy, Debug)]
+struct SlotLink {
     enqueued_at: Time,
     next: u32,
 }
 
-/// One flow queue: a FIFO of slots, its DRR deficit, its list and its AQM.
+/// One flow queue: a FIFO of slots, its DRR deficit, its list and its AQM, in one record aligned
+/// to a cache line: 64 bytes with a boxed AQM, 128 with CoDel's state inline
+/// ([`CodelQueue`]; tested in `flow_records_fit_their_cache_lines`).
 #[derive(Debug)]
-struct FlowQueue {
+#[repr(C, align(64))]
+struct FlowQueue<A> {
     head: u32,
     tail: u32,
     pkts: u32,
+    list: List,
     bytes: u64,
     deficit: i64,
-    list: List,
     /// When it last became empty (the AQM's `idle_since`).
     emptied_at: Time,
-    aqm: Box<dyn Aqm>,
+    aqm: A,
 }
 
-impl FlowQueue {
+impl<A> FlowQueue<A> {
     /// The queue as its AQM sees it.
     fn view(&self) -> QueueView {
         QueueView {
@@ -489,13 +510,20 @@ pub struct FqStats {
     pub overmemory: u64,
 }
 
-/// The `fq` queue discipline over packets of type `P`.
+/// The `fq` queue discipline over packets of type `P`, each flow queue's AQM stored as `A` in
+/// the queue's record ([`QueueAqm`]: a boxed [`Aqm`] of any kind, or CoDel's per-queue state
+/// with the parameters held here once).
 #[derive(Debug)]
-pub struct Fq<P> {
+pub struct Fq<P, A: QueueAqm = Box<dyn Aqm>> {
     name: &'static str,
     params: FqParams,
-    flows: Vec<FlowQueue>,
-    slots: Vec<Slot<P>>,
+    /// What the queues' AQMs share (CoDel's parameters; nothing for boxed AQMs).
+    shared: A::Shared,
+    flows: Vec<FlowQueue<A>>,
+    /// The packets, by slot.
+    slots: Vec<Option<P>>,
+    /// Their arrival times and links, by slot.
+    links: Vec<SlotLink>,
     free: u32,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
@@ -508,6 +536,14 @@ pub struct Fq<P> {
     stats: FqStats,
 }
 
+/// A per-queue AQM's parameter error named as `queue.<name>`.
+fn queue_err(mut e: ParamError) -> ParamError {
+    if !e.param.is_empty() {
+        e.param = format!("queue.{}", e.param);
+    }
+    e
+}
+
 impl<P: FqPacket> Fq<P> {
     /// An empty `fq` reporting itself as `name`, one AQM per queue built by `factory`.
     pub fn new(
@@ -517,18 +553,43 @@ impl<P: FqPacket> Fq<P> {
         factory: &mut QueueAqmFactory<'_>,
     ) -> Result<Self, ParamError> {
         let n = params.flows as usize;
-        let mut flows = Vec::with_capacity(n);
+        let mut aqms = Vec::with_capacity(n);
         for _ in 0..n {
-            let mut aqm =
-                factory(&params.queue_aqm, &params.queue_params, l).map_err(|mut e| {
-                    if !e.param.is_empty() {
-                        e.param = format!("queue.{}", e.param);
-                    }
-                    e
-                })?;
+            let mut aqm = factory(&params.queue_aqm, &params.queue_params, l).map_err(queue_err)?;
             // `head` tells the AQM when it finds the queue empty (`on_empty`).
             aqm.set_scheduled();
-            flows.push(FlowQueue {
+            aqms.push(aqm);
+        }
+        Ok(Self::with_queues(name, params, (), aqms))
+    }
+}
+
+impl<P: FqPacket> Fq<P, CodelQueue> {
+    /// An empty `fq` + `codel` reporting itself as `name`: the registry's CoDel on every queue
+    /// (the parameters read as `aqm::build("codel", ..)` reads them), its parameters held once,
+    /// each queue's state inline in the queue's record.
+    pub fn new_codel(
+        name: &'static str,
+        params: FqParams,
+        l: &LinkContext,
+    ) -> Result<Self, ParamError> {
+        let p = aqm::codel::CodelParams::from_map(&params.queue_params, l).map_err(queue_err)?;
+        let n = params.flows as usize;
+        Ok(Self::with_queues(
+            name,
+            params,
+            p,
+            vec![CodelQueue::default(); n],
+        ))
+    }
+}
+
+impl<P: FqPacket, A: QueueAqm> Fq<P, A> {
+    /// An empty `fq` with the queues' AQMs `aqms` (one per queue) sharing `shared`.
+    fn with_queues(name: &'static str, params: FqParams, shared: A::Shared, aqms: Vec<A>) -> Self {
+        let flows: Vec<FlowQueue<A>> = aqms
+            .into_iter()
+            .map(|aqm| FlowQueue {
                 head: NIL,
                 tail: NIL,
                 pkts: 0,
@@ -537,14 +598,20 @@ impl<P: FqPacket> Fq<P> {
                 list: List::None,
                 emptied_at: 0,
                 aqm,
-            });
-        }
-        let wants_dequeue = flows[0].aqm.wants_dequeue();
-        let next_sweep = flows.iter().filter_map(|f| f.aqm.next_update()).min();
-        Ok(Fq {
+            })
+            .collect();
+        let n = flows.len();
+        let wants_dequeue = flows[0].aqm.wants_dequeue(&shared);
+        let next_sweep = flows
+            .iter()
+            .filter_map(|f| f.aqm.next_update(&shared))
+            .min();
+        Fq {
             name,
+            shared,
             flows,
             slots: Vec::with_capacity((params.limit as usize + 1).min(1 << 16)),
+            links: Vec::with_capacity((params.limit as usize + 1).min(1 << 16)),
             free: NIL,
             new_flows: VecDeque::with_capacity(n),
             old_flows: VecDeque::with_capacity(n),
@@ -554,7 +621,7 @@ impl<P: FqPacket> Fq<P> {
             next_sweep,
             stats: FqStats::default(),
             params,
-        })
+        }
     }
 
     /// The parameters.
@@ -578,9 +645,9 @@ impl<P: FqPacket> Fq<P> {
         (f.pkts, f.bytes)
     }
 
-    /// The AQM of queue `idx`.
-    pub fn queue_aqm(&self, idx: usize) -> &dyn Aqm {
-        self.flows[idx].aqm.as_ref()
+    /// The counters of queue `idx`'s AQM ([`Aqm::stats`]).
+    pub fn queue_aqm_stats(&self, idx: usize) -> Vec<(&'static str, f64)> {
+        self.flows[idx].aqm.stats(&self.shared)
     }
 
     /// Queues on the new-flow list and on the old-flow list.
@@ -599,25 +666,26 @@ impl<P: FqPacket> Fq<P> {
 
     fn push(&mut self, idx: usize, pkt: P, now: Time) {
         let size = pkt.size_bytes() as u64;
-        let slot = Slot {
-            pkt: Some(pkt),
+        let link = SlotLink {
             enqueued_at: now,
             next: NIL,
         };
         let s = if self.free != NIL {
             let s = self.free;
-            self.free = self.slots[s as usize].next;
-            self.slots[s as usize] = slot;
+            self.free = self.links[s as usize].next;
+            self.slots[s as usize] = Some(pkt);
+            self.links[s as usize] = link;
             s
         } else {
-            self.slots.push(slot);
+            self.slots.push(Some(pkt));
+            self.links.push(link);
             (self.slots.len() - 1) as u32
         };
         let f = &mut self.flows[idx];
         if f.tail == NIL {
             f.head = s;
         } else {
-            self.slots[f.tail as usize].next = s;
+            self.links[f.tail as usize].next = s;
         }
         f.tail = s;
         f.pkts += 1;
@@ -628,21 +696,39 @@ impl<P: FqPacket> Fq<P> {
 
     /// Removes the head packet of queue `idx` at `now`; returns it with its arrival time.
     fn pop(&mut self, idx: usize, now: Time) -> Option<(P, Time)> {
+        let (s, at) = self.unlink(idx, now)?;
+        Some((self.take(s), at))
+    }
+
+    /// The packet of slot `s`, unlinked by [`Fq::unlink`].
+    #[inline]
+    fn take(&mut self, s: u32) -> P {
+        self.slots[s as usize]
+            .take()
+            .expect("an unlinked slot holds its packet until taken")
+    }
+
+    /// Unlinks the head packet of queue `idx` at `now` and counts it out, leaving it in its slot
+    /// (now the first free one) for [`Fq::take`] before the next `push`: the AQM reads it there
+    /// instead of a copy. Returns the slot and the packet's arrival time.
+    fn unlink(&mut self, idx: usize, now: Time) -> Option<(u32, Time)> {
         let f = &mut self.flows[idx];
         if f.head == NIL {
             return None;
         }
         let s = f.head;
-        let slot = &mut self.slots[s as usize];
-        let pkt = slot.pkt.take().expect("a linked slot holds a packet");
-        let at = slot.enqueued_at;
-        f.head = slot.next;
+        let size = self.slots[s as usize]
+            .as_ref()
+            .expect("a linked slot holds a packet")
+            .size_bytes() as u64;
+        let link = &mut self.links[s as usize];
+        let at = link.enqueued_at;
+        f.head = link.next;
         if f.head == NIL {
             f.tail = NIL;
         }
-        slot.next = self.free;
+        link.next = self.free;
         self.free = s;
-        let size = pkt.size_bytes() as u64;
         f.pkts -= 1;
         f.bytes -= size;
         if f.pkts == 0 {
@@ -650,7 +736,7 @@ impl<P: FqPacket> Fq<P> {
         }
         self.len_pkts -= 1;
         self.len_bytes -= size;
-        Some((pkt, at))
+        Some((s, at))
     }
 
     /// A packet arrives at `now`: the flow queue's AQM decides on it against the queue before it
@@ -673,13 +759,13 @@ impl<P: FqPacket> Fq<P> {
         let meta = Self::meta(&pkt);
         if self.params.overflow == Overflow::Tail && self.len_pkts >= self.params.limit {
             let f = &mut self.flows[idx];
-            f.aqm.on_overflow(&meta, &f.view(), now);
+            f.aqm.on_overflow(&self.shared, &meta, &f.view(), now);
             self.stats.overlimit_drops += 1;
             on_drop(pkt, SchedDrop::Overlimit);
             return;
         }
         let f = &mut self.flows[idx];
-        match f.aqm.enqueue(&meta, &f.view(), now, rng) {
+        match f.aqm.enqueue(&self.shared, &meta, &f.view(), now, rng) {
             Verdict::Drop => {
                 self.stats.aqm_drops += 1;
                 on_drop(pkt, SchedDrop::Aqm);
@@ -728,7 +814,7 @@ impl<P: FqPacket> Fq<P> {
             n += 1;
             on_drop(pkt, SchedDrop::Overlimit);
         }
-        self.flows[idx].aqm.on_pushout(n, now);
+        self.flows[idx].aqm.on_pushout(&self.shared, n, now);
         self.stats.overlimit_drops += n as u64;
     }
 
@@ -791,12 +877,14 @@ impl<P: FqPacket> Fq<P> {
             return;
         };
         if let Some(&n2) = n2 {
-            prefetch(&self.flows[n2 as usize]);
+            prefetch_lines(&self.flows[n2 as usize]);
         }
         let f = &self.flows[n1 as usize];
-        prefetch(&*f.aqm as *const dyn Aqm as *const u8);
+        if let Some(a) = f.aqm.state_addr() {
+            prefetch(a);
+        }
         if let Some(slot) = self.slots.get(f.head as usize) {
-            prefetch(slot);
+            prefetch_lines(slot);
         }
     }
 
@@ -818,13 +906,18 @@ impl<P: FqPacket> Fq<P> {
         on_drop: &mut dyn FnMut(P, SchedDrop),
     ) -> Option<P> {
         loop {
-            let Some((mut pkt, at)) = self.pop(idx, now) else {
-                self.flows[idx].aqm.on_empty(now);
+            let Some((s, at)) = self.unlink(idx, now) else {
+                self.flows[idx].aqm.on_empty(&self.shared, now);
                 return None;
             };
             if !self.wants_dequeue {
-                return Some(pkt);
+                return Some(self.take(s));
             }
+            let meta = Self::meta(
+                self.slots[s as usize]
+                    .as_ref()
+                    .expect("an unlinked slot holds its packet until taken"),
+            );
             let f = &mut self.flows[idx];
             let view = if self.params.flow_backlog {
                 f.view()
@@ -836,17 +929,19 @@ impl<P: FqPacket> Fq<P> {
                 }
             };
             let sojourn = now.saturating_sub(at);
-            match f.aqm.dequeue(&Self::meta(&pkt), sojourn, &view, now, rng) {
+            match f.aqm.dequeue(&self.shared, &meta, sojourn, &view, now, rng) {
                 Verdict::Drop => {
                     self.stats.aqm_drops += 1;
+                    let pkt = self.take(s);
                     on_drop(pkt, SchedDrop::Aqm);
                 }
                 Verdict::Mark => {
+                    let mut pkt = self.take(s);
                     pkt.set_ce();
                     self.stats.ecn_marks += 1;
                     return Some(pkt);
                 }
-                Verdict::Admit | Verdict::Throttle => return Some(pkt),
+                Verdict::Admit | Verdict::Throttle => return Some(self.take(s)),
             }
         }
     }
@@ -856,12 +951,12 @@ impl<P: FqPacket> Fq<P> {
     pub fn sweep(&mut self, now: Time) {
         let mut next: Option<Time> = None;
         for f in &mut self.flows {
-            if let Some(u) = f.aqm.next_update() {
+            if let Some(u) = f.aqm.next_update(&self.shared) {
                 if u <= now {
                     let v = f.view();
-                    f.aqm.update(&v, now);
+                    f.aqm.update(&self.shared, &v, now);
                 }
-                if let Some(u) = f.aqm.next_update() {
+                if let Some(u) = f.aqm.next_update(&self.shared) {
                     next = Some(next.map_or(u, |n: Time| n.min(u)));
                 }
             }
@@ -870,7 +965,7 @@ impl<P: FqPacket> Fq<P> {
     }
 }
 
-impl<P: FqPacket + Send + std::fmt::Debug> Scheduler<P> for Fq<P> {
+impl<P: FqPacket + Send + std::fmt::Debug, A: QueueAqm> Scheduler<P> for Fq<P, A> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -903,7 +998,7 @@ impl<P: FqPacket + Send + std::fmt::Debug> Scheduler<P> for Fq<P> {
     }
 
     fn for_each_packet(&self, f: &mut dyn FnMut(&P)) {
-        self.slots.iter().filter_map(|s| s.pkt.as_ref()).for_each(f);
+        self.slots.iter().filter_map(Option::as_ref).for_each(f);
     }
 
     /// The counters; the per-queue AQM's drops are named `codel_drops` under CoDel, as FQ-CoDel
@@ -1341,7 +1436,7 @@ mod tests {
         let (qa, qb) = (q.queue_of(a), q.queue_of(b));
         assert_ne!(qa, qb);
         let empties = |q: &Fq<Pkt>, i: usize| {
-            let st = q.queue_aqm(i).stats();
+            let st = q.queue_aqm_stats(i);
             st.iter().find(|(k, _)| *k == "empties").unwrap().1
         };
         let mut rng = rng_from_seed(1);
@@ -1437,6 +1532,102 @@ mod tests {
             let e = sched(name, &pairs).unwrap_err();
             assert_eq!(e.param, param, "{name} {e}");
             assert!(e.msg.contains(allowed), "{name}: {e}");
+        }
+    }
+
+    /// The per-flow record (STYLE.md: kept small, and says so): one 64-byte line with a boxed
+    /// AQM, two lines with CoDel's state inline (docs/algorithms/fq.md).
+    #[test]
+    fn flow_records_fit_their_cache_lines() {
+        assert_eq!(std::mem::size_of::<FlowQueue<Box<dyn Aqm>>>(), 64);
+        assert_eq!(std::mem::size_of::<FlowQueue<CodelQueue>>(), 128);
+        assert_eq!(std::mem::align_of::<FlowQueue<CodelQueue>>(), 64);
+        // An arrival writes the queue's fields and CoDel's maxpacket: all in the first line.
+        let maxpacket = std::mem::offset_of!(FlowQueue<CodelQueue>, aqm)
+            + std::mem::offset_of!(CodelQueue, stats)
+            + std::mem::offset_of!(aqm::codel::CodelStats, maxpacket);
+        assert!(maxpacket + 4 <= 64, "maxpacket at {maxpacket}");
+    }
+
+    /// `fq` + `codel` as `build` makes it (CoDel's state inline, its parameters shared:
+    /// `Fq::new_codel`) against a boxed registry `Codel` per queue (`Fq::new` + `aqm::build`,
+    /// the general path): the same packets out in the same order with the same ECN bits, the
+    /// same drops, the same counters queue by queue, through drop states, ECN marks,
+    /// `ce_threshold` marks, overflow push-outs and emptied queues (each checked to occur).
+    #[test]
+    fn inline_codel_is_the_boxed_registry_codel() {
+        // The last case's 0.2 ms target is below most sojourns: a queue found empty must forget
+        // its time above target (on_empty) or its next head is dropped at once.
+        for (ecn, target, interval) in [
+            (false, 0.002, 0.02),
+            (true, 0.002, 0.02),
+            (false, 2e-4, 0.005),
+        ] {
+            let pairs = [
+                ("flows", n(8.0)),
+                ("limit", n(60.0)),
+                ("quantum", n(300.0)),
+                ("queue.ecn", ParamValue::Bool(ecn)),
+                ("queue.target", n(target)),
+                ("queue.interval", n(interval)),
+                ("queue.ce_threshold", n(0.004)),
+                ("queue.mtu", n(500.0)),
+            ];
+            let mut boxed = fq(&pairs);
+            let p = FqParams::from_map(&map(&pairs)).unwrap();
+            let mut inline =
+                Fq::<Pkt, CodelQueue>::new_codel("fq", p, &LinkContext::default()).unwrap();
+            let (mut r1, mut r2) = (rng_from_seed(3), rng_from_seed(3));
+            let (mut log1, mut log2) = (Vec::new(), Vec::new());
+            let (mut out1, mut out2) = (Vec::new(), Vec::new());
+            let mut x: u64 = 12345;
+            let mut now: Time = 0;
+            for step in 0..40_000u32 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let e = if (x >> 20) & 1 == 1 {
+                    Ecn::Ect0
+                } else {
+                    Ecn::NotEct
+                };
+                let p = Pkt {
+                    flow: ((x >> 33) % 11) as u32,
+                    size: 64 + ((x >> 40) % 1400) as u32,
+                    id: step,
+                    ecn: e,
+                };
+                now += (x >> 44) % 400_000;
+                boxed.enqueue_pkt(p.clone(), now, &mut r1, &mut |p, d| log1.push((p.id, d)));
+                inline.enqueue_pkt(p, now, &mut r2, &mut |p, d| log2.push((p.id, d)));
+                // Phases: arrivals outpace departures (a standing queue, overflow), then drain.
+                let deq = if step % 4000 < 2500 {
+                    usize::from(step % 3 != 0)
+                } else {
+                    3
+                };
+                for _ in 0..deq {
+                    out1.push(boxed.dequeue_pkt(now, &mut r1, &mut |p, d| log1.push((p.id, d))));
+                    out2.push(inline.dequeue_pkt(now, &mut r2, &mut |p, d| log2.push((p.id, d))));
+                }
+            }
+            let first = out1.iter().zip(&out2).position(|(a, b)| a != b);
+            assert!(out1 == out2, "packets out differ from dequeue {first:?} on");
+            assert!(log1 == log2, "drops differ");
+            assert_eq!(Scheduler::stats(&boxed), Scheduler::stats(&inline));
+            let mut sum = std::collections::BTreeMap::new();
+            for i in 0..8 {
+                let st = boxed.queue_aqm_stats(i);
+                assert_eq!(st, inline.queue_aqm_stats(i), "queue {i}");
+                for (k, v) in st {
+                    *sum.entry(k).or_insert(0.0) += v;
+                }
+            }
+            assert!(sum["drop_states"] > 0.0 && sum["ce_marks"] > 0.0, "{sum:?}");
+            assert!(sum[if ecn { "marks" } else { "drops" }] > 0.0, "{sum:?}");
+            // At the 0.2 ms target CoDel keeps the queue below the limit.
+            assert!(target < 0.001 || boxed.fq_stats().overlimit_drops > 0);
+            assert!(out1.iter().any(|p| p.is_none()), "never found empty");
         }
     }
 }

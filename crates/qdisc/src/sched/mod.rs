@@ -10,6 +10,7 @@
 pub mod cake;
 pub mod dualpi2;
 pub mod fq;
+pub mod fq_queue;
 
 use aqm::fq_codel::{FqPacket, QdiscInfo};
 use aqm::params::{LinkContext, ParamError, ParamMap};
