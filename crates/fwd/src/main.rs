@@ -184,7 +184,7 @@ fn report(eng: &mut Engine, io: &mut Io, run: &RunInfo, out: &str) -> std::io::R
             "received": rx, "sent": tx, "dropped": dropped, "in_system": in_system,
             "forward": eng.fwd.totals, "reverse": eng.rev.totals,
         },
-        "buffer_violations": eng.fwd.buffer_violations + eng.rev.buffer_violations,
+        "buffer_violations": eng.fwd.buffer_violations() + eng.rev.buffer_violations(),
         "oddities": eng.odd,
         "throttle_rewrites": eng.throttle.rewritten,
         "rings": {"left": io.left.stats, "right": io.right.stats,

@@ -9,6 +9,10 @@
 //! wall-clock instant the caller gives, so late wake-ups delay the hand-over but never change the
 //! schedule, and the long-run departure rate is the configured one.
 //!
+//! The queue is the layer's AQM-guarded FIFO (`qdisc::fifo::Fifo`, the simulator's queue type) run
+//! on the clock since the forwarder's start; this file keeps the delay lines, the departure clock,
+//! the frames and the whole-run counters.
+//!
 //! The statistics follow the simulator's definitions (docs/metrics.md): queue length counts waiting
 //! frames (not the one on the wire), queueing delay is join to start of transmission, window
 //! counts start at the warm-up.
@@ -17,11 +21,11 @@ use crate::frame::{self, Ipv4, Transport};
 use crate::throttle::FlowKey;
 use aqm::fq_codel::FqPacket;
 use aqm::params::Buffer;
-use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
-use qdisc::admit::{admit, Admission};
+use aqm::{Aqm, AqmRng, PacketMeta, Time, Verdict, NS_PER_SEC};
 use qdisc::events::{Cause, EventKind, EventLog};
+use qdisc::fifo::{Books, Fifo, FifoPacket};
 use qdisc::rate::VarClock;
-use qdisc::sample::{queue_sample, queue_series};
+use qdisc::sample::queue_series;
 use qdisc::sched::{SchedDrop, Scheduler};
 use qdisc::series::Series;
 use qdisc::summary::LinkSummary;
@@ -70,6 +74,24 @@ impl FqPacket for Frame {
     }
 }
 
+impl FifoPacket for Frame {
+    #[inline]
+    fn meta(&self) -> PacketMeta {
+        self.meta
+    }
+}
+
+/// The books a FIFO call writes to: the direction's window counters, series and event log.
+macro_rules! books {
+    ($s:ident) => {
+        &mut Books {
+            win: &mut $s.stats,
+            series: Some(&mut $s.series),
+            events: $s.events.as_deref_mut(),
+        }
+    };
+}
+
 /// Counters of one direction over the whole run, for the conservation check
 /// `received = sent + dropped + in_system`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -111,15 +133,13 @@ pub struct PathConfig {
 #[derive(Debug)]
 pub struct Path {
     cfg: PathConfig,
-    aqm: Box<dyn Aqm>,
-    rng: AqmRng,
     lines: BTreeMap<Time, VecDeque<Frame>>,
-    queue: VecDeque<Frame>,
-    /// A queue discipline (`fq_codel`, ...) holds the frames instead of `queue` when set; `aqm`
-    /// is then unused.
+    /// The AQM-guarded FIFO (`qdisc::fifo`, the simulator's queue type) on the clock since
+    /// `start`, with the queue's length; a queue discipline's direction uses only its length and
+    /// random stream.
+    fifo: Fifo<Frame>,
+    /// A queue discipline (`fq_codel`, ...) holds the frames instead of the FIFO when set.
     sched: Option<Box<dyn Scheduler<Tagged<Frame>>>>,
-    len_pkts: u32,
-    len_bytes: u64,
     on_wire: Option<(Frame, Time)>,
     /// A capacity that varies (rate schedule or mahimahi trace, `qdisc::rate`), in ns since
     /// `start`; `None`: the fixed `rate_bps`.
@@ -135,7 +155,6 @@ pub struct Path {
     pub events_error: Option<String>,
     idle_since: Time,
     clock: Time,
-    last_change: Time,
     start: Time,
     flows: HashMap<FlowKey, u32>,
     /// Window statistics (from the warm-up on), as the simulator keeps them (`crates/qdisc`).
@@ -143,8 +162,6 @@ pub struct Path {
     series: Series,
     /// Whole-run counters.
     pub totals: Conservation,
-    /// Frames whose buffer exceeded the configured one after admission (must stay 0).
-    pub buffer_violations: u64,
 }
 
 fn flow_key(ip: &Ipv4) -> FlowKey {
@@ -160,15 +177,12 @@ impl Path {
     /// A direction starting at `start` (the forwarder's clock at start-up).
     pub fn new(cfg: PathConfig, aqm: Box<dyn Aqm>, rng: AqmRng, start: Time) -> Self {
         let series = queue_series(Some(aqm.as_ref()), cfg.sample_interval, cfg.max_samples);
+        let fifo = Fifo::new(Some(aqm), rng, cfg.buffer, cfg.warmup, Time::MAX);
         Path {
             cfg,
-            aqm,
-            rng,
             lines: BTreeMap::new(),
-            queue: VecDeque::new(),
+            fifo,
             sched: None,
-            len_pkts: 0,
-            len_bytes: 0,
             on_wire: None,
             var: None,
             hold: None,
@@ -177,13 +191,11 @@ impl Path {
             events_error: None,
             idle_since: start,
             clock: start,
-            last_change: start,
             start,
             flows: HashMap::new(),
             stats: WindowStats::default(),
             series,
             totals: Conservation::default(),
-            buffer_violations: 0,
         }
     }
 
@@ -191,6 +203,7 @@ impl Path {
     /// place of the single queue and its AQM.
     pub fn with_scheduler(mut self, sched: Box<dyn Scheduler<Tagged<Frame>>>) -> Self {
         self.sched = Some(sched);
+        self.fifo.set_aqm(None);
         self.series = queue_series(None, self.cfg.sample_interval, self.cfg.max_samples);
         self
     }
@@ -240,7 +253,7 @@ impl Path {
     /// Logs an event at `t` of frame `f` (its flow, join time and size), with the queue now.
     #[inline]
     fn log(&mut self, t: Time, kind: EventKind, cause: Cause, f: &Frame) {
-        let (p, b, s) = (self.len_pkts, self.len_bytes, self.start);
+        let (p, b, s) = (self.fifo.len_pkts(), self.fifo.len_bytes(), self.start);
         log_event(self.events.as_deref_mut(), s, t, kind, cause, f, (p, b));
     }
 
@@ -271,7 +284,7 @@ impl Path {
         let queued = self
             .sched
             .as_ref()
-            .map_or(!self.queue.is_empty(), |f| !f.is_empty());
+            .map_or(self.fifo.stored() > 0, |f| !f.is_empty());
         let start = self.start;
         let Some(c) = self.var.as_deref_mut().filter(|_| queued) else {
             return false;
@@ -294,21 +307,21 @@ impl Path {
         if let Some(s) = &self.sched {
             s.name()
         } else {
-            self.aqm.name()
+            self.fifo.aqm().map_or("droptail", |a| a.name())
         }
     }
 
     fn aqm_stats(&self) -> Vec<(&'static str, f64)> {
         match &self.sched {
             Some(s) => s.stats(),
-            None => self.aqm.stats(),
+            None => self.fifo.aqm().map_or_else(Vec::new, |a| a.stats()),
         }
     }
 
     /// Frames inside this direction now (delay lines, queue, on the wire).
     pub fn in_system(&self) -> u64 {
         let lines: usize = self.lines.values().map(VecDeque::len).sum();
-        lines as u64 + self.len_pkts as u64 + u64::from(self.on_wire.is_some())
+        lines as u64 + self.fifo.len_pkts() as u64 + u64::from(self.on_wire.is_some())
     }
 
     /// The flow index of a frame (assigned in order of first appearance; 0 for non-IPv4).
@@ -351,121 +364,71 @@ impl Path {
         let wire = self.on_wire.as_ref().map(|(_, end)| *end).or(self.hold);
         let update = match &self.sched {
             Some(s) => s.next_update().map(|u| u + self.start),
-            None => self.aqm.next_update().map(|u| u + self.start),
+            None => self.fifo.next_update().map(|u| u + self.start),
         };
         [join, wire, update].into_iter().flatten().min()
     }
 
-    fn view(&self, t: Time) -> QueueView {
-        QueueView {
-            len_pkts: self.len_pkts,
-            len_bytes: self.len_bytes,
-            idle_since: (self.len_pkts == 0 && self.on_wire.is_none())
-                .then_some(self.idle_since.min(t) - self.start),
-        }
+    /// Since when the transmitter has been idle at `t`, on the clock since `start` (`None`: a
+    /// frame is on the wire): the last time the queue was found empty.
+    fn tx_idle(&self, t: Time) -> Option<Time> {
+        self.on_wire
+            .is_none()
+            .then(|| self.idle_since.min(t) - self.start)
     }
 
     fn in_window(&self, t: Time) -> bool {
-        t >= self.start + self.cfg.warmup
+        self.fifo.in_window(t - self.start)
     }
 
-    fn sample_values(&self, out: &mut [f64; 4]) -> usize {
-        // A queue discipline's series has the queue's two columns only (`with_scheduler`).
-        let aqm = if self.sched.is_some() {
-            None
-        } else {
-            Some(self.aqm.as_ref())
-        };
-        queue_sample(self.len_pkts, self.len_bytes, aqm, out)
-    }
-
-    /// Records the time series up to `t` (relative to the start) with the state held until now.
-    fn touch(&mut self, t: Time) {
-        let rel = t - self.start;
-        if self.series.due_before(rel) {
-            let mut v = [0.0; 4];
-            let n = self.sample_values(&mut v);
-            self.series.fill_before(rel, &v[..n]);
-        }
-    }
-
-    /// The queue becomes `pkts` frames and `bytes` bytes at `at`.
+    /// The queue becomes `pkts` frames and `bytes` bytes at `at` (`qdisc::fifo::Fifo::set_len`).
     fn set_len(&mut self, at: Time, pkts: u32, bytes: u64) {
-        self.touch(at);
-        let lo = self.last_change.max(self.start + self.cfg.warmup);
-        if at > lo {
-            self.stats
-                .integrate((at - lo) as f64, self.len_pkts, self.len_bytes);
-        }
-        self.last_change = at;
-        self.len_pkts = pkts;
-        self.len_bytes = bytes;
-        self.stats.observe(pkts, bytes);
+        let rel = at - self.start;
+        self.fifo.set_len(rel, pkts, bytes, books!(self));
     }
 
-    /// A frame is dropped; `ticket` places it in the window by its arrival.
-    fn record_drop(&mut self, ticket: Ticket, by_aqm: bool) {
-        record_drop(&mut self.totals, &mut self.stats, ticket, by_aqm);
+    /// Frames whose queue exceeded the configured buffer after admission (must stay 0).
+    pub fn buffer_violations(&self) -> u64 {
+        self.fifo.buffer_violations
     }
 
     /// A frame joins the queue at `t`; returns the AQM's verdict when the frame was admitted.
     fn join(&mut self, mut f: Frame, t: Time) -> Option<Verdict> {
-        let q = self.view(t);
-        let rel = t - self.start;
-        let inw = self.in_window(t);
-        f.ticket = self.stats.book.arrive(inw);
-        self.stats.arrival(inw, q.len_pkts, f.meta.size_bytes);
+        f.join = t;
         if self.sched.is_some() {
+            let inw = self.in_window(t);
+            f.ticket = self.stats.book.arrive(inw);
+            let lp = self.fifo.len_pkts();
+            self.stats.arrival(inw, lp, f.meta.size_bytes);
             self.join_sched(f, t);
             return None;
         }
-        let aqm = Some(self.aqm.as_mut());
-        let size = f.meta.size_bytes;
-        let v = match admit(aqm, &f.meta, &q, rel, &mut self.rng, self.cfg.buffer, size) {
-            Admission::AqmDrop => {
-                f.join = t;
-                self.log(t, EventKind::Drop, Cause::Aqm, &f);
-                self.record_drop(f.ticket, true);
-                return None;
-            }
-            Admission::Overflow => {
-                f.join = t;
-                self.log(t, EventKind::Drop, Cause::Overflow, &f);
-                self.record_drop(f.ticket, false);
-                return None;
-            }
-            Admission::Admitted(v) => v,
-        };
-        qdisc::verdict::apply_enqueue(v, &mut f, inw, &mut self.stats);
-        let bytes = f.buf.len() as u64;
-        f.join = t;
-        if v == Verdict::Mark {
-            self.log(t, EventKind::Mark, Cause::None, &f);
-        }
-        self.set_len(t, self.len_pkts + 1, self.len_bytes + bytes);
-        self.log(t, EventKind::Enqueue, Cause::None, &f);
-        self.queue.push_back(f);
-        let over = qdisc::buffer::exceeded(self.cfg.buffer, self.len_pkts, self.len_bytes);
-        self.buffer_violations += u64::from(over);
-        Some(v)
+        let (rel, tx_idle) = (t - self.start, self.tx_idle(t));
+        let v = self.fifo.enqueue(f, rel, tx_idle, books!(self));
+        self.totals.dropped += u64::from(v.is_none());
+        v
     }
 
     /// A frame joins the queue discipline at `t`; frames it drops (e.g. FQ-CoDel's fattest-flow
     /// drops over its limit, RFC 8290 s. 4.1, counted as overflow drops) are counted as the
     /// simulator counts them.
-    fn join_sched(&mut self, mut f: Frame, t: Time) {
-        f.join = t;
+    fn join_sched(&mut self, f: Frame, t: Time) {
         let rel = t - self.start;
-        let (lp, lb, start) = (self.len_pkts, self.len_bytes, self.start);
+        let (lp, lb, start) = (self.fifo.len_pkts(), self.fifo.len_bytes(), self.start);
         let (flow, size) = (f.meta.flow, f.buf.len() as u32);
         let sched = self.sched.as_mut().expect("scheduler direction");
         let (totals, stats) = (&mut self.totals, &mut self.stats);
         let mut ev = self.events.as_deref_mut();
         let ticket = f.ticket;
-        sched.enqueue(Tagged::new(f, ticket), rel, &mut self.rng, &mut |d, why| {
-            let ev = ev.as_deref_mut();
-            sched_drop(totals, stats, ev, (start, t), (lp, lb), &d, why, false);
-        });
+        sched.enqueue(
+            Tagged::new(f, ticket),
+            rel,
+            &mut self.fifo.rng,
+            &mut |d, why| {
+                let ev = ev.as_deref_mut();
+                sched_drop(totals, stats, ev, (start, t), (lp, lb), &d, why, false);
+            },
+        );
         let (np, nb) = (sched.len_pkts(), sched.len_bytes());
         self.set_len(t, np, nb);
         // As the simulator logs it: the enqueue after the discipline's own drops, if any.
@@ -478,11 +441,11 @@ impl Path {
     /// The queue discipline's next frame at `t` (head drops and marks counted), if any.
     fn dequeue_sched(&mut self, t: Time) -> Option<Frame> {
         let rel = t - self.start;
-        let (lp, lb, start) = (self.len_pkts, self.len_bytes, self.start);
+        let (lp, lb, start) = (self.fifo.len_pkts(), self.fifo.len_bytes(), self.start);
         let sched = self.sched.as_mut().expect("scheduler direction");
         let (totals, stats) = (&mut self.totals, &mut self.stats);
         let mut ev = self.events.as_deref_mut();
-        let out = sched.dequeue(rel, &mut self.rng, &mut |d, why| {
+        let out = sched.dequeue(rel, &mut self.fifo.rng, &mut |d, why| {
             let ev = ev.as_deref_mut();
             sched_drop(totals, stats, ev, (start, t), (lp, lb), &d, why, true);
         });
@@ -526,35 +489,16 @@ impl Path {
                 self.on_wire = Some((f, end));
                 return;
             }
-            let Some(bytes) = self.queue.front().map(|f| f.buf.len() as u64) else {
+            // Head drops by the AQM's dequeue verdict happen in the FIFO.
+            let (rel, tx_idle) = (t - self.start, self.tx_idle(t));
+            let (out, drops) = self.fifo.dequeue(rel, tx_idle, books!(self));
+            self.totals.dropped += drops;
+            let Some(h) = out else {
                 self.idle_since = t;
                 return;
             };
-            // Integrate the queue up to t with the frame still counted, then remove it.
-            self.set_len(t, self.len_pkts - 1, self.len_bytes - bytes);
-            let mut f = self.queue.pop_front().expect("front exists");
-            let sojourn = t - f.join;
-            if self.aqm.wants_dequeue() {
-                let q = self.view(t);
-                let rel = t - self.start;
-                let (meta, ticket) = (f.meta, f.ticket);
-                let aqm = Some(self.aqm.as_mut());
-                let (rng, win) = (&mut self.rng, &mut self.stats);
-                let (ce0, m0) = (f.meta.ecn == aqm::Ecn::Ce, win.marked);
-                if !qdisc::verdict::head(aqm, &mut f, &meta, sojourn, &q, rel, rng, ticket, win) {
-                    self.log(t, EventKind::Drop, Cause::AqmHead, &f);
-                    self.record_drop(ticket, true);
-                    continue;
-                }
-                // Marked here: CE newly set, or a window mark counted (CE already set upstream),
-                // as the simulator decides it.
-                if (!ce0 && f.meta.ecn == aqm::Ecn::Ce) || self.stats.marked > m0 {
-                    self.log(t, EventKind::Mark, Cause::None, &f);
-                }
-            }
-            self.log(t, EventKind::Dequeue, Cause::None, &f);
-            self.stats.book.settle(f.ticket, false);
-            self.record_sojourn(sojourn, t);
+            self.record_sojourn(rel - h.arrival, t);
+            let f = h.pkt;
             let end = self.tx_end(t, f.buf.len());
             self.on_wire = Some((f, end));
         }
@@ -607,14 +551,14 @@ impl Path {
             }
             if let Some(s) = self.sched.as_mut() {
                 if let Some(u) = s.next_update().filter(|&u| u + self.start <= t) {
-                    s.update(u, &mut self.rng);
+                    s.update(u, &mut self.fifo.rng);
                     // A shaper's wait may be what ended (CAKE): the wire may start again.
                     self.start_next(t);
                     continue;
                 }
-            } else if let Some(u) = self.aqm.next_update().filter(|&u| u + self.start <= t) {
-                let q = self.view(t);
-                self.aqm.update(&q, u);
+            } else if let Some(u) = self.fifo.next_update().filter(|&u| u + self.start <= t) {
+                let tx_idle = self.tx_idle(t);
+                self.fifo.update(u, tx_idle, Some(&mut self.series));
                 continue;
             }
             let key = self
@@ -642,7 +586,7 @@ impl Path {
 
     /// The summary of this direction at `now` (statistics over [warm-up, now]).
     pub fn summary(&mut self, now: Time) -> LinkSummary {
-        self.set_len(now, self.len_pkts, self.len_bytes);
+        self.set_len(now, self.fifo.len_pkts(), self.fifo.len_bytes());
         if let Some(p) = self.pcap.as_deref_mut() {
             p.flush(); // the trace is complete up to every summary (the last one included)
         }
@@ -927,7 +871,7 @@ mod tests {
             p.totals.received,
             p.totals.sent + p.totals.dropped + p.in_system()
         );
-        assert_eq!(p.buffer_violations, 0);
+        assert_eq!(p.buffer_violations(), 0);
         let s = p.summary(2_000);
         assert_eq!((s.dropped_overflow, s.loss_runs), (14, 1));
     }

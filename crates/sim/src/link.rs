@@ -1,12 +1,17 @@
 //! A unidirectional link: an output queue guarded by an AQM, a transmitter at a fixed rate, and a
 //! propagation delay.
 //!
-//! Two queue models, chosen per link:
+//! The queue is the layer's AQM-guarded FIFO (`qdisc::fifo::Fifo`, the same type as the
+//! forwarder's), or a queue discipline that stores the packets itself (`qdisc::sched`). What is
+//! the link's own: the transmitter (its rate clock and when it is busy), the whole-run counters,
+//! the delay and throughput recording, and one of two ways to serve the FIFO, chosen per link:
 //! - *lazy FIFO*, for every AQM that decides only on arrival: the departure time of a FIFO packet is
 //!   known when it arrives (`max(now, busy_until) + size / rate`), so no departure event is needed.
-//!   The queue keeps only the start times of waiting packets and retires them as time passes.
-//! - *real queue*, for AQMs with a dequeue hook (CoDel, PIE with timestamps): packets are stored
-//!   and a transmission-done event starts the next one, so the head decision sees the true sojourn.
+//!   The link keeps only the start times of waiting packets and retires them as time passes; the
+//!   FIFO admits them (`Fifo::admit_passing`) and counts their length.
+//! - *real queue*, for AQMs with a dequeue hook (CoDel, PIE with timestamps): the FIFO stores the
+//!   packets and a transmission-done event starts the next one, so the head decision sees the
+//!   true sojourn.
 //!
 //! Metrics are counted over the measurement window [warmup, end] by the time each thing happens.
 
@@ -15,8 +20,8 @@ use crate::packet::{Packet, CE};
 use crate::series::Series;
 use aqm::fq_codel::FqPacket;
 use aqm::params::Buffer;
-use aqm::{Aqm, AqmRng, QueueView, Time, Verdict, NS_PER_SEC};
-use qdisc::admit::{admit, Admission};
+use aqm::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
+use qdisc::fifo::{Books, Fifo, FifoPacket};
 use qdisc::rate::VarClock;
 use qdisc::sched::{SchedDrop, Scheduler};
 use qdisc::{Tagged, Ticket, WindowStats};
@@ -25,6 +30,17 @@ use std::collections::VecDeque;
 /// A queue discipline holding the simulator's packets, each with its place in the measurement
 /// window.
 pub type SchedQueue = dyn Scheduler<Tagged<Packet>>;
+
+/// The books a FIFO call writes to: the link's window counters, series and event log.
+macro_rules! books {
+    ($s:ident) => {
+        &mut Books {
+            win: &mut $s.stats.win,
+            series: $s.series.as_mut(),
+            events: $s.events.as_deref_mut(),
+        }
+    };
+}
 
 /// Counters of one link: the measurement window's (shared with the forwarder, `crates/qdisc`)
 /// and the whole run's, for the conservation check.
@@ -38,7 +54,7 @@ pub struct LinkStats {
     pub total_dropped: u64,
     /// Whole-run packets that started transmission.
     pub total_started: u64,
-    /// Buffer violations seen (must stay 0).
+    /// Buffer violations seen (must stay 0; set from the FIFO's count by [`Link::finish`]).
     pub buffer_violations: u64,
 }
 
@@ -71,6 +87,13 @@ impl FqPacket for Packet {
     }
 }
 
+impl FifoPacket for Packet {
+    #[inline]
+    fn meta(&self) -> PacketMeta {
+        Packet::meta(self)
+    }
+}
+
 /// One link.
 pub struct Link {
     /// Name for reports.
@@ -91,16 +114,14 @@ pub struct Link {
     pub pcap: Option<Box<crate::pcap::PcapTap>>,
     /// Propagation delay, ns.
     pub delay_ns: Time,
-    /// Buffer.
-    pub buffer: Buffer,
-    /// The AQM (`None`: DropTail).
-    pub aqm: Option<Box<dyn Aqm>>,
+    /// The AQM-guarded FIFO (its AQM `None`: DropTail) with the queue's length; a scheduler's
+    /// link uses only its length and random stream.
+    fifo: Fifo<Packet>,
     /// A queue discipline that stores the packets itself (`fq_codel`, ...): replaces the FIFO
     /// and the AQM.
     pub sched: Option<Box<SchedQueue>>,
     /// The wake-up scheduled for a scheduler's held-back packet.
     wake_at: Option<Time>,
-    rng: AqmRng,
     /// Stored packets and transmission events (the AQM has a dequeue hook).
     pub real: bool,
     /// Processed as soon as its single upstream delivers, possibly ahead of the clock.
@@ -109,16 +130,11 @@ pub struct Link {
     pub monitor: bool,
     // Lazy FIFO: start times and sizes of waiting packets.
     waiting: VecDeque<(Time, u32)>,
-    // Real queue.
-    queue: VecDeque<(Packet, Ticket)>,
     busy: bool,
-    len_pkts: u32,
-    len_bytes: u64,
     busy_until: Time,
     // Time charged beyond the exact transmission times so far, ns x bit/s (< rate).
     tx_owed: u64,
     tx_owed_before: u64,
-    last_change: Time,
     /// Counters.
     pub stats: LinkStats,
     /// Time series (monitored links).
@@ -159,23 +175,17 @@ impl Link {
             events: None,
             pcap: None,
             delay_ns,
-            buffer,
-            aqm,
+            fifo: Fifo::new(aqm, rng, buffer, warmup, end),
             sched: None,
             wake_at: None,
-            rng,
             real,
             chained: false,
             monitor,
             waiting: VecDeque::new(),
-            queue: VecDeque::new(),
             busy: false,
-            len_pkts: 0,
-            len_bytes: 0,
             busy_until: 0,
             tx_owed: 0,
             tx_owed_before: 0,
-            last_change: 0,
             stats: LinkStats::default(),
             series,
             delay_series: monitor
@@ -183,6 +193,21 @@ impl Link {
             warmup,
             end,
         }
+    }
+
+    /// The AQM guarding the FIFO (`None`: DropTail, or a queue discipline).
+    pub fn aqm(&self) -> Option<&dyn Aqm> {
+        self.fifo.aqm()
+    }
+
+    /// Replaces the AQM guarding the FIFO (before the run starts).
+    pub fn set_aqm(&mut self, aqm: Option<Box<dyn Aqm>>) {
+        self.fifo.set_aqm(aqm);
+    }
+
+    /// The buffer.
+    pub fn buffer(&self) -> Buffer {
+        self.fifo.buffer()
     }
 
     /// Transmission time of the next `size` bytes sent, whole ns. Each time is rounded up and the
@@ -229,59 +254,38 @@ impl Link {
     /// Logs an event of a packet of `flow` that arrived at `arrival`, with the queue length now.
     #[inline]
     fn log(&mut self, t: Time, kind: EventKind, cause: Cause, flow: u32, arrival: Time, size: u32) {
-        let (p, b) = (self.len_pkts, self.len_bytes);
-        if let Some(ev) = self.events.as_deref_mut() {
-            ev.push(t, kind, cause, flow, arrival, size, p, b);
-        }
+        let ev = self.events.as_deref_mut();
+        self.fifo.log(ev, t, kind, cause, flow, arrival, size);
     }
 
     /// Packets waiting now.
     pub fn len_pkts(&self) -> u32 {
-        self.len_pkts
+        self.fifo.len_pkts()
+    }
+
+    /// Since when the transmitter has been idle at `t` (`None`: busy): the end of the last
+    /// transmission.
+    #[inline]
+    fn tx_idle(&self, t: Time) -> Option<Time> {
+        (!self.busy && self.busy_until <= t).then_some(self.busy_until)
     }
 
     /// The queue as an AQM sees it at `t` (after `sync(t)`).
     #[inline]
     pub fn view(&self, t: Time) -> QueueView {
-        let idle = self.len_pkts == 0 && !self.busy && self.busy_until <= t;
-        QueueView {
-            len_pkts: self.len_pkts,
-            len_bytes: self.len_bytes,
-            idle_since: if idle { Some(self.busy_until) } else { None },
-        }
-    }
-
-    #[inline]
-    fn sample_values(&self, buf: &mut [f64; 4]) -> usize {
-        qdisc::sample::queue_sample(self.len_pkts, self.len_bytes, self.aqm.as_deref(), buf)
+        self.fifo.view(self.tx_idle(t))
     }
 
     /// Records every sample instant strictly before `t` with the state held until now.
     #[inline]
     pub fn touch(&mut self, t: Time) {
-        if let Some(s) = &self.series {
-            if s.due_before(t) {
-                let mut buf = [0.0; 4];
-                let n = self.sample_values(&mut buf);
-                self.series.as_mut().unwrap().fill_before(t, &buf[..n]);
-            }
-        }
+        self.fifo.touch(t, self.series.as_mut());
     }
 
     /// The queue length changes at `at` by `dpkts` packets and `dbytes` bytes.
     #[inline]
     fn change(&mut self, at: Time, dpkts: i32, dbytes: i64) {
-        self.touch(at);
-        let lo = self.last_change.max(self.warmup);
-        let hi = at.min(self.end);
-        if hi > lo {
-            let dt = (hi - lo) as f64;
-            self.stats.win.integrate(dt, self.len_pkts, self.len_bytes);
-        }
-        self.last_change = at;
-        self.len_pkts = (self.len_pkts as i64 + dpkts as i64) as u32;
-        self.len_bytes = (self.len_bytes as i64 + dbytes) as u64;
-        self.stats.win.observe(self.len_pkts, self.len_bytes);
+        self.fifo.change(at, dpkts, dbytes, books!(self));
     }
 
     /// Lazy FIFO: retires the waiting packets whose transmission starts at or before `t`.
@@ -303,12 +307,7 @@ impl Link {
 
     #[inline]
     fn in_window(&self, t: Time) -> bool {
-        t >= self.warmup && t <= self.end
-    }
-
-    /// A packet is dropped; `ticket` places it in the window by its arrival.
-    fn record_drop(&mut self, ticket: Ticket, aqm_drop: bool) {
-        record_drop(&mut self.stats, ticket, aqm_drop);
+        self.fifo.in_window(t)
     }
 
     fn record_delay(&mut self, start: Time, arrival: Time) {
@@ -351,59 +350,6 @@ impl Link {
         }
     }
 
-    fn check_buffer(&mut self) {
-        if qdisc::buffer::exceeded(self.buffer, self.len_pkts, self.len_bytes) {
-            self.stats.buffer_violations += 1;
-        }
-    }
-
-    /// The admission part common to both queue models: counts the arrival, asks the AQM, checks
-    /// the buffer. Returns the verdict that let the packet in, or `None` when it was dropped.
-    /// An admitted packet of a real queue gets its window ticket in `ticket` (its fate is
-    /// settled when it leaves); a lazy FIFO's is settled at once (it will be sent).
-    #[inline]
-    fn admit(&mut self, pkt: &mut Packet, t: Time, ticket: &mut Ticket) -> Option<Verdict> {
-        self.touch(t);
-        let view = self.view(t);
-        self.stats.total_arrived += 1;
-        let inw = self.in_window(t);
-        self.stats.win.arrival(inw, view.len_pkts, pkt.size);
-        let meta = pkt.meta();
-        let aqm = self.aqm.as_deref_mut();
-        let verdict = match admit(aqm, &meta, &view, t, &mut self.rng, self.buffer, pkt.size) {
-            Admission::AqmDrop => {
-                self.log(t, EventKind::Drop, Cause::Aqm, pkt.flow, t, pkt.size);
-                self.stats.total_dropped += 1;
-                if inw {
-                    self.stats.win.dropped_aqm += 1;
-                }
-                self.stats.win.book.arrive_settled(inw, true);
-                return None;
-            }
-            Admission::Overflow => {
-                // One fate: a drop, not a mark as well (`qdisc::admit`).
-                self.log(t, EventKind::Drop, Cause::Overflow, pkt.flow, t, pkt.size);
-                self.stats.total_dropped += 1;
-                if inw {
-                    self.stats.win.dropped_overflow += 1;
-                }
-                self.stats.win.book.arrive_settled(inw, true);
-                return None;
-            }
-            Admission::Admitted(v) => v,
-        };
-        qdisc::verdict::apply_enqueue(verdict, pkt, inw, &mut self.stats.win);
-        if verdict == Verdict::Mark {
-            self.log(t, EventKind::Mark, Cause::None, pkt.flow, t, pkt.size);
-        }
-        if self.real {
-            *ticket = self.stats.win.book.arrive(inw);
-        } else {
-            self.stats.win.book.arrive_settled(inw, false);
-        }
-        Some(verdict)
-    }
-
     /// A packet arrives at `t`. Lazy FIFO links forward it at once (its departure is known);
     /// real queues hold it until `start_next` sends it. `verdict_out` receives the admitting
     /// verdict (Throttle matters to the caller).
@@ -412,22 +358,25 @@ impl Link {
         if self.sched.is_some() {
             return self.arrive_sched(pkt, t);
         }
-        if !self.real {
-            self.sync(t);
+        if self.real {
+            self.stats.total_arrived += 1;
+            pkt.enq_time = t;
+            let tx_idle = self.tx_idle(t);
+            let Some(v) = self.fifo.enqueue(*pkt, t, tx_idle, books!(self)) else {
+                self.stats.total_dropped += 1;
+                return Outcome::Dropped;
+            };
+            *verdict_out = v;
+            return Outcome::Queued;
         }
-        let mut ticket = Ticket::OUTSIDE;
-        let Some(v) = self.admit(pkt, t, &mut ticket) else {
+        self.sync(t);
+        self.stats.total_arrived += 1;
+        let tx_idle = self.tx_idle(t);
+        let Some(v) = self.fifo.admit_passing(pkt, t, tx_idle, books!(self)) else {
+            self.stats.total_dropped += 1;
             return Outcome::Dropped;
         };
         *verdict_out = v;
-        if self.real {
-            pkt.enq_time = t;
-            self.queue.push_back((*pkt, ticket));
-            self.change(t, 1, pkt.size as i64);
-            self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
-            self.check_buffer();
-            return Outcome::Queued;
-        }
         let (start, end_tx) = self.depart(t.max(self.busy_until), pkt.size);
         self.busy_until = end_tx;
         if start > t {
@@ -437,7 +386,7 @@ impl Link {
                 ev.pending.push_back((pkt.flow, t));
                 self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
             }
-            self.check_buffer();
+            self.fifo.check_buffer();
         } else {
             self.stats.total_started += 1;
             if self.events.is_some() {
@@ -459,17 +408,18 @@ impl Link {
         self.touch(t);
         self.stats.total_arrived += 1;
         let inw = self.in_window(t);
-        self.stats.win.arrival(inw, self.len_pkts, pkt.size);
+        let (lp, lb) = (self.fifo.len_pkts(), self.fifo.len_bytes());
+        self.stats.win.arrival(inw, lp, pkt.size);
         pkt.enq_time = t;
         let ticket = self.stats.win.book.arrive(inw);
         let sched = self.sched.as_mut().expect("scheduler link");
         let stats = &mut self.stats;
-        let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
+        let mut ev = self.events.as_deref_mut();
         // Each drop is placed by its own arrival.
         sched.enqueue(
             Tagged::new(*pkt, ticket),
             t,
-            &mut self.rng,
+            &mut self.fifo.rng,
             &mut |d, why| {
                 record_drop(stats, d.ticket, why == SchedDrop::Aqm);
                 let cause = Cause::of_sched(why, false);
@@ -477,11 +427,7 @@ impl Link {
             },
         );
         let (np, nb) = (sched.len_pkts(), sched.len_bytes());
-        self.change(
-            t,
-            np as i32 - self.len_pkts as i32,
-            nb as i64 - self.len_bytes as i64,
-        );
+        self.fifo.set_len(t, np, nb, books!(self));
         self.log(t, EventKind::Enqueue, Cause::None, pkt.flow, t, pkt.size);
         Outcome::Queued
     }
@@ -489,7 +435,8 @@ impl Link {
     /// Data packets sent at or after `since` waiting in the FIFO of a real queue, by flow.
     pub fn queued_per_flow(&self, since: Time) -> Vec<(u32, u64)> {
         let mut out: Vec<(u32, u64)> = Vec::new();
-        for (p, _) in &self.queue {
+        for h in self.fifo.iter() {
+            let p = &h.pkt;
             if p.kind == crate::packet::Kind::Data && p.ts >= since {
                 out.push((p.flow, 1));
             }
@@ -501,7 +448,7 @@ impl Link {
     pub fn can_start(&self) -> bool {
         self.real
             && !self.busy
-            && (!self.queue.is_empty() || self.sched.as_ref().is_some_and(|s| !s.is_empty()))
+            && (self.fifo.stored() > 0 || self.sched.as_ref().is_some_and(|s| !s.is_empty()))
     }
 
     /// Real queue with a scheduler that held its next packet back (a shaper): the time to try
@@ -519,7 +466,7 @@ impl Link {
     pub fn sched_wake(&mut self, t: Time) {
         self.wake_at = None;
         if let Some(s) = self.sched.as_mut() {
-            s.update(t, &mut self.rng);
+            s.update(t, &mut self.fifo.rng);
         }
     }
 
@@ -529,94 +476,53 @@ impl Link {
         self.busy_until = t;
     }
 
+    /// Real queue: the next packet to send at `t` from the queue discipline (its drops and
+    /// marks counted and logged), if any.
+    fn dequeue_sched(&mut self, t: Time) -> Option<Packet> {
+        let sched = self.sched.as_mut()?;
+        let stats = &mut self.stats;
+        let (lp, lb) = (self.fifo.len_pkts(), self.fifo.len_bytes());
+        let mut ev = self.events.as_deref_mut();
+        let out = sched.dequeue(t, &mut self.fifo.rng, &mut |d, why| {
+            record_drop(stats, d.ticket, why == SchedDrop::Aqm);
+            let cause = Cause::of_sched(why, true);
+            log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
+        });
+        let (np, nb) = (sched.len_pkts(), sched.len_bytes());
+        self.fifo.set_len(t, np, nb, books!(self));
+        let tagged = out?;
+        let pkt = tagged.pkt;
+        qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats.win);
+        let (f, a, z) = (pkt.flow, pkt.enq_time, pkt.size);
+        if tagged.marked {
+            self.log(t, EventKind::Mark, Cause::None, f, a, z);
+        }
+        self.log(t, EventKind::Dequeue, Cause::None, f, a, z);
+        self.stats.win.book.settle(tagged.ticket, false);
+        Some(pkt)
+    }
+
     /// Real queue: takes head packets, letting the AQM drop at the head, until one is sent.
     /// Returns it with its arrival time at the next node and the time its transmission ends.
     pub fn start_next(&mut self, t: Time) -> Option<(Packet, Time, Time)> {
-        if let Some(sched) = self.sched.as_mut() {
-            let stats = &mut self.stats;
-            let (mut ev, lp, lb) = (self.events.as_deref_mut(), self.len_pkts, self.len_bytes);
-            let out = sched.dequeue(t, &mut self.rng, &mut |d, why| {
-                record_drop(stats, d.ticket, why == SchedDrop::Aqm);
-                let cause = Cause::of_sched(why, true);
-                log_drop(ev.as_deref_mut(), t, cause, &d.pkt, (lp, lb));
-            });
-            let (np, nb) = (sched.len_pkts(), sched.len_bytes());
-            self.change(
-                t,
-                np as i32 - self.len_pkts as i32,
-                nb as i64 - self.len_bytes as i64,
-            );
-            let tagged = out?;
-            let pkt = tagged.pkt;
-            qdisc::verdict::count_fq_mark(tagged.marked, tagged.ticket, &mut self.stats.win);
-            if tagged.marked {
-                self.log(
-                    t,
-                    EventKind::Mark,
-                    Cause::None,
-                    pkt.flow,
-                    pkt.enq_time,
-                    pkt.size,
-                );
-            }
-            self.log(
-                t,
-                EventKind::Dequeue,
-                Cause::None,
-                pkt.flow,
-                pkt.enq_time,
-                pkt.size,
-            );
-            self.stats.win.book.settle(tagged.ticket, false);
-            self.stats.total_started += 1;
-            self.busy = true;
-            let end_tx = self.depart(t, pkt.size).1;
-            self.busy_until = end_tx;
-            self.record_delay(t, pkt.enq_time);
-            self.record_tx(t, end_tx, pkt.size);
-            if let Some(p) = self.pcap.as_deref_mut() {
-                p.write(&pkt, end_tx);
-            }
-            return Some((pkt, end_tx + self.delay_ns, end_tx));
+        let pkt = if self.sched.is_some() {
+            self.dequeue_sched(t)?
+        } else {
+            let tx_idle = self.tx_idle(t);
+            let (out, drops) = self.fifo.dequeue(t, tx_idle, books!(self));
+            self.stats.total_dropped += drops;
+            out?.pkt
+        };
+        self.stats.total_started += 1;
+        self.busy = true;
+        let end_tx = self.depart(t, pkt.size).1;
+        self.busy_until = end_tx;
+        self.record_delay(t, pkt.enq_time);
+        self.record_tx(t, end_tx, pkt.size);
+        if let Some(p) = self.pcap.as_deref_mut() {
+            p.write(&pkt, end_tx);
         }
-        while let Some((mut pkt, ticket)) = self.queue.pop_front() {
-            self.stats.total_started += 1;
-            self.change(t, -1, -(pkt.size as i64));
-            let view = self.view(t);
-            let sojourn = t - pkt.enq_time;
-            let meta = pkt.meta();
-            let aqm = self.aqm.as_deref_mut();
-            let win = &mut self.stats.win;
-            let rng = &mut self.rng;
-            let (ce0, m0) = (pkt.flags & CE != 0, win.marked);
-            if !qdisc::verdict::head(aqm, &mut pkt, &meta, sojourn, &view, t, rng, ticket, win) {
-                // A head drop, placed at the packet's arrival position (exact).
-                self.stats.total_started -= 1;
-                self.record_drop(ticket, true);
-                let (f, a, z) = (pkt.flow, pkt.enq_time, pkt.size);
-                self.log(t, EventKind::Drop, Cause::AqmHead, f, a, z);
-                continue;
-            }
-            if self.events.is_some() {
-                // Marked here: CE newly set, or a window mark counted (CE already set upstream).
-                let (f, a, z) = (pkt.flow, pkt.enq_time, pkt.size);
-                if (!ce0 && pkt.flags & CE != 0) || self.stats.win.marked > m0 {
-                    self.log(t, EventKind::Mark, Cause::None, f, a, z);
-                }
-                self.log(t, EventKind::Dequeue, Cause::None, f, a, z);
-            }
-            self.stats.win.book.settle(ticket, false);
-            self.busy = true;
-            let end_tx = self.depart(t, pkt.size).1;
-            self.busy_until = end_tx;
-            self.record_delay(t, pkt.enq_time);
-            self.record_tx(t, end_tx, pkt.size);
-            if let Some(p) = self.pcap.as_deref_mut() {
-                p.write(&pkt, end_tx);
-            }
-            return Some((pkt, end_tx + self.delay_ns, end_tx));
-        }
-        None
+        Some((pkt, end_tx + self.delay_ns, end_tx))
     }
 
     /// Runs the AQM's periodic update at `t`; returns when it wants the next one.
@@ -627,18 +533,16 @@ impl Link {
         self.touch(t);
         if let Some(s) = self.sched.as_mut() {
             // A scheduler's periodic update (e.g. fq_pie's PIE on every queue).
-            s.update(t, &mut self.rng);
+            s.update(t, &mut self.fifo.rng);
             return s.next_update();
         }
-        let view = self.view(t);
-        let a = self.aqm.as_mut()?;
-        a.update(&view, t);
-        a.next_update()
+        let tx_idle = self.tx_idle(t);
+        self.fifo.update(t, tx_idle, self.series.as_mut())
     }
 
     /// Packets stored now (conservation: lazy FIFOs store none, their packets travel as events).
     pub fn stored(&self) -> usize {
-        self.queue.len() + self.sched.as_ref().map_or(0, |s| s.len_pkts() as usize)
+        self.fifo.stored() + self.sched.as_ref().map_or(0, |s| s.len_pkts() as usize)
     }
 
     /// Brings counters and series up to the end of the run.
@@ -651,6 +555,7 @@ impl Link {
         if let Some(ds) = &mut self.delay_series {
             ds.cover(end);
         }
+        self.stats.buffer_violations = self.fifo.buffer_violations;
     }
 
     /// The measurement window's invariants at the end (docs/metrics.md): `0 <= loss_runs <=
@@ -660,7 +565,7 @@ impl Link {
     pub fn window_violation(&self) -> Option<String> {
         let s = &self.stats;
         let b = &s.win.book;
-        let mut held = self.queue.iter().filter(|(_, t)| t.in_window()).count();
+        let mut held = self.fifo.iter().filter(|h| h.ticket.in_window()).count();
         if let Some(s) = &self.sched {
             s.for_each_packet(&mut |p| held += p.ticket.in_window() as usize);
         }
@@ -688,13 +593,13 @@ impl Link {
         if let Some(s) = &self.sched {
             s.name()
         } else {
-            self.aqm.as_ref().map_or("droptail", |a| a.name())
+            self.fifo.aqm().map_or("droptail", |a| a.name())
         }
     }
 
     /// The counters of the AQM or queue discipline.
     pub fn aqm_stats(&self) -> Vec<(&'static str, f64)> {
-        match (&self.sched, &self.aqm) {
+        match (&self.sched, self.fifo.aqm()) {
             (Some(s), _) => s.stats(),
             (None, Some(a)) => a.stats(),
             _ => Vec::new(),

@@ -1,8 +1,8 @@
 //! Queue disciplines that store the packets themselves (schedulers: flow queueing, dual queues),
 //! behind one small trait, as Linux's `struct Qdisc_ops` (enqueue, dequeue, dump) puts every
 //! qdisc behind one table. The simulator's `Link` and the forwarder's `Path` drive any of them the
-//! same way with their own clocks; a single AQM-guarded FIFO does not go through here (its queue
-//! is the caller's, see [`crate::admit`] and [`crate::verdict`]).
+//! same way with their own clocks; a single AQM-guarded FIFO does not go through here (it is
+//! [`crate::fifo::Fifo`]).
 //!
 //! Adding a scheduler: one file in this directory implementing [`Scheduler`] and one line in
 //! [`build`] (and its `QdiscInfo` in `aqm::registry::QDISCS` for `aqmlab list`).

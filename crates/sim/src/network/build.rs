@@ -69,7 +69,7 @@ impl Sim {
         link_sessions(cfg, &mut flows)?;
         attach_pcap(cfg, &mut links, &flows)?;
         for (l, link) in links.iter_mut().enumerate() {
-            let timer = link.aqm.as_ref().is_some_and(|a| a.next_update().is_some());
+            let timer = link.aqm().is_some_and(|a| a.next_update().is_some());
             link.chained = feeders.first[l].is_some() && !feeders.multi[l] && !link.real && !timer;
         }
         let mut sim = Sim {
@@ -100,8 +100,7 @@ impl Sim {
         for (l, link) in sim.links.iter().enumerate() {
             let sched_update = || link.sched.as_ref().and_then(|s| s.next_update());
             if let Some(t) = link
-                .aqm
-                .as_ref()
+                .aqm()
                 .and_then(|a| a.next_update())
                 .or_else(sched_update)
             {
@@ -122,6 +121,6 @@ impl Sim {
         if let Some(t) = aqm.next_update() {
             self.ev.push(t, Event::AqmUpdate(l as u32));
         }
-        link.aqm = Some(aqm);
+        link.set_aqm(Some(aqm));
     }
 }

@@ -58,7 +58,7 @@ impl Sim {
                 && !matches!(outcome, Outcome::Dropped)
                 && (verdict == Verdict::Throttle || fl.throttle.is_active())
             {
-                if let Some(a) = link.aqm.as_ref() {
+                if let Some(a) = link.aqm() {
                     fl.throttle.on_data(link.from, verdict, a.throttle_hold());
                 }
             }
