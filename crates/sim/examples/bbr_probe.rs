@@ -38,7 +38,7 @@ fn main() {
                 b.min_rtt.unwrap_or(0) as f64 / 1e6,
                 b.mode,
                 b.pacing_gain,
-                b.extra_acked,
+                b.ack_agg.extra_acked,
                 mbps(b.pacing_rate),
                 s.in_recovery,
                 s.rate.as_ref().map_or(0, |r| r.in_flight)

@@ -26,62 +26,24 @@
 //! PROBE_BW (deterministic per run, different across flows); the initial pacing rate assumes
 //! Linux's initial window of 10.
 
+use super::bbr_common::{self as common, AckAggregation, LossState};
+pub use super::bbr_common::{
+    rate_per_sec, CaState, Mode, CWND_GAIN, CWND_MIN, EXTRA_ACKED_MAX, EXTRA_ACKED_WIN_RTTS,
+    FULL_BW_CNT, FULL_BW_THRESH, INIT_CWND, MIN_RTT_WIN, PACING_MARGIN, PROBE_RTT_TIME,
+};
 use super::{AckSample, CongestionControl};
-use aqm::{Time, NS_PER_SEC};
+use aqm::Time;
+#[cfg(test)]
+use aqm::NS_PER_SEC; // bbr_tests.rs reads it through `super::*`.
 
 /// STARTUP's gain, 2/ln 2 as Linux's `bbr_high_gain` = BBR_UNIT x 2885 / 1000 + 1.
 pub const HIGH_GAIN: f64 = 739.0 / 256.0;
 /// DRAIN's pacing gain, Linux's `bbr_drain_gain` = BBR_UNIT x 1000 / 2885.
 pub const DRAIN_GAIN: f64 = 88.0 / 256.0;
-/// PROBE_BW's cwnd gain (`bbr_cwnd_gain`).
-pub const CWND_GAIN: f64 = 2.0;
 /// PROBE_BW's pacing-gain cycle (`bbr_pacing_gain`).
 pub const PACING_GAIN: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// Window of the max-bw filter, round trips (`bbr_bw_rtts` = CYCLE_LEN + 2).
 pub const BW_RTTS: u64 = 10;
-/// Window of the min-RTT filter, ns (`bbr_min_rtt_win_sec`).
-pub const MIN_RTT_WIN: Time = 10 * NS_PER_SEC;
-/// Time at cwnd 4 in PROBE_RTT, ns (`bbr_probe_rtt_mode_ms`).
-pub const PROBE_RTT_TIME: Time = 200_000_000;
-/// Smallest window, segments (`bbr_cwnd_min_target`).
-pub const CWND_MIN: u32 = 4;
-/// Growth that counts as "still growing" in STARTUP (`bbr_full_bw_thresh`).
-pub const FULL_BW_THRESH: f64 = 1.25;
-/// Rounds without that growth that end STARTUP (`bbr_full_bw_cnt`).
-pub const FULL_BW_CNT: u32 = 3;
-/// Pacing below the estimate, percent (`bbr_pacing_margin_percent`).
-pub const PACING_MARGIN: f64 = 0.01;
-/// Linux's initial window (`TCP_INIT_CWND`).
-pub const INIT_CWND: u32 = 10;
-/// Rounds of the ACK-aggregation max filter (`bbr_extra_acked_win_rtts`).
-pub const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// Cap of the ACK-aggregation allowance, ns of bw (`bbr_extra_acked_max_us`).
-pub const EXTRA_ACKED_MAX: Time = 100_000_000;
-
-/// BBR's modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Ramp up to fill the pipe.
-    Startup,
-    /// Drain the queue STARTUP built.
-    Drain,
-    /// Steady state: cycle the pacing gain around the estimate.
-    ProbeBw,
-    /// Cut inflight to 4 to measure the min RTT.
-    ProbeRtt,
-}
-
-/// Linux's congestion-avoidance states as BBR sees them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CaState {
-    /// `TCP_CA_Open`.
-    Open,
-    /// `TCP_CA_Recovery`.
-    Recovery,
-    /// `TCP_CA_Loss` (after a retransmission timeout).
-    Loss,
-}
-
 /// Kathleen Nichols' windowed max filter as Linux's `lib/win_minmax.c`: the best, second and
 /// third best samples of the window, each with its time (here round count).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -179,21 +141,10 @@ pub struct Bbr {
     pub prior_cwnd: u32,
     /// Pacing rate, segments per second.
     pub pacing_rate: f64,
-    /// Start of the ACK-aggregation epoch.
-    pub ack_epoch_stamp: Time,
-    /// Segments (S)ACKed in the epoch.
-    pub ack_epoch_acked: u64,
-    /// Max extra ACKed in the current and previous windows.
-    pub extra_acked: [u64; 2],
-    /// Rounds in the current extra-ACKed window.
-    pub extra_acked_win_rtts: u32,
-    /// Current extra-ACKed window.
-    pub extra_acked_win_idx: usize,
-    /// The timeout's highest segment sent: the Loss state lasts until it is acknowledged.
-    loss_high: Option<u32>,
-    /// A timeout happened and the next ACK enters the Loss state.
-    loss_pending: bool,
-    in_loss: bool,
+    /// The ACK-aggregation estimator.
+    pub ack_agg: AckAggregation,
+    /// The Loss state after a timeout.
+    loss: LossState,
     /// Random state for PROBE_BW's start phase (seeded on first use).
     rng: u64,
     /// The controller asks the sender to mark the flight app-limited (PROBE_RTT).
@@ -227,34 +178,13 @@ impl Default for Bbr {
             prior_cwnd: 0,
             // bbr_init_pacing_rate_from_rtt without an RTT: high_gain x 10 segments / 1 ms.
             pacing_rate: rate_per_sec(INIT_CWND as f64 / 1e6, HIGH_GAIN),
-            ack_epoch_stamp: 0,
-            ack_epoch_acked: 0,
-            extra_acked: [0; 2],
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
-            loss_high: None,
-            loss_pending: false,
-            in_loss: false,
+            ack_agg: AckAggregation::default(),
+            loss: LossState::default(),
             rng: 0,
             app_limited_req: false,
             edt: 0,
         }
     }
-}
-
-/// A bw (segments per ns) with a gain as a pacing rate, segments per second, 1% below
-/// (`bbr_rate_bytes_per_sec`).
-pub(super) fn rate_per_sec(bw: f64, gain: f64) -> f64 {
-    bw * gain * NS_PER_SEC as f64 * (1.0 - PACING_MARGIN)
-}
-
-/// SplitMix64 (a seed mixer) for the random start phase.
-pub(super) fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl Bbr {
@@ -265,14 +195,7 @@ impl Bbr {
 
     /// `bbr_bdp`: ceil(bw x min_rtt x gain); the initial window before any RTT sample.
     pub fn bdp(&self, bw: f64, gain: f64) -> u32 {
-        match self.min_rtt {
-            None => INIT_CWND,
-            Some(r) => {
-                let w = bw * r as f64 * gain;
-                // Linux rounds up after its fixed-point product; guard float noise.
-                (w - 1e-9).ceil().max(0.0) as u32
-            }
-        }
+        common::bdp(self.min_rtt, bw, gain)
     }
 
     /// `bbr_tso_segs_goal` without a device limit: pacing rate x 2^-10 s in segments, at least 2
@@ -299,22 +222,13 @@ impl Bbr {
 
     /// `bbr_packets_in_net_at_edt`: inflight when the next paced segment leaves at `edt`.
     fn in_net_at_edt(&self, inflight: u32, now: Time, edt: Time) -> u32 {
-        let interval = edt.max(now) - now;
-        let delivered = (self.max_bw() * interval as f64) as u32;
-        let mut at_edt = inflight;
-        if self.pacing_gain > 1.0 {
-            at_edt += self.tso_segs_goal();
-        }
-        at_edt.saturating_sub(delivered)
+        let tso = self.tso_segs_goal();
+        common::in_net_at_edt(inflight, now, edt, self.max_bw(), self.pacing_gain, tso)
     }
 
     /// `bbr_save_cwnd`.
     fn save_cwnd(&mut self, cwnd: u32) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
-        }
+        self.prior_cwnd = common::save_cwnd(self.prior_cwnd, self.prev_ca_state, self.mode, cwnd);
     }
 
     fn advance_cycle_phase(&mut self, delivered_time: Time) {
@@ -329,7 +243,7 @@ impl Bbr {
         if self.rng == 0 {
             self.rng = s.now ^ s.rate.total_delivered.rotate_left(32) ^ 0x5DEE_CE66;
         }
-        let r = (splitmix(&mut self.rng) % 7) as usize;
+        let r = (common::splitmix(&mut self.rng) % 7) as usize;
         self.cycle_idx = PACING_GAIN.len() - 1 - r;
         self.advance_cycle_phase(s.rate.delivered_time);
     }
@@ -358,37 +272,6 @@ impl Bbr {
         let bw = rs.delivered as f64 / rs.interval_ns as f64;
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_RTTS, self.rtt_cnt, bw);
-        }
-    }
-
-    /// `bbr_update_ack_aggregation`.
-    fn update_ack_aggregation(&mut self, s: &AckSample, cwnd: u32) {
-        let rs = &s.rate;
-        if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0 {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch = rs.delivered_time.saturating_sub(self.ack_epoch_stamp);
-        let mut expected = (self.max_bw() * epoch as f64) as u64;
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + rs.acked_sacked as u64 >= 1 << 20
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_stamp = rs.delivered_time;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked as u64).min(0xFFFFF);
-        let extra = (self.ack_epoch_acked - expected).min(cwnd as u64);
-        let i = self.extra_acked_win_idx;
-        if extra > self.extra_acked[i] {
-            self.extra_acked[i] = extra;
         }
     }
 
@@ -443,16 +326,6 @@ impl Bbr {
         }
     }
 
-    /// `bbr_check_probe_rtt_done`: after 200 ms and a round at cwnd 4, restore and leave.
-    fn check_probe_rtt_done(&mut self, s: &AckSample, cwnd: &mut u32) {
-        if self.probe_rtt_done_stamp.is_none_or(|d| s.now <= d) {
-            return;
-        }
-        self.min_rtt_stamp = s.now;
-        *cwnd = (*cwnd).max(self.prior_cwnd);
-        self.reset_mode(s);
-    }
-
     /// `bbr_update_min_rtt`: the 10 s min-RTT filter and PROBE_RTT.
     fn update_min_rtt(&mut self, s: &AckSample, cwnd: &mut u32) {
         let rs = &s.rate;
@@ -469,17 +342,19 @@ impl Bbr {
         if self.mode == Mode::ProbeRtt {
             // Ignore low-rate samples during this mode.
             self.app_limited_req = true;
-            if self.probe_rtt_done_stamp.is_none() && rs.in_flight <= CWND_MIN {
-                self.probe_rtt_done_stamp = Some(s.now + PROBE_RTT_TIME);
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = rs.total_delivered;
-            } else if self.probe_rtt_done_stamp.is_some() {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(s, cwnd);
-                }
+            if common::probe_rtt_done(
+                &mut self.probe_rtt_done_stamp,
+                &mut self.probe_rtt_round_done,
+                &mut self.next_rtt_delivered,
+                s,
+                self.round_start,
+                CWND_MIN,
+            ) {
+                // bbr_check_probe_rtt_done: after 200 ms and a round at cwnd 4, restore and
+                // leave.
+                self.min_rtt_stamp = s.now;
+                *cwnd = (*cwnd).max(self.prior_cwnd);
+                self.reset_mode(s);
             }
         }
     }
@@ -496,15 +371,16 @@ impl Bbr {
 
     /// `bbr_set_pacing_rate`: the pacing rate only rises before the pipe is full.
     fn set_pacing_rate(&mut self, s: &AckSample, cwnd: u32) {
-        if !self.has_seen_rtt && s.srtt_ns > 0.0 {
-            // bbr_init_pacing_rate_from_rtt: high_gain x cwnd / SRTT.
-            self.has_seen_rtt = true;
-            self.pacing_rate = rate_per_sec(cwnd as f64 / s.srtt_ns, HIGH_GAIN);
-        }
         let rate = rate_per_sec(self.max_bw(), self.pacing_gain);
-        if self.full_bw_reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
-        }
+        common::set_pacing_rate(
+            &mut self.pacing_rate,
+            &mut self.has_seen_rtt,
+            s,
+            cwnd,
+            HIGH_GAIN,
+            rate,
+            self.full_bw_reached,
+        );
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: `Some(cwnd)` under packet conservation.
@@ -538,12 +414,8 @@ impl Bbr {
             let mut target = self.bdp(bw, self.cwnd_gain);
             target += self.ack_aggregation_cwnd();
             target = self.quantization_budget(target);
-            if self.full_bw_reached {
-                cwnd = (cwnd + acked).min(target);
-            } else if cwnd < target || s.rate.total_delivered < INIT_CWND as u64 {
-                cwnd += acked;
-            }
-            cwnd = cwnd.max(CWND_MIN);
+            let slow_start = s.rate.total_delivered < INIT_CWND as u64;
+            cwnd = common::grow_cwnd(cwnd, acked, target, self.full_bw_reached, slow_start);
         }
         if self.mode == Mode::ProbeRtt {
             cwnd = cwnd.min(CWND_MIN);
@@ -556,8 +428,7 @@ impl Bbr {
         if !self.full_bw_reached {
             return 0;
         }
-        let max = (self.max_bw() * EXTRA_ACKED_MAX as f64) as u64;
-        self.extra_acked[0].max(self.extra_acked[1]).min(max) as u32
+        self.ack_agg.cwnd(self.max_bw())
     }
 }
 
@@ -582,8 +453,7 @@ impl CongestionControl for Bbr {
         self.prev_ca_state = CaState::Loss;
         self.full_bw = 0.0;
         self.round_start = true;
-        self.loss_pending = true;
-        self.in_loss = true;
+        self.loss.on_timeout();
     }
 
     fn pacing_rate(&self) -> Option<f64> {
@@ -613,24 +483,12 @@ impl CongestionControl for Bbr {
     /// `bbr_main`: update the model, then the pacing rate and the window.
     fn cong_control(&mut self, cwnd: f64, s: &AckSample) -> f64 {
         self.edt = s.rate.edt;
-        if self.loss_pending {
-            self.loss_pending = false;
-            self.loss_high = Some(s.rate.high_data);
-        }
-        if self.in_loss && self.loss_high.is_some_and(|h| s.snd_una >= h) {
-            self.in_loss = false;
-            self.loss_high = None;
-        }
-        let state = if self.in_loss {
-            CaState::Loss
-        } else if s.rate.in_recovery {
-            CaState::Recovery
-        } else {
-            CaState::Open
-        };
+        let (state, _) = self.loss.on_ack(s);
         let mut w = cwnd.floor().max(1.0) as u32;
         self.update_bw(s);
-        self.update_ack_aggregation(s, w);
+        let bw = self.max_bw();
+        self.ack_agg
+            .update(&s.rate, self.round_start, EXTRA_ACKED_WIN_RTTS, bw, w);
         self.update_cycle_phase(s);
         self.check_full_bw_reached(s);
         self.check_drain(s);

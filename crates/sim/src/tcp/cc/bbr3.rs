@@ -51,7 +51,11 @@
 //! or the last; the TSO goal is Linux's formula with 1500-byte packets; the random draws
 //! come from a generator seeded per flow by its first ACK (deterministic per run).
 
-use super::bbr::{rate_per_sec, splitmix, CaState};
+use super::bbr_common::{self as common, rate_per_sec, splitmix, AckAggregation, LossState};
+pub use super::bbr_common::{
+    CaState, Mode, CWND_GAIN, CWND_MIN, EXTRA_ACKED_MAX, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT,
+    FULL_BW_THRESH, INIT_CWND, MIN_RTT_WIN, PACING_MARGIN, PROBE_RTT_TIME,
+};
 use super::{AckSample, CongestionControl};
 use aqm::{Time, NS_PER_SEC};
 use std::collections::VecDeque;
@@ -63,36 +67,16 @@ pub const STARTUP_PACING_GAIN: f64 = 2.77;
 pub const STARTUP_CWND_GAIN: f64 = 2.0;
 /// DRAIN's pacing gain (`bbr_drain_gain` = 1000/2885).
 pub const DRAIN_GAIN: f64 = 1000.0 / 2885.0;
-/// PROBE_BW's cwnd gain (`bbr_cwnd_gain`).
-pub const CWND_GAIN: f64 = 2.0;
 /// Extra cwnd gain in PROBE_BW UP (`bbr_bw_probe_cwnd_gain` = 1 quarter).
 pub const PROBE_UP_CWND_GAIN_EXTRA: f64 = 0.25;
 /// PROBE_BW's pacing gains by phase (`bbr_pacing_gain`): UP, DOWN, CRUISE, REFILL.
 pub const PACING_GAIN: [f64; 4] = [1.25, 0.91, 1.0, 1.0];
-/// Smallest window, segments (`bbr_cwnd_min_target`).
-pub const CWND_MIN: u32 = 4;
-/// Growth that counts as "still growing" (`bbr_full_bw_thresh`).
-pub const FULL_BW_THRESH: f64 = 1.25;
-/// Rounds without that growth that mean the pipe is full (`bbr_full_bw_cnt`).
-pub const FULL_BW_CNT: u32 = 3;
-/// Window of the min-RTT filter, ns (`bbr_min_rtt_win_sec`).
-pub const MIN_RTT_WIN: Time = 10 * NS_PER_SEC;
 /// Interval between PROBE_RTTs: window of the probe-RTT min filter, ns
 /// (`bbr_probe_rtt_win_ms`, draft ProbeRTTInterval).
 pub const PROBE_RTT_WIN: Time = 5 * NS_PER_SEC;
-/// Time at the PROBE_RTT window, ns (`bbr_probe_rtt_mode_ms`, draft ProbeRTTDuration).
-pub const PROBE_RTT_TIME: Time = 200_000_000;
 /// PROBE_RTT's window as a fraction of the BDP (`bbr_probe_rtt_cwnd_gain`, draft
 /// BBRProbeRTTCwndGain).
 pub const PROBE_RTT_CWND_GAIN: f64 = 0.5;
-/// Pacing below the estimate (`bbr_pacing_margin_percent`), as v1's.
-pub const PACING_MARGIN: f64 = super::bbr::PACING_MARGIN;
-/// Linux's initial window (`TCP_INIT_CWND`), for the pacing rate before an RTT sample.
-pub const INIT_CWND: u32 = 10;
-/// Rounds of the ACK-aggregation max filter (`bbr_extra_acked_win_rtts`).
-pub const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// Cap of the ACK-aggregation allowance, ns of bw (`bbr_extra_acked_max_us`).
-pub const EXTRA_ACKED_MAX: Time = 100_000_000;
 /// Multiplicative cut on loss: `inflight_hi` floor and lower bounds keep 1 - beta
 /// (`bbr_beta` = 0.3, draft BBRBeta = 0.7 kept).
 pub const BETA: f64 = 0.3;
@@ -128,19 +112,6 @@ pub const BW_PROBE_BASE: Time = 2 * NS_PER_SEC;
 pub const BW_PROBE_RAND: Time = NS_PER_SEC;
 /// Bytes of a packet for the TSO goal (as [`super::bbr`]).
 const PKT_BYTES: f64 = 1500.0;
-
-/// BBR v3's modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Ramp up to fill the pipe.
-    Startup,
-    /// Drain the queue STARTUP built.
-    Drain,
-    /// Steady state: the DOWN / CRUISE / REFILL / UP cycle.
-    ProbeBw,
-    /// Cut inflight to half a BDP to measure the min RTT.
-    ProbeRtt,
-}
 
 /// PROBE_BW's phases (`enum bbr_pacing_gain_phase`, draft ProbeBW_*); the index is that of
 /// [`PACING_GAIN`].
@@ -219,14 +190,8 @@ pub struct Bbr3 {
     pub prior_cwnd: u32,
     /// Pacing rate, segments per second.
     pub pacing_rate: f64,
-    /// Start of the ACK-aggregation epoch.
-    ack_epoch_stamp: Time,
-    /// Segments (S)ACKed in the epoch.
-    ack_epoch_acked: u64,
-    /// Max extra ACKed in the current and previous windows.
-    extra_acked: [u64; 2],
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// The ACK-aggregation estimator.
+    ack_agg: AckAggregation,
     /// Consecutive STARTUP rounds with a CE fraction over [`ECN_THRESH`].
     pub startup_ecn_rounds: u32,
     /// Loss seen in this PROBE_BW cycle.
@@ -294,9 +259,8 @@ pub struct Bbr3 {
     pub too_high_count: u32,
     /// The window before a timeout (for `bbr_set_state(TCP_CA_Loss)`).
     cwnd_at_timeout: u32,
-    loss_high: Option<u32>,
-    loss_pending: bool,
-    in_loss: bool,
+    /// The Loss state after a timeout.
+    loss: LossState,
     rng: u64,
     app_limited_req: bool,
     edt: Time,
@@ -330,11 +294,7 @@ impl Default for Bbr3 {
             prior_cwnd: 0,
             // bbr_init_pacing_rate_from_rtt without an RTT: gain x 10 segments / 1 ms.
             pacing_rate: rate_per_sec(INIT_CWND as f64 / 1e6, STARTUP_PACING_GAIN),
-            ack_epoch_stamp: 0,
-            ack_epoch_acked: 0,
-            extra_acked: [0; 2],
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            ack_agg: AckAggregation::default(),
             startup_ecn_rounds: 0,
             loss_in_cycle: false,
             ecn_in_cycle: false,
@@ -369,9 +329,7 @@ impl Default for Bbr3 {
             probe_rtt_count: 0,
             too_high_count: 0,
             cwnd_at_timeout: 0,
-            loss_high: None,
-            loss_pending: false,
-            in_loss: false,
+            loss: LossState::default(),
             rng: 0,
             app_limited_req: false,
             edt: 0,
@@ -407,13 +365,7 @@ impl Bbr3 {
 
     /// `bbr_bdp`: ceil(bw x min_rtt x gain); the initial window before any RTT sample.
     pub fn bdp(&self, bw: f64, gain: f64) -> u32 {
-        match self.min_rtt {
-            None => INIT_CWND,
-            Some(r) => {
-                let w = bw * r as f64 * gain;
-                (w - 1e-9).ceil().max(0.0) as u32
-            }
-        }
+        common::bdp(self.min_rtt, bw, gain)
     }
 
     /// `bbr_tso_segs_goal` (v3): pacing rate x 2^-10 s, plus 64 KB halved per 512 us of min
@@ -470,22 +422,13 @@ impl Bbr3 {
 
     /// `bbr_packets_in_net_at_edt`: inflight when the next paced segment leaves.
     fn in_net_at_edt(&self, inflight: u32, now: Time) -> u32 {
-        let interval = self.edt.max(now) - now;
-        let delivered = (self.bw() * interval as f64) as u32;
-        let mut at_edt = inflight;
-        if self.pacing_gain > 1.0 {
-            at_edt += self.tso_segs_goal();
-        }
-        at_edt.saturating_sub(delivered)
+        let tso = self.tso_segs_goal();
+        common::in_net_at_edt(inflight, now, self.edt, self.bw(), self.pacing_gain, tso)
     }
 
     /// `bbr_save_cwnd`.
     fn save_cwnd(&mut self, cwnd: u32) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
-        }
+        self.prior_cwnd = common::save_cwnd(self.prior_cwnd, self.prev_ca_state, self.mode, cwnd);
     }
 
     fn rand_below(&mut self, n: u64) -> u64 {
@@ -706,46 +649,6 @@ impl Bbr3 {
         self.adapt_lower_bounds(cwnd);
         self.loss_in_round = false;
         self.ecn_in_round = false;
-    }
-
-    /// `bbr_update_ack_aggregation`.
-    fn update_ack_aggregation(&mut self, s: &AckSample, cwnd: u32) {
-        let rs = &s.rate;
-        if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0 {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            let thresh = if self.full_bw_reached {
-                EXTRA_ACKED_WIN_RTTS
-            } else {
-                1
-            };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch = rs.delivered_time.saturating_sub(self.ack_epoch_stamp);
-        let mut expected = (self.bw() * epoch as f64) as u64;
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + rs.acked_sacked as u64 >= 1 << 20
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_stamp = rs.delivered_time;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked as u64).min(0xFFFFF);
-        let extra = (self.ack_epoch_acked - expected).min(cwnd as u64);
-        let i = self.extra_acked_win_idx;
-        self.extra_acked[i] = self.extra_acked[i].max(extra);
-    }
-
-    /// `bbr_ack_aggregation_cwnd`.
-    fn ack_aggregation_cwnd(&self) -> u32 {
-        let max = (self.bw() * EXTRA_ACKED_MAX as f64) as u64;
-        self.extra_acked[0].max(self.extra_acked[1]).min(max) as u32
     }
 
     /// `bbr_check_loss_too_high_in_startup`: at the end of a recovery round in STARTUP, at
@@ -986,16 +889,6 @@ impl Bbr3 {
         }
     }
 
-    /// `bbr_check_probe_rtt_done`.
-    fn check_probe_rtt_done(&mut self, s: &AckSample, cwnd: &mut u32) {
-        if self.probe_rtt_done_stamp.is_none_or(|d| s.now <= d) {
-            return;
-        }
-        self.probe_rtt_min_stamp = s.now;
-        *cwnd = (*cwnd).max(self.prior_cwnd);
-        self.exit_probe_rtt(s);
-    }
-
     /// `bbr_update_min_rtt`: the 5 s probe-RTT filter, the 10 s min-RTT filter, PROBE_RTT.
     fn update_min_rtt(&mut self, s: &AckSample, cwnd: &mut u32) {
         let rs = &s.rate;
@@ -1024,17 +917,19 @@ impl Bbr3 {
         if self.mode == Mode::ProbeRtt {
             // Ignore low-rate samples during this mode.
             self.app_limited_req = true;
-            if self.probe_rtt_done_stamp.is_none() && rs.in_flight <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = Some(s.now + PROBE_RTT_TIME);
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = rs.total_delivered;
-            } else if self.probe_rtt_done_stamp.is_some() {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(s, cwnd);
-                }
+            let target = self.probe_rtt_cwnd();
+            if common::probe_rtt_done(
+                &mut self.probe_rtt_done_stamp,
+                &mut self.probe_rtt_round_done,
+                &mut self.next_rtt_delivered,
+                s,
+                self.round_start,
+                target,
+            ) {
+                // bbr_check_probe_rtt_done.
+                self.probe_rtt_min_stamp = s.now;
+                *cwnd = (*cwnd).max(self.prior_cwnd);
+                self.exit_probe_rtt(s);
             }
         }
     }
@@ -1058,14 +953,16 @@ impl Bbr3 {
 
     /// `bbr_set_pacing_rate`: the pacing rate only rises before the pipe is full.
     fn set_pacing_rate(&mut self, s: &AckSample, cwnd: u32) {
-        if !self.has_seen_rtt && s.srtt_ns > 0.0 {
-            self.has_seen_rtt = true;
-            self.pacing_rate = rate_per_sec(cwnd as f64 / s.srtt_ns, STARTUP_PACING_GAIN);
-        }
         let rate = rate_per_sec(self.bw(), self.pacing_gain);
-        if self.full_bw_reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
-        }
+        common::set_pacing_rate(
+            &mut self.pacing_rate,
+            &mut self.has_seen_rtt,
+            s,
+            cwnd,
+            STARTUP_PACING_GAIN,
+            rate,
+            self.full_bw_reached,
+        );
     }
 
     /// `bbr_set_cwnd` (v3: no packet conservation; slow start toward the target).
@@ -1073,14 +970,10 @@ impl Bbr3 {
         let acked = s.rate.acked_sacked;
         if acked > 0 {
             let mut target = self.bdp(self.bw(), self.cwnd_gain);
-            target += self.ack_aggregation_cwnd();
+            target += self.ack_agg.cwnd(self.bw());
             target = self.quantization_budget(target);
-            if self.full_bw_reached {
-                cwnd = (cwnd + acked).min(target);
-            } else if cwnd < target || cwnd < 2 * INIT_CWND {
-                cwnd += acked;
-            }
-            cwnd = cwnd.max(CWND_MIN);
+            let slow_start = cwnd < 2 * INIT_CWND;
+            cwnd = common::grow_cwnd(cwnd, acked, target, self.full_bw_reached, slow_start);
         }
         if self.mode == Mode::ProbeRtt {
             cwnd = cwnd.min(self.probe_rtt_cwnd());
@@ -1169,8 +1062,7 @@ impl CongestionControl for Bbr3 {
             self.inflight_lo = self.cwnd_at_timeout.max(self.prior_cwnd);
         }
         self.note_loss(self.last_delivered);
-        self.loss_pending = true;
-        self.in_loss = true;
+        self.loss.on_timeout();
     }
 
     fn per_packet_ce_echo(&self) -> bool {
@@ -1212,24 +1104,12 @@ impl CongestionControl for Bbr3 {
     /// `bbr_main`.
     fn cong_control(&mut self, cwnd: f64, s: &AckSample) -> f64 {
         self.edt = s.rate.edt;
-        if self.loss_pending {
-            self.loss_pending = false;
-            self.loss_high = Some(s.rate.high_data);
-        }
         let mut w = cwnd.floor().max(1.0) as u32;
-        if self.in_loss && self.loss_high.is_some_and(|h| s.snd_una >= h) {
+        let (state, left_loss) = self.loss.on_ack(s);
+        if left_loss {
             // bbr_set_state leaving TCP_CA_Loss: bbr_exit_loss_recovery.
-            self.in_loss = false;
-            self.loss_high = None;
             w = w.max(self.prior_cwnd);
         }
-        let state = if self.in_loss {
-            CaState::Loss
-        } else if s.rate.in_recovery {
-            CaState::Recovery
-        } else {
-            CaState::Open
-        };
         if s.rate.losses > 0 {
             // bbr_skb_marked_lost's bbr_note_loss, before cong_control as in Linux.
             self.note_loss(s.rate.total_delivered);
@@ -1256,7 +1136,14 @@ impl CongestionControl for Bbr3 {
         self.update_latest_delivery_signals(s, &ctx);
         // bbr_update_model.
         self.update_congestion_signals(s, &ctx, w);
-        self.update_ack_aggregation(s, w);
+        // bbr_update_ack_aggregation: one-round windows until the pipe is full.
+        let win = if self.full_bw_reached {
+            EXTRA_ACKED_WIN_RTTS
+        } else {
+            1
+        };
+        let bw = self.bw();
+        self.ack_agg.update(&s.rate, self.round_start, win, bw, w);
         self.check_loss_too_high_in_startup(s, &ctx);
         self.check_full_bw_reached(s, &ctx);
         self.check_drain(s);

@@ -7,6 +7,7 @@
 
 pub mod bbr;
 pub mod bbr3;
+pub mod bbr_common;
 pub mod cubic;
 pub mod dctcp;
 pub mod ledbat;
