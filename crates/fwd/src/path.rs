@@ -918,22 +918,7 @@ mod tests {
         // one ECT(0) frame the C queue; DualPI2's step marks the L frames that waited more than
         // 1 ms (RFC 9332's native L4S AQM) by setting CE in the IPv4 header, checksum fixed
         // (RFC 1624); p' is 0 (no update before 16 ms), so the classic frame keeps ECT(0).
-        let cfg = PathConfig {
-            name: "bottleneck".into(),
-            rate_bps: 12_000_000,
-            buffer: Buffer::Packets(1000),
-            default_delay: 0,
-            delays: HashMap::new(),
-            warmup: 0,
-            lag: 0,
-            sample_interval: 1_000_000,
-            max_samples: 1000,
-        };
-        let ctx = LinkContext {
-            rate_bps: 12_000_000,
-            buffer: cfg.buffer,
-            mean_pkt_bytes: 1500,
-        };
+        let (cfg, ctx) = settings(12_000_000, 1000, &[]);
         let sched = qdisc::sched::build("dualpi2", &ParamMap::new(), &ctx)
             .unwrap()
             .unwrap();
@@ -980,22 +965,7 @@ mod tests {
     fn fq_codel_serves_a_new_thin_flow_before_a_fat_backlog() {
         // RFC 8290 s. 4.2: a queue that becomes active goes on the new-flow list and is served
         // before the old ones. 50 frames of flow (1, 2) wait; one frame of (3, 2) arrives later.
-        let cfg = PathConfig {
-            name: "bottleneck".into(),
-            rate_bps: 12_000_000,
-            buffer: Buffer::Packets(1000),
-            default_delay: 0,
-            delays: HashMap::new(),
-            warmup: 0,
-            lag: 0,
-            sample_interval: 1_000_000,
-            max_samples: 1000,
-        };
-        let ctx = LinkContext {
-            rate_bps: 12_000_000,
-            buffer: cfg.buffer,
-            mean_pkt_bytes: 1500,
-        };
+        let (cfg, ctx) = settings(12_000_000, 1000, &[]);
         let fq = qdisc::sched::build("fq_codel", &ParamMap::new(), &ctx)
             .unwrap()
             .unwrap();
