@@ -453,16 +453,10 @@ class _Doc:
         )
 
 
-def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
-    """Writes the card into ``out`` (a fresh directory)."""
-    import pandas as pd
-
-    from aqmlab.report import plots
-
-    runs, cells, verdicts, status = t["runs"], t["cells"], t["verdicts"], t["status"]
-    sweep_dir = out.parent / "sweep"
-    aqms = pl.aqms + pl.baselines
-    runs.to_csv(out / "runs.csv", index=False)
+def _write_tables(t: dict[str, Any], out: Path) -> None:
+    """The card's CSV files: every run, every cell with its verdict, the verdicts, the status."""
+    cells, verdicts = t["cells"], t["verdicts"]
+    t["runs"].to_csv(out / "runs.csv", index=False)
     card = cells.copy()
     if not verdicts.empty and not card.empty:
         card = card.merge(
@@ -472,7 +466,54 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
         )
     card.to_csv(out / "card.csv", index=False)
     verdicts.to_csv(out / "verdicts.csv", index=False)
-    status.to_csv(out / "status.csv", index=False)
+    t["status"].to_csv(out / "status.csv", index=False)
+
+
+def _verdict_items(s: dict[str, list[str]]) -> list[str]:
+    """One AQM's judged metrics in one scenario (from :func:`statements`), as list items."""
+    items = [f"does well: {x}" for x in s["well"]]
+    items += [f"does badly: {x}" for x in s["badly"]]
+    items += [f"better than some baselines: {x}" for x in s["some_better"]]
+    items += [f"worse than some baselines: {x}" for x in s["some_worse"]]
+    items += [f"mixed: {x}" for x in s["mixed"]]
+    if s["same"]:
+        items.append(f"as the baselines: {', '.join(s['same'])}")
+    if not items:
+        items.append("nothing judged (no baseline ran this scenario)")
+    return items
+
+
+def _section_lines(
+    sec_counts: dict[str, dict[str, int]], sec_named: dict[str, dict[str, list[str]]]
+) -> list[str]:
+    """A section's head: per AQM under test, its counts of judged metrics and the named ones."""
+    lines = []
+    for a, c in sec_counts.items():
+        if not any(c.values()):
+            lines.append(f"**{a}**: nothing judged in this section (see each scenario).")
+            continue
+        lines.append(
+            f"**{a}**: better than every baseline on {c['well']} judged metric(s), worse "
+            f"than every baseline on {c['badly']}, between them (better than some, worse "
+            f"than or as others) on {c['mixed']}."
+        )
+        if sec_named[a]["well"]:
+            lines.append(f"{a} does well: " + "; ".join(sec_named[a]["well"]) + ".")
+        if sec_named[a]["badly"]:
+            lines.append(f"{a} does badly: " + "; ".join(sec_named[a]["badly"]) + ".")
+    return lines
+
+
+def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
+    """Writes the card into ``out`` (a fresh directory)."""
+    import pandas as pd
+
+    from aqmlab.report import plots
+
+    runs, cells, verdicts, status = t["runs"], t["cells"], t["verdicts"], t["status"]
+    sweep_dir = out.parent / "sweep"
+    aqms = pl.aqms + pl.baselines
+    _write_tables(t, out)
     doc = _Doc()
     doc.h(1, f"RFC 7928 report card: {', '.join(pl.aqms)}" + (" (quick)" if pl.quick else ""))
     doc.p(
@@ -554,17 +595,8 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
                 if not ((cells["scenario"] == sc.id) & (cells["aqm"] == a)).any():
                     doc.p(f"**{a}** here: did not run (the reason is above).")
                     continue
-                items = [f"does well: {x}" for x in s["well"]]
-                items += [f"does badly: {x}" for x in s["badly"]]
-                items += [f"better than some baselines: {x}" for x in s["some_better"]]
-                items += [f"worse than some baselines: {x}" for x in s["some_worse"]]
-                items += [f"mixed: {x}" for x in s["mixed"]]
-                if s["same"]:
-                    items.append(f"as the baselines: {', '.join(s['same'])}")
-                if not items:
-                    items.append("nothing judged (no baseline ran this scenario)")
                 doc.p(f"**{a}** here:")
-                doc.ul(items)
+                doc.ul(_verdict_items(s))
             if sc.capacity is not None:
                 name = f"capacity_{sc.id}.png"
                 if _capacity_plot(pl, runs, sweep_dir, sc, out / name):
@@ -575,21 +607,7 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
                     if _multihop_plot(runs, sweep_dir, sc, a, out / name):
                         doc.img(name, f"{sc.id} under {a}: every hop")
         head = _Doc()
-        lines = []
-        for a, c in sec_counts.items():
-            if not any(c.values()):
-                lines.append(f"**{a}**: nothing judged in this section (see each scenario).")
-                continue
-            lines.append(
-                f"**{a}**: better than every baseline on {c['well']} judged metric(s), worse "
-                f"than every baseline on {c['badly']}, between them (better than some, worse "
-                f"than or as others) on {c['mixed']}."
-            )
-            if sec_named[a]["well"]:
-                lines.append(f"{a} does well: " + "; ".join(sec_named[a]["well"]) + ".")
-            if sec_named[a]["badly"]:
-                lines.append(f"{a} does badly: " + "; ".join(sec_named[a]["badly"]) + ".")
-        head.ul(lines)
+        head.ul(_section_lines(sec_counts, sec_named))
         panels = _tradeoff_panels(runs, scs, aqms)
         if panels:
             name = f"tradeoff_s{group.replace('.', '_')}.png"
