@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from aqmlab import outdir
 from aqmlab.testbed import net
 from test_testbed import REASON, ROOT
 
@@ -204,14 +206,12 @@ def test_reclaim_tells_live_dead_and_reused_pid_owners_apart():
                 d.rmdir()
 
 
-@needs_net
-def test_hold_builds_the_network_forwards_until_sigint_then_cleans_up_and_writes_stats(tmp_path):
-    """`aqmlab testbed --hold` (issue 21 item 4): the printed namespaces exist, frames sent from a
-    left host to a right host cross the forwarder, SIGINT ends it with the statistics written and
-    nothing left behind."""
-    out = tmp_path / "hold"
+def _hold(scn: Path, out: Path, datagrams: int = 200) -> tuple[subprocess.Popen, str]:
+    """Runs `aqmlab testbed --hold scn --out out`, sends ``datagrams`` UDP datagrams of 1000 B
+    from the first left host to the first right host (port 9), ends the hold with SIGINT; the
+    process (ended) and what it printed after its first line."""
     hold = subprocess.Popen(
-        [AQMLAB, "testbed", "--hold", str(_scenario(tmp_path, "5s")), "--out", str(out)],
+        [AQMLAB, "testbed", "--hold", str(scn), "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -222,13 +222,13 @@ def test_hold_builds_the_network_forwards_until_sigint_then_cleans_up_and_writes
         assert first.startswith("holding "), first + hold.stderr.read()
         snd = re.search(r"in (\S+-snd)", first)[1]
         assert snd in _owned_by(hold.pid) and len(_owned_by(hold.pid)) == 3
-        # 200 UDP datagrams from the first left host to the first right host (ARP included,
-        # which the forwarder bridges too).
+        # Datagrams from the first left host to the first right host (ARP included, which the
+        # forwarder bridges too).
         send = (
             "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
             f"s.bind(('{net.host_ip('left', 0)}', 0))\n"
             "import time\n"
-            "for i in range(200):\n"
+            f"for i in range({datagrams}):\n"
             f"    s.sendto(b'x' * 1000, ('{net.host_ip('right', 0)}', 9)); time.sleep(0.002)"
         )
         subprocess.run(["ip", "netns", "exec", snd, sys.executable, "-c", send], check=True)
@@ -242,10 +242,67 @@ def test_hold_builds_the_network_forwards_until_sigint_then_cleans_up_and_writes
             hold.wait()
             net.reclaim_stale()
     assert hold.returncode == 0, err
+    assert _owned_by(hold.pid) == [] and _tmpdirs_of(hold.pid) == []
+    return hold, rest
+
+
+@needs_net
+def test_hold_builds_the_network_forwards_until_sigint_then_cleans_up_and_writes_stats(tmp_path):
+    """`aqmlab testbed --hold` (issue 21 item 4): the printed namespaces exist, frames sent from a
+    left host to a right host cross the forwarder, SIGINT ends it with the statistics written and
+    nothing left behind."""
+    out = tmp_path / "hold"
+    _, rest = _hold(_scenario(tmp_path, "5s"), out)
     stats = json.loads((out / "forwarder.json").read_text())
     fwd = stats["conservation"]["forward"]
     assert fwd["received"] >= 200 and fwd["sent"] + fwd["dropped"] >= 200, fwd
     c = stats["conservation"]
     assert c["received"] == c["sent"] + c["dropped"] + c["in_system"]
-    assert "bottleneck" in rest and str(out / "forwarder.json") in rest
-    assert _owned_by(hold.pid) == [] and _tmpdirs_of(hold.pid) == []
+    assert "bottleneck" in rest and f"wrote {out}: forwarder.json" in rest
+    assert sorted(p.name for p in out.iterdir()) == [outdir.MARKER, "forwarder.json"]
+    assert not out.with_name(out.name + ".partial").exists()
+
+
+@needs_net
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+def test_hold_writes_the_scenarios_pcap_and_event_log_of_the_users_traffic(tmp_path):
+    """`--hold` with ``[output] pcap`` and ``events``: the user's 200 datagrams are in the
+    bottleneck's pcap (tshark reads it) and in its event log under their 5-tuple, each one
+    enqueued and each one sent or dropped as the forwarder counted."""
+    import pyarrow.parquet as pq
+
+    scn = tmp_path / "logged.toml"
+    scn.write_text(
+        SHORT.replace("{dur}", "5s")
+        + '\n[output]\npcap = ["bottleneck"]\nevents = ["bottleneck"]\n'
+    )
+    out = tmp_path / "hold"
+    _, rest = _hold(scn, out)
+    assert "pcap/" in rest and "events/" in rest, rest
+    fwd = json.loads((out / "forwarder.json").read_text())["conservation"]["forward"]
+    udp = subprocess.run(
+        [
+            "tshark",
+            "-n",
+            "-r",
+            str(out / "pcap" / "bottleneck.pcap"),
+            "-Y",
+            "udp.dstport == 9",
+            "-T",
+            "fields",
+            "-e",
+            "udp.length",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    # Each datagram that left the bottleneck, 1000 B of payload + the 8-byte UDP header.
+    assert len(udp) == 200 - fwd["dropped"] and set(udp) == {"1008"}, (len(udp), fwd)
+    ev = pq.read_table(out / "events" / "bottleneck.parquet").to_pydict()
+    ours = [i for i, f in enumerate(ev["flow"]) if f.endswith(f"{net.host_ip('right', 0)}:9")]
+    kinds = [ev["event"][i] for i in ours]
+    assert kinds.count("enqueue") + kinds.count("drop") == 200
+    assert kinds.count("dequeue") == 200 - kinds.count("drop")
+    assert sum(1 for k in ev["event"] if k == "drop") == fwd["dropped"]

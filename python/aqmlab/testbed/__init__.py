@@ -422,9 +422,12 @@ def event_flow_names(fwd_flows: list[str], flows: list[dict]) -> list[str]:
     return names
 
 
-def _finish_events(sc: Any, p: Any, stats: dict, partial: Path) -> None:
+def _finish_events(
+    sc: Any, p: Any, stats: dict, partial: Path, flows: list[dict] | None = None
+) -> None:
     """Turns the forwarder's record files into ``events/<direction>.parquet`` with the flows
-    named (:func:`event_flow_names`); a log the forwarder could not complete fails the run."""
+    named (:func:`event_flow_names`; ``flows`` defaults to the plan's traffic flows, ``[]``
+    names every flow by its 5-tuple); a log the forwarder could not complete fails the run."""
     from aqmlab.running import events
 
     logs = stats.get("event_log", {})
@@ -434,7 +437,7 @@ def _finish_events(sc: Any, p: Any, stats: dict, partial: Path) -> None:
             raise RuntimeError(f"aqmlab-fwd wrote no event log for {name!r}")
         if log.get("error"):
             raise RuntimeError(f"aqmlab-fwd: event log of {name!r} incomplete: {log['error']}")
-        names = event_flow_names(log["flows"], p.traffic["flows"])
+        names = event_flow_names(log["flows"], p.traffic["flows"] if flows is None else flows)
         rec = events.record_path(partial, name)
         rows = events.to_parquet(rec, partial / "events" / f"{name}.parquet", names)
         if rows != log["rows"]:
@@ -467,7 +470,11 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
     """``aqmlab testbed --hold``: builds the scenario's network (its hosts' addresses, the
     bottleneck's rate, buffer, delays and AQM in the forwarder) without the traffic tool, prints
     how to run programs on the hosts, and holds it until SIGINT/SIGTERM; then removes everything
-    and writes the forwarder's statistics to ``out``/forwarder.json (returned)."""
+    and writes the forwarder's statistics to ``out``/forwarder.json (returned), with the
+    scenario's ``[output] pcap`` and ``events`` of the forwarder's two directions
+    (``pcap/<direction>.pcap``, ``events/<direction>.parquet``, flows named by their 5-tuple:
+    the traffic is the user's, not the scenario's). ``out`` is written as a run directory is:
+    into ``<out>.partial``, renamed to ``out`` once complete."""
     from aqmlab.running import runner
     from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
@@ -477,9 +484,8 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
     _require_root()
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise InputError(f"--out: {out} exists and is not an empty directory; name a new one")
+    out = outdir.check(out, "--out")
+    _check_outputs(sc, out)
     fwd_bin = forwarder_binary()
     net.reclaim_stale()
     old = signal.signal(signal.SIGTERM, _on_term)
@@ -488,6 +494,7 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
     old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     n = net.Net()
     fwd = None
+    partial = _start_logs(sc, p, out)
     try:
         with n.workdir() as tmp:
             work = Path(tmp)
@@ -535,17 +542,20 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
             if fwd.returncode != 0:
                 raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
             stats = json.loads((work / "fwd_out.json").read_text())
+        if sc.output.events:
+            _finish_events(sc, p, stats, partial, flows=[])
+        (partial / "forwarder.json").write_text(json.dumps(stats, indent=1))
+        outdir.commit(partial, out)
+    except BaseException:
+        outdir.discard(partial)
+        raise
     finally:
         signal.signal(signal.SIGTERM, old)
         signal.signal(signal.SIGINT, old_int)
         if fwd is not None and fwd.poll() is None:
             fwd.kill()
         n.close()
-    out.mkdir(parents=True, exist_ok=True)
-    tmp_file = out / "forwarder.json.tmp"
-    tmp_file.write_text(json.dumps(stats, indent=1))
-    tmp_file.replace(out / "forwarder.json")
     for line in _hold_summary(stats):
         print(line)
-    print(f"wrote {out / 'forwarder.json'}")
+    print(f"wrote {out}: {outdir.listing(out)}")
     return stats
