@@ -332,3 +332,22 @@ def test_traffic_tool_bad_input_is_one_line_exit_2(tmp_path):
         assert len(r.stderr.strip().splitlines()) == 1 and word in r.stderr, r.stderr
         assert "panicked" not in r.stderr
     assert not (tmp_path / "o.json").exists()
+
+
+@needs_net
+def test_receivers_that_refuse_ecn_leave_the_real_flows_without_it():
+    """``tcp.receiver_ecn = "off"``: the receivers' namespace refuses ECN, so the kernel's
+    handshake leaves every flow without it (RFC 3168 s. 6.1.1) and RED, its ECN on, can only
+    drop: no frame leaves marked, no CE reaches a receiver."""
+    import tomllib
+
+    from aqmlab import testbed
+    from aqmlab.scenario import schema as scenario
+
+    d = tomllib.loads(SCENARIO.read_text())
+    d["duration"], d["tcp"]["receiver_ecn"] = "2s", "off"
+    res = testbed.testbed(scenario.from_dict(d), cc="cubic")
+    flows = res.summary["flows"]
+    assert flows and not any(f["ecn_negotiated"] for f in flows), flows
+    assert sum(f["delivered_ce"] for f in flows) == 0
+    assert res.bottleneck["marked"] == 0 and res.bottleneck["dropped_aqm"] > 0

@@ -121,3 +121,34 @@ def test_a_scenario_cc_the_kernel_lacks_is_one_line_naming_the_field(monkeypatch
         plan.make(sc, scenario.build_config(sc))
     msg = str(e.value)
     assert msg.startswith(start) and why in msg and "\n" not in msg, msg
+
+
+def test_ect1_from_a_classic_kernel_cc_is_one_line_naming_the_field(monkeypatch):
+    # Linux's TCP sends ECT(1) only for an L4S congestion control; cubic would send ECT(0), a
+    # silent change of the scenario's meaning.
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic"})
+    sc = _with_tcp(cc="cubic", ecn="l4s")
+    with pytest.raises(InputError) as e:
+        plan.make(sc, scenario.build_config(sc))
+    msg = str(e.value)
+    assert msg.startswith("tcp.ecn: 'l4s' (ECT(1), RFC 9331) cannot run") and "\n" not in msg
+
+
+def test_accecn_is_refused_in_one_line_with_what_the_kernel_said(monkeypatch):
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic"})
+    sc = _with_tcp(cc="cubic", ecn=True, accecn=True)
+    with pytest.raises(InputError) as e:
+        plan.make(sc, scenario.build_config(sc))
+    msg = str(e.value)
+    assert msg.startswith("tcp.accecn: AccECN (RFC 9768) cannot run on the testbed: ")
+    assert msg.endswith("run it in the simulator") and "\n" not in msg, msg
+    # Whatever this kernel is, the reason names it (root: the namespace probe's answer).
+    assert "this kernel" in msg or "the testbed does not set it up" in msg, msg
+
+
+@pytest.mark.parametrize(("rcv", "accepts"), [("off", False), ("ecn", True), ("accecn", True)])
+def test_receiver_ecn_sets_whether_the_receivers_accept_ecn(monkeypatch, rcv, accepts):
+    monkeypatch.setattr(plan, "_available_cc", lambda: {"reno", "cubic"})
+    sc = _with_tcp(cc="cubic", ecn=True, receiver_ecn=rcv)
+    p = plan.make(sc, scenario.build_config(sc))
+    assert (p.ecn, p.receiver_ecn) == (True, accepts)

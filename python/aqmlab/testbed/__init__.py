@@ -218,7 +218,7 @@ def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict
 
     procs: list[subprocess.Popen] = []
     try:
-        n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
+        n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
         n.route_options(p.init_cwnd, p.min_rto_ms)
         offl = n.offloads()
         # As the senders see it: the list is the kernel's, read inside their namespace.
@@ -498,7 +498,7 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
     try:
         with n.workdir() as tmp:
             work = Path(tmp)
-            n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack)
+            n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
             n.route_options(p.init_cwnd, p.min_rto_ms)
             # The scenario's congestion control, for iperf3 -C (per connection, as the traffic
             # tool sets it; a namespace's default is not settable here).

@@ -207,8 +207,11 @@ class Net:
     def _sysctl(self, ns: str, key: str, value: int | str) -> None:
         self.exec(ns, "sysctl", "-q", "-w", f"{key}={value}")
 
-    def build(self, left: list[str], right: list[str], ecn: bool, sack: bool) -> None:
-        """Creates the namespaces, veths and addresses; TCP settings go in the end namespaces."""
+    def build(
+        self, left: list[str], right: list[str], ecn: bool, sack: bool, rcv_ecn: bool = True
+    ) -> None:
+        """Creates the namespaces, veths and addresses; TCP settings go in the end namespaces
+        (``rcv_ecn`` False: the receivers' namespace refuses ECN)."""
         for ns in (self.snd, self.rtr, self.rcv):
             run("ip", "netns", "add", ns)
             self.created.append(ns)
@@ -252,7 +255,8 @@ class Net:
         for ip in right:
             run("ip", "-n", self.rcv, "addr", "add", f"{ip}/16", "dev", self.if_rcv)
         for ns in (self.snd, self.rcv):
-            self._sysctl(ns, "net.ipv4.tcp_ecn", 1 if ecn else 0)
+            on = ecn and (rcv_ecn or ns == self.snd)
+            self._sysctl(ns, "net.ipv4.tcp_ecn", 1 if on else 0)
             self._sysctl(ns, "net.ipv4.tcp_sack", 1 if sack else 0)
             self._sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
 

@@ -11,6 +11,7 @@ reproduce are refused with one line naming the field.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +111,10 @@ class Plan:
     left_ips: list[str]
     right_ips: list[str]
     ecn: bool
+    #: Whether the receivers accept ECN (``tcp.receiver_ecn`` other than ``"off"``): their
+    #: namespace's ``net.ipv4.tcp_ecn`` is 0 otherwise, so a sender's ECN setup SYN is answered
+    #: without ECN (RFC 3168 s. 6.1.1). The kernel's feedback is RFC 3168's either way.
+    receiver_ecn: bool
     sack: bool
     init_cwnd: int
     min_rto_ms: int
@@ -193,7 +198,8 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
                 f"(it has {' '.join(sorted(_available_cc()))})"
             )
         ecn, efld = _tcp_setting(sc, i, "ecn")
-        eccns.add(bool(ecn))
+        _check_ecn(sc, i, ecn, efld, cc)
+        eccns.add((bool(ecn), _tcp_setting(sc, i, "receiver_ecn")[0] != "off"))
         sacks.add(sack)
         if len(eccns) > 1:
             raise InputError(
@@ -205,7 +211,47 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
                 "mixing newreno with sack/cubic/bbr is not supported"
             )
         ccs.append(cc)
-    return ccs, (eccns.pop() if eccns else False), (sacks.pop() if sacks else True)
+    return ccs, (eccns.pop() if eccns else (False, True)), (sacks.pop() if sacks else True)
+
+
+def _accecn_kernel() -> str:
+    """Whether this kernel offers AccECN (RFC 9768) as ``net.ipv4.tcp_ecn = 3`` (Linux 6.18's
+    Documentation/networking/ip-sysctl.rst), tried in a scratch network namespace: a phrase
+    for the refusal."""
+    import subprocess
+    import uuid
+
+    ns = f"aqtb-accecn-{uuid.uuid4().hex[:8]}"
+    try:
+        made = subprocess.run(["ip", "netns", "add", ns], capture_output=True).returncode == 0
+        if not made:
+            return "whether this kernel has it could not be tried (no network namespace)"
+        r = subprocess.run(
+            ["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_ecn=3"],
+            capture_output=True,
+        )
+        if r.returncode != 0:
+            return f"this kernel ({os.uname().release}) has none (net.ipv4.tcp_ecn refuses 3)"
+        return "the testbed does not set it up (net.ipv4.tcp_ecn = 3 is not applied)"
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def _check_ecn(sc, i: int, ecn: Any, efld: str, cc: str) -> None:
+    """Refuses the ECN settings the kernel's TCP cannot give: ECT(1) from a congestion control
+    other than an L4S one, and AccECN feedback."""
+    if ecn == "l4s" and cc != "prague":
+        raise InputError(
+            f"{efld}: 'l4s' (ECT(1), RFC 9331) cannot run on the testbed with {cc!r}: Linux's "
+            "TCP sends ECT(1) only for an L4S congestion control (TCP Prague, not in mainline); "
+            "use ecn = true (classic ECN, ECT(0)) or the simulator"
+        )
+    accecn, afld = _tcp_setting(sc, i, "accecn")
+    if accecn:
+        raise InputError(
+            f"{afld}: AccECN (RFC 9768) cannot run on the testbed: {_accecn_kernel()}; "
+            "run it in the simulator"
+        )
 
 
 def _groups(sc, flows: list[dict]) -> list[int]:
@@ -241,7 +287,7 @@ def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
 def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
     """The plan of a scenario whose simulator configuration is ``cfg`` (``cc``: see
     :func:`_check_flows`)."""
-    ccs, ecn, sack = _check_flows(sc, cc)
+    ccs, (ecn, rcv_ecn), sack = _check_flows(sc, cc)
     links, nodes = cfg["links"], cfg["nodes"]
     bott = next(lk for lk in links if lk["name"] == "bottleneck")
     rev = next(lk for lk in links if lk["name"] == "reverse")
@@ -286,6 +332,7 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
         left_ips=sides["left"],
         right_ips=sides["right"],
         ecn=ecn,
+        receiver_ecn=rcv_ecn,
         sack=sack,
         init_cwnd=max(1, round(t.init_cwnd)),
         min_rto_ms=max(1, round(t.min_rto * 1e3)),
