@@ -7,6 +7,7 @@ cross-check (docs/crosscheck-ns3.md). Every one compiles ``scripts/ns3_dumbbell.
     .venv/bin/python scripts/crosscheck_ns3.py tcp --jobs 2 --write-doc   # the current matrix
     .venv/bin/python scripts/crosscheck_ns3.py bbr --jobs 2 --write-doc   # BBR v1 vs TcpBbr
     .venv/bin/python scripts/crosscheck_ns3.py transports --jobs 2  # DCTCP and LEDBAT (2026-11-25)
+    .venv/bin/python scripts/crosscheck_ns3.py rttpair --jobs 1             # evaluate's RTT pair (2026-11-28)
     .venv/bin/python scripts/crosscheck_ns3.py codel                      # CoDel and PIE (2026-11-22)
     .venv/bin/python scripts/crosscheck_ns3.py dumbbell                   # DropTail and RED (2026-11-22)
     .venv/bin/python scripts/crosscheck_ns3.py tcp --help                 # a subcommand's options
@@ -24,6 +25,7 @@ CHECKS = {
     "tcp": "ns-3's default TCP and CUBIC: TCP x AQM x flows, a parking lot, web traffic",
     "bbr": "BBR v1 against ns-3's TcpBbr: FIFO and FQ-CoDel, 10 and 100 flows",
     "transports": "DCTCP through RED as dctcp-example.cc marks, LEDBAT beside NewReno",
+    "rttpair": "evaluate's RTT pair (s. 6.2): a 100 ms flow against 20-400 ms, CoDel, PIE, FIFO",
     "codel": "CoDel and PIE on the default dumbbell (superseded by tcp, kept runnable)",
     "dumbbell": "DropTail and RED on the dumbbells of 2026-11-22 (superseded by tcp, kept runnable)",
 }
