@@ -10,9 +10,23 @@ delayed ACKs (2 segments, 200 ms) and min RTO 1 s as tcp.py's ``default`` case. 
 (the runs, the cache, the tables) is tcp.py's.
 
     .venv/bin/python scripts/crosscheck_ns3.py bbr --jobs 2 --write-doc
+
+aqmlab's side with ns-3.44's model choices (``cc = "bbr-ns3"``, or some of them,
+``"bbr-ns3:entry+exit"``; crates/sim/src/tcp/cc/bbr.rs ``Ns3Model``) is a tagged run set:
+
+    .venv/bin/python scripts/crosscheck_ns3.py bbr --cases bbr-fifo-n10 \
+        --aqmlab-tcp 'cc="bbr-ns3"' --tag ns3
+
+A tagged run without ``--ns3-args`` takes ns-3's side from the untagged run of the same case
+and seed when that is cached (ns-3's side does not depend on aqmlab's overrides), so each
+departure costs aqmlab runs only.
 """
 
 from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
 
 from ns3check import tcp
 
@@ -29,5 +43,25 @@ def matrix(quick: bool, duration: float, warmup: float) -> dict[str, dict]:
     return out
 
 
+def reuse_ns3(tag: str) -> None:
+    """ns-3's side of a run tagged ``tag`` from the untagged run's cache when there is one."""
+    run_ns3 = tcp.run_ns3
+
+    def run(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
+        cached = d.parent.parent / "runs" / f"{d.name.removesuffix('.' + tag)}.json"
+        if cached.exists():
+            tcp.log(f"{d.name}: ns-3's side from {cached.name}")
+            return json.loads(cached.read_text())["ns3"]
+        return run_ns3(exe, cfg, sc, d, extra)
+
+    tcp.run_ns3 = run
+
+
 def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--tag", default="")
+    ap.add_argument("--ns3-args", action="append", default=[])
+    known, _ = ap.parse_known_args(argv)
+    if known.tag and not known.ns3_args:
+        reuse_ns3(known.tag)
     tcp.main(argv, cases_fn=matrix, markers=(BEGIN, END), label="bbr")
