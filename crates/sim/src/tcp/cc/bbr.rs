@@ -95,6 +95,15 @@ pub struct Ns3Model {
     /// last ACK that gave one, and an equal sample refreshes it (l. 357-367: `<=`; Linux: the
     /// ACK's own sample, `<`).
     pub min_rtt: bool,
+    /// `tsrtt`: with timestamps, the socket's RTT sample is the timestamp echo's
+    /// (tcp-socket-base.cc l. 3717-3750, 3786-3794) on a millisecond clock (tcp-option-ts.cc
+    /// l. 123-145: whole ms, a sample under 1 ms taken as 1 us), and the echo is the first
+    /// segment's of a delayed-ACK pair (l. 4476-4480, RFC 7323): the sample includes the
+    /// wait for the second segment (Linux: the rate sample's RTT, of the latest segment
+    /// sent). Used by `minrtt`'s last sample; on its own, the ACK's own sample with `<`.
+    /// Without timestamps, the rate sample's RTT as Linux (ns-3 then times the latest
+    /// segment sent, as Linux).
+    pub ts_rtt: bool,
     /// `gain`: STARTUP gain [`NS3_HIGH_GAIN`] and DRAIN gain 1 / 2.89 (l. 37-41, 201, 326;
     /// Linux 739/256 and 88/256).
     pub gain: bool,
@@ -111,6 +120,7 @@ impl Ns3Model {
         exit: true,
         clock: true,
         min_rtt: true,
+        ts_rtt: true,
         gain: true,
     };
 
@@ -127,11 +137,12 @@ impl Ns3Model {
                 "exit" => &mut m.exit,
                 "clock" => &mut m.clock,
                 "minrtt" => &mut m.min_rtt,
+                "tsrtt" => &mut m.ts_rtt,
                 "gain" => &mut m.gain,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, gain)"
+                         restore, exit, clock, minrtt, tsrtt, gain)"
                     ))
                 }
             };
@@ -258,6 +269,10 @@ pub struct Bbr {
     pub ns3_ssthresh: u32,
     /// The last RTT sample, ns ([`Ns3Model::min_rtt`]).
     last_rtt: Option<Time>,
+    /// The RTT sample of this ACK's timestamp echo, ns ([`Ns3Model::ts_rtt`]).
+    ts_rtt: Option<Time>,
+    /// Timestamps are on: echo samples have come.
+    ts_on: bool,
 }
 
 impl Default for Bbr {
@@ -293,6 +308,8 @@ impl Default for Bbr {
             ns3: Ns3Model::default(),
             ns3_ssthresh: NS3_NO_SSTHRESH,
             last_rtt: None,
+            ts_rtt: None,
+            ts_on: false,
         }
     }
 }
@@ -494,15 +511,19 @@ impl Bbr {
     fn update_min_rtt(&mut self, s: &AckSample, cwnd: &mut u32) {
         let rs = &s.rate;
         let expired = s.now > self.min_rtt_stamp + MIN_RTT_WIN;
-        if rs.rtt_ns >= 0 {
-            self.last_rtt = Some(rs.rtt_ns as Time);
+        let own = if self.ns3.ts_rtt && self.ts_on {
+            self.ts_rtt.take()
+        } else {
+            (rs.rtt_ns >= 0).then_some(rs.rtt_ns as Time)
+        };
+        if own.is_some() {
+            self.last_rtt = own;
         }
         let (sample, lower) = if self.ns3.min_rtt {
             let r = self.last_rtt;
             (r, r.is_some_and(|r| self.min_rtt.is_none_or(|m| r <= m)))
         } else {
-            let r = (rs.rtt_ns >= 0).then_some(rs.rtt_ns as Time);
-            (r, r.is_some_and(|r| self.min_rtt.is_none_or(|m| r < m)))
+            (own, own.is_some_and(|r| self.min_rtt.is_none_or(|m| r < m)))
         };
         if let Some(r) = sample.filter(|_| lower || expired) {
             self.min_rtt = Some(r);
@@ -675,9 +696,20 @@ impl CongestionControl for Bbr {
         f64::INFINITY
     }
 
+    /// ns-3 ([`Ns3Model::ts_rtt`]): the echo's RTT on ns-3's millisecond timestamp clock.
+    fn on_delay_sample(&mut self, rtt_ns: f64, now: Time) {
+        if self.ns3.ts_rtt {
+            const MS: Time = 1_000_000;
+            let sent = now.saturating_sub(rtt_ns as Time);
+            let ms = now / MS - sent / MS;
+            self.ts_rtt = Some(if ms > 0 { ms * MS } else { 1_000 });
+            self.ts_on = true;
+        }
+    }
+
     /// `bbr_set_state(TCP_CA_Loss)`: the next ACK is in the Loss state; full-pipe growth is
-    /// measured afresh and the timeout ends a round.
-    /// ns-3 ([`Ns3Model::restore`]) keeps `full_bw`.
+    /// measured afresh and the timeout ends a round. ns-3 ([`Ns3Model::restore`]) keeps
+    /// `full_bw`.
     fn on_timeout(&mut self) {
         self.prev_ca_state = CaState::Loss;
         if !self.ns3.restore {

@@ -697,3 +697,26 @@ fn ns3_model_recovers_from_overflow() {
     let delivered = p.s.rate.as_ref().unwrap().delivered;
     assert!(delivered as f64 >= 0.8 * RATE as f64 * 3.0, "{delivered}");
 }
+
+#[test]
+fn ns3_rtt_sample_is_the_timestamp_echo_in_whole_ms() {
+    // An ACK at 1.0415 s echoing a segment sent at 0.9995 s (42 ms earlier: the first of a
+    // delayed-ACK pair). ns-3's millisecond clock: 1041 - 999 = 42 ms; one sent at 1.0405 s
+    // (1 ms earlier): 1041 - 1040 = 1 ms; at 1.0412 s, the same tick: under 1 ms, 1 us.
+    let now = NS_PER_SEC + 41 * MS + MS / 2;
+    for (rtt, want) in [(42 * MS, 42 * MS), (MS, MS), (MS / 4, 1_000)] {
+        let mut b = probe_bw(Ns3Model::parse("tsrtt+minrtt").unwrap(), 3);
+        b.min_rtt = Some(50 * MS);
+        b.on_delay_sample(rtt as f64, now);
+        let mut s = ack(now, 2, 0, 50, 850, 900);
+        s.rate.rtt_ns = (30 * MS) as i64; // the rate sample's, not used
+        b.cong_control(86.0, &s);
+        assert_eq!(b.min_rtt, Some(want));
+    }
+    // Without a new echo (a duplicate ACK) the last sample is kept (minrtt's stale sample).
+    let mut b = probe_bw(Ns3Model::parse("tsrtt+minrtt").unwrap(), 3);
+    b.on_delay_sample((40 * MS) as f64, now);
+    b.cong_control(86.0, &ack(now, 2, 0, 50, 850, 900));
+    b.cong_control(86.0, &ack(now + 2 * NS_PER_SEC, 2, 0, 50, 850, 902));
+    assert_eq!(b.min_rtt_stamp, now + 2 * NS_PER_SEC);
+}
