@@ -25,6 +25,10 @@
 //! from a generator seeded by the time and delivered count of the flow's first entry into
 //! PROBE_BW (deterministic per run, different across flows); the initial pacing rate assumes
 //! Linux's initial window of 10.
+//!
+//! `cc = "bbr-ns3"` ([`Bbr::ns3_44`], for cross-checks) switches to ns-3.44's `TcpBbr`
+//! (`src/internet/model/tcp-bbr.cc`) and its socket (`tcp-socket-base.cc`) where they depart
+//! from Linux; `cc = "bbr-ns3:entry+exit"` switches only the named departures ([`Ns3Model`]).
 
 use super::bbr_common::{self as common, AckAggregation, LossState};
 pub use super::bbr_common::{
@@ -32,9 +36,7 @@ pub use super::bbr_common::{
     FULL_BW_CNT, FULL_BW_THRESH, INIT_CWND, MIN_RTT_WIN, PACING_MARGIN, PROBE_RTT_TIME,
 };
 use super::{AckSample, CongestionControl};
-use aqm::Time;
-#[cfg(test)]
-use aqm::NS_PER_SEC; // bbr_tests.rs reads it through `super::*`.
+use aqm::{Time, NS_PER_SEC};
 
 /// STARTUP's gain, 2/ln 2 as Linux's `bbr_high_gain` = BBR_UNIT x 2885 / 1000 + 1.
 pub const HIGH_GAIN: f64 = 739.0 / 256.0;
@@ -44,6 +46,116 @@ pub const DRAIN_GAIN: f64 = 88.0 / 256.0;
 pub const PACING_GAIN: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// Window of the max-bw filter, round trips (`bbr_bw_rtts` = CYCLE_LEN + 2).
 pub const BW_RTTS: u64 = 10;
+/// ns-3.44's STARTUP gain (tcp-bbr.cc l. 37-41, attribute `HighGain` = 2.89).
+pub const NS3_HIGH_GAIN: f64 = 2.89;
+/// ns-3.44's ACK-epoch reset, 4,096 bytes (tcp-bbr.cc l. 62-67, `AckEpochAckedResetThresh`),
+/// in segments of the cross-check's 1,460 bytes: the first whole count at or above it (2.8).
+pub const NS3_ACK_EPOCH_RESET: u64 = 3;
+/// ns-3's initial ssthresh, UINT32_MAX bytes (tcp-socket.cc, `InitialSlowStartThreshold`), in
+/// segments of 1,460 bytes: the window the socket sets on leaving recovery before BBR's first
+/// DRAIN has set ssthresh (see [`Ns3Model::exit`]).
+pub const NS3_NO_SSTHRESH: u32 = u32::MAX / 1460;
+
+/// Where ns-3.44's `TcpBbr` departs from Linux's `tcp_bbr.c`, one switch each (all on for
+/// `cc = "bbr-ns3"`, some for `cc = "bbr-ns3:NAME+NAME"`, names as the fields). Line numbers
+/// are ns-3.44's `src/internet/model/tcp-bbr.cc` unless another file is named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ns3Model {
+    /// `quanta`: send quantum one segment (l. 464-469, 726), so the quantization budget is 3
+    /// segments, not rounded to even (l. 239-255; Linux 3 x the TSO goal, rounded up to
+    /// even); the BDP is in bytes, whole segments below it (l. 248, the socket sends whole
+    /// segments): floor where Linux's `bbr_bdp` rounds up.
+    pub quanta: bool,
+    /// `ackagg`: the ACK-aggregation epoch starts at the simulation time, lasts whole seconds
+    /// (l. 518: `epochProp` is a `uint32_t`, so the expected delivery is 0 within the first
+    /// second) and is reset once it holds [`NS3_ACK_EPOCH_RESET`] segments (l. 521-527).
+    pub ack_agg: bool,
+    /// `entry`: entering recovery sets cwnd = in flight + max(ACKed, 1) and starts packet
+    /// conservation without starting a round (l. 746-753; Linux starts one,
+    /// `next_rtt_delivered = delivered`), so conservation ends at the current round's end.
+    pub entry: bool,
+    /// `losses`: the sample's losses come off cwnd, and packet conservation holds, only in
+    /// recovery (l. 577-583, 539-555; Linux: in every state, the Loss state included).
+    pub losses: bool,
+    /// `restore`: the saved window comes back only when recovery ends (`CwndEvent`
+    /// `CA_EVENT_COMPLETE_CWR`, l. 756-765, raised by tcp-socket-base.cc l. 2210 on leaving
+    /// CA_RECOVERY only): not after a timeout's Loss state; a timeout keeps the full-pipe
+    /// reference bw (l. 740-745; Linux's `bbr_set_state` zeroes `full_bw`).
+    pub restore: bool,
+    /// `exit`: the socket sets cwnd = ssthresh on leaving recovery, after BBR's restore
+    /// (tcp-socket-base.cc l. 2244-2247, whatever the congestion control); BBR's ssthresh is
+    /// `InFlight(1)` taken when STARTUP ends (l. 348), until then ns-3's initial one
+    /// ([`NS3_NO_SSTHRESH`]).
+    pub exit: bool,
+    /// `clock`: the gain cycle runs on the simulation time (l. 257-264, 270; Linux: the
+    /// delivered time) and its and DRAIN's in-flight tests take the packets in flight as they
+    /// are (l. 278, 282, 351), without `bbr_packets_in_net_at_edt`.
+    pub clock: bool,
+    /// `minrtt`: the min RTT takes the socket's last RTT sample on every ACK, kept from the
+    /// last ACK that gave one, and an equal sample refreshes it (l. 357-367: `<=`; Linux: the
+    /// ACK's own sample, `<`).
+    pub min_rtt: bool,
+    /// `tsrtt`: with timestamps, the socket's RTT sample is the timestamp echo's
+    /// (tcp-socket-base.cc l. 3717-3750, 3786-3794) on a millisecond clock (tcp-option-ts.cc
+    /// l. 123-145: whole ms, a sample under 1 ms taken as 1 us), and the echo is the first
+    /// segment's of a delayed-ACK pair (l. 4476-4480, RFC 7323): the sample includes the
+    /// wait for the second segment (Linux: the rate sample's RTT, of the latest segment
+    /// sent). Used by `minrtt`'s last sample; on its own, the ACK's own sample with `<`.
+    /// Without timestamps, the rate sample's RTT as Linux (ns-3 then times the latest
+    /// segment sent, as Linux).
+    pub ts_rtt: bool,
+    /// `gain`: STARTUP gain [`NS3_HIGH_GAIN`] and DRAIN gain 1 / 2.89 (l. 37-41, 201, 326;
+    /// Linux 739/256 and 88/256).
+    pub gain: bool,
+}
+
+impl Ns3Model {
+    /// Every departure.
+    pub const ALL: Ns3Model = Ns3Model {
+        quanta: true,
+        ack_agg: true,
+        entry: true,
+        losses: true,
+        restore: true,
+        exit: true,
+        clock: true,
+        min_rtt: true,
+        ts_rtt: true,
+        gain: true,
+    };
+
+    /// The departures named in `names`, joined by `+` (`"entry+exit"`).
+    pub fn parse(names: &str) -> Result<Ns3Model, String> {
+        let mut m = Ns3Model::default();
+        for n in names.split('+') {
+            let f = match n {
+                "quanta" => &mut m.quanta,
+                "ackagg" => &mut m.ack_agg,
+                "entry" => &mut m.entry,
+                "losses" => &mut m.losses,
+                "restore" => &mut m.restore,
+                "exit" => &mut m.exit,
+                "clock" => &mut m.clock,
+                "minrtt" => &mut m.min_rtt,
+                "tsrtt" => &mut m.ts_rtt,
+                "gain" => &mut m.gain,
+                _ => {
+                    return Err(format!(
+                        "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
+                         restore, exit, clock, minrtt, tsrtt, gain)"
+                    ))
+                }
+            };
+            *f = true;
+        }
+        Ok(m)
+    }
+
+    /// Any departure on.
+    pub fn any(&self) -> bool {
+        *self != Ns3Model::default()
+    }
+}
 /// Kathleen Nichols' windowed max filter as Linux's `lib/win_minmax.c`: the best, second and
 /// third best samples of the window, each with its time (here round count).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -151,6 +263,16 @@ pub struct Bbr {
     app_limited_req: bool,
     /// Earliest departure of the next paced segment (the sender's pacing clock).
     edt: Time,
+    /// ns-3.44's departures from Linux in force (none: Linux's BBR).
+    pub ns3: Ns3Model,
+    /// ns-3's ssthresh, segments ([`Ns3Model::exit`]).
+    pub ns3_ssthresh: u32,
+    /// The last RTT sample, ns ([`Ns3Model::min_rtt`]).
+    last_rtt: Option<Time>,
+    /// The RTT sample of this ACK's timestamp echo, ns ([`Ns3Model::ts_rtt`]).
+    ts_rtt: Option<Time>,
+    /// Timestamps are on: echo samples have come.
+    ts_on: bool,
 }
 
 impl Default for Bbr {
@@ -183,19 +305,58 @@ impl Default for Bbr {
             rng: 0,
             app_limited_req: false,
             edt: 0,
+            ns3: Ns3Model::default(),
+            ns3_ssthresh: NS3_NO_SSTHRESH,
+            last_rtt: None,
+            ts_rtt: None,
+            ts_on: false,
         }
     }
 }
 
 impl Bbr {
+    /// ns-3.44's `TcpBbr` with the departures of `m` (`cc = "bbr-ns3"`: [`Ns3Model::ALL`]).
+    pub fn ns3_44(m: Ns3Model) -> Self {
+        let mut b = Bbr {
+            ns3: m,
+            ..Bbr::default()
+        };
+        b.pacing_gain = b.high_gain();
+        b.cwnd_gain = b.high_gain();
+        b.pacing_rate = rate_per_sec(INIT_CWND as f64 / 1e6, b.high_gain());
+        b
+    }
+
     /// The bandwidth estimate (segments per ns).
     pub fn max_bw(&self) -> f64 {
         self.bw.get()
     }
 
-    /// `bbr_bdp`: ceil(bw x min_rtt x gain); the initial window before any RTT sample.
+    /// STARTUP's gain: Linux's [`HIGH_GAIN`], or ns-3's [`NS3_HIGH_GAIN`].
+    pub fn high_gain(&self) -> f64 {
+        if self.ns3.gain {
+            NS3_HIGH_GAIN
+        } else {
+            HIGH_GAIN
+        }
+    }
+
+    /// DRAIN's pacing gain: Linux's [`DRAIN_GAIN`], or ns-3's 1 / 2.89 (tcp-bbr.cc l. 326).
+    pub fn drain_gain(&self) -> f64 {
+        if self.ns3.gain {
+            1.0 / NS3_HIGH_GAIN
+        } else {
+            DRAIN_GAIN
+        }
+    }
+
+    /// `bbr_bdp`: ceil(bw x min_rtt x gain); the initial window before any RTT sample. ns-3
+    /// ([`Ns3Model::quanta`]): whole segments below the BDP in bytes.
     pub fn bdp(&self, bw: f64, gain: f64) -> u32 {
-        common::bdp(self.min_rtt, bw, gain)
+        match self.min_rtt {
+            Some(r) if self.ns3.quanta => (bw * r as f64 * gain + 1e-9).floor().max(0.0) as u32,
+            _ => common::bdp(self.min_rtt, bw, gain),
+        }
     }
 
     /// `bbr_tso_segs_goal` without a device limit: pacing rate x 2^-10 s in segments, at least 2
@@ -205,10 +366,13 @@ impl Bbr {
         ((self.pacing_rate / 1024.0) as u32).max(min).min(127)
     }
 
-    /// `bbr_quantization_budget`.
+    /// `bbr_quantization_budget`; ns-3 ([`Ns3Model::quanta`]): 3 segments, not rounded.
     pub fn quantization_budget(&self, cwnd: u32) -> u32 {
-        let mut cwnd = cwnd + 3 * self.tso_segs_goal();
-        cwnd = (cwnd + 1) & !1;
+        let mut cwnd = if self.ns3.quanta {
+            cwnd + 3
+        } else {
+            (cwnd + 3 * self.tso_segs_goal() + 1) & !1
+        };
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
             cwnd += 2;
         }
@@ -220,8 +384,12 @@ impl Bbr {
         self.quantization_budget(self.bdp(bw, gain))
     }
 
-    /// `bbr_packets_in_net_at_edt`: inflight when the next paced segment leaves at `edt`.
+    /// `bbr_packets_in_net_at_edt`: inflight when the next paced segment leaves at `edt`;
+    /// ns-3 ([`Ns3Model::clock`]): inflight.
     fn in_net_at_edt(&self, inflight: u32, now: Time, edt: Time) -> u32 {
+        if self.ns3.clock {
+            return inflight;
+        }
         let tso = self.tso_segs_goal();
         common::in_net_at_edt(inflight, now, edt, self.max_bw(), self.pacing_gain, tso)
     }
@@ -245,7 +413,12 @@ impl Bbr {
         }
         let r = (common::splitmix(&mut self.rng) % 7) as usize;
         self.cycle_idx = PACING_GAIN.len() - 1 - r;
-        self.advance_cycle_phase(s.rate.delivered_time);
+        let clock = if self.ns3.clock {
+            s.now
+        } else {
+            s.rate.delivered_time
+        };
+        self.advance_cycle_phase(clock);
     }
 
     fn reset_mode(&mut self, s: &AckSample) {
@@ -281,8 +454,13 @@ impl Bbr {
             return;
         }
         let rs = &s.rate;
+        let clock = if self.ns3.clock {
+            s.now
+        } else {
+            rs.delivered_time
+        };
         let full_length =
-            rs.delivered_time.saturating_sub(self.cycle_stamp) > self.min_rtt.unwrap_or(Time::MAX);
+            clock.saturating_sub(self.cycle_stamp) > self.min_rtt.unwrap_or(Time::MAX);
         let next = if self.pacing_gain == 1.0 {
             full_length
         } else {
@@ -295,7 +473,7 @@ impl Bbr {
             }
         };
         if next {
-            self.advance_cycle_phase(rs.delivered_time);
+            self.advance_cycle_phase(clock);
         }
     }
 
@@ -313,10 +491,12 @@ impl Bbr {
         self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
     }
 
-    /// `bbr_check_drain`.
+    /// `bbr_check_drain`; ns-3 ([`Ns3Model::exit`]) also sets its ssthresh to one BDP with
+    /// the budget when STARTUP ends (tcp-bbr.cc l. 345-349).
     fn check_drain(&mut self, s: &AckSample) {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
+            self.ns3_ssthresh = self.inflight(self.max_bw(), 1.0);
         }
         if self.mode == Mode::Drain
             && self.in_net_at_edt(s.rate.in_flight, s.now, self.edt)
@@ -327,11 +507,26 @@ impl Bbr {
     }
 
     /// `bbr_update_min_rtt`: the 10 s min-RTT filter and PROBE_RTT.
+    /// ns-3 ([`Ns3Model::min_rtt`]): the last sample on every ACK, refreshed by an equal one.
     fn update_min_rtt(&mut self, s: &AckSample, cwnd: &mut u32) {
         let rs = &s.rate;
         let expired = s.now > self.min_rtt_stamp + MIN_RTT_WIN;
-        if rs.rtt_ns >= 0 && (self.min_rtt.is_none_or(|m| (rs.rtt_ns as Time) < m) || expired) {
-            self.min_rtt = Some(rs.rtt_ns as Time);
+        let own = if self.ns3.ts_rtt && self.ts_on {
+            self.ts_rtt.take()
+        } else {
+            (rs.rtt_ns >= 0).then_some(rs.rtt_ns as Time)
+        };
+        if own.is_some() {
+            self.last_rtt = own;
+        }
+        let (sample, lower) = if self.ns3.min_rtt {
+            let r = self.last_rtt;
+            (r, r.is_some_and(|r| self.min_rtt.is_none_or(|m| r <= m)))
+        } else {
+            (own, own.is_some_and(|r| self.min_rtt.is_none_or(|m| r < m)))
+        };
+        if let Some(r) = sample.filter(|_| lower || expired) {
+            self.min_rtt = Some(r);
             self.min_rtt_stamp = s.now;
         }
         if expired && self.mode != Mode::ProbeRtt {
@@ -361,9 +556,10 @@ impl Bbr {
 
     /// `bbr_update_gains`.
     fn update_gains(&mut self) {
+        let high = self.high_gain();
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
-            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
-            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::Startup => (high, high),
+            Mode::Drain => (self.drain_gain(), high),
             Mode::ProbeBw => (PACING_GAIN[self.cycle_idx], CWND_GAIN),
             Mode::ProbeRtt => (1.0, 1.0),
         };
@@ -372,34 +568,52 @@ impl Bbr {
     /// `bbr_set_pacing_rate`: the pacing rate only rises before the pipe is full.
     fn set_pacing_rate(&mut self, s: &AckSample, cwnd: u32) {
         let rate = rate_per_sec(self.max_bw(), self.pacing_gain);
+        let high = self.high_gain();
         common::set_pacing_rate(
             &mut self.pacing_rate,
             &mut self.has_seen_rtt,
             s,
             cwnd,
-            HIGH_GAIN,
+            high,
             rate,
             self.full_bw_reached,
         );
     }
 
-    /// `bbr_set_cwnd_to_recover_or_restore`: `Some(cwnd)` under packet conservation.
+    /// `bbr_set_cwnd_to_recover_or_restore`: `true` under packet conservation. ns-3: see
+    /// [`Ns3Model::losses`], [`Ns3Model::entry`], [`Ns3Model::restore`], [`Ns3Model::exit`].
     fn recover_or_restore(&mut self, s: &AckSample, state: CaState, cwnd: &mut u32) -> bool {
         let rs = &s.rate;
         let acked = rs.acked_sacked;
-        if rs.losses > 0 {
+        let entering = state == CaState::Recovery && self.prev_ca_state != CaState::Recovery;
+        let lose = !self.ns3.losses || state == CaState::Recovery;
+        if entering && self.ns3.entry {
+            // CongestionStateSet(CA_RECOVERY) runs before CongControl, which then takes the
+            // losses off (l. 543-547).
+            self.packet_conservation = true;
+            *cwnd = rs.in_flight + acked.max(1);
+        }
+        if rs.losses > 0 && lose {
             *cwnd = cwnd.saturating_sub(rs.losses).max(1);
         }
-        if state == CaState::Recovery && self.prev_ca_state != CaState::Recovery {
+        let leaving = if self.ns3.restore {
+            self.prev_ca_state == CaState::Recovery && state == CaState::Open
+        } else {
+            self.prev_ca_state >= CaState::Recovery && state < CaState::Recovery
+        };
+        if entering && !self.ns3.entry {
             self.packet_conservation = true;
             self.next_rtt_delivered = rs.total_delivered;
             *cwnd = rs.in_flight + acked;
-        } else if self.prev_ca_state >= CaState::Recovery && state < CaState::Recovery {
+        } else if leaving {
             *cwnd = (*cwnd).max(self.prior_cwnd);
             self.packet_conservation = false;
+            if self.ns3.exit && self.prev_ca_state == CaState::Recovery {
+                *cwnd = self.ns3_ssthresh;
+            }
         }
         self.prev_ca_state = state;
-        if self.packet_conservation {
+        if self.packet_conservation && (!self.ns3.losses || state == CaState::Recovery) {
             *cwnd = (*cwnd).max(rs.in_flight + acked);
             return true;
         }
@@ -408,19 +622,50 @@ impl Bbr {
 
     /// `bbr_set_cwnd`.
     fn set_cwnd(&mut self, s: &AckSample, state: CaState, mut cwnd: u32) -> u32 {
-        let acked = s.rate.acked_sacked;
+        let mut acked = s.rate.acked_sacked;
         if acked > 0 && !self.recover_or_restore(s, state, &mut cwnd) {
             let bw = self.max_bw();
             let mut target = self.bdp(bw, self.cwnd_gain);
             target += self.ack_aggregation_cwnd();
             target = self.quantization_budget(target);
             let slow_start = s.rate.total_delivered < INIT_CWND as u64;
+            if self.ns3.exit && self.full_bw_reached && cwnd >= NS3_NO_SSTHRESH {
+                // ns-3's window of UINT32_MAX bytes plus the ACKed bytes wraps round (l. 589):
+                // ACKed - 1 bytes, whole segments one fewer than ACKed.
+                cwnd = 0;
+                acked = acked.saturating_sub(1);
+            }
             cwnd = common::grow_cwnd(cwnd, acked, target, self.full_bw_reached, slow_start);
         }
         if self.mode == Mode::ProbeRtt {
             cwnd = cwnd.min(CWND_MIN);
         }
         cwnd
+    }
+
+    /// ns-3's `UpdateAckAggregation` (tcp-bbr.cc l. 494-537, [`Ns3Model::ack_agg`]) on the
+    /// estimator's state: the epoch starts at the simulation time and counts whole seconds
+    /// (l. 518), and ends at [`NS3_ACK_EPOCH_RESET`] segments (l. 521-527).
+    fn ns3_update_ack_aggregation(&mut self, s: &AckSample, cwnd: u32) {
+        let rs = &s.rate;
+        if rs.acked_sacked == 0 || rs.delivered < 0 {
+            return;
+        }
+        let bw = self.max_bw();
+        let a = &mut self.ack_agg;
+        a.next_round(self.round_start, EXTRA_ACKED_WIN_RTTS);
+        let secs = s.now.saturating_sub(a.ack_epoch_stamp) / NS_PER_SEC;
+        let mut expected = (bw * (secs * NS_PER_SEC) as f64) as u64;
+        let acked = rs.acked_sacked as u64;
+        if a.ack_epoch_acked <= expected || a.ack_epoch_acked + acked >= NS3_ACK_EPOCH_RESET {
+            a.ack_epoch_acked = 0;
+            a.ack_epoch_stamp = s.now;
+            expected = 0;
+        }
+        a.ack_epoch_acked += acked;
+        let extra = a.ack_epoch_acked.saturating_sub(expected).min(cwnd as u64);
+        let i = a.extra_acked_win_idx;
+        a.extra_acked[i] = a.extra_acked[i].max(extra);
     }
 
     /// `bbr_ack_aggregation_cwnd`.
@@ -434,7 +679,11 @@ impl Bbr {
 
 impl CongestionControl for Bbr {
     fn name(&self) -> &'static str {
-        "bbr"
+        if self.ns3.any() {
+            "bbr-ns3"
+        } else {
+            "bbr"
+        }
     }
 
     fn on_ack(&mut self, cwnd: f64, _ssthresh: f64, _s: &AckSample) -> f64 {
@@ -447,11 +696,25 @@ impl CongestionControl for Bbr {
         f64::INFINITY
     }
 
+    /// ns-3 ([`Ns3Model::ts_rtt`]): the echo's RTT on ns-3's millisecond timestamp clock.
+    fn on_delay_sample(&mut self, rtt_ns: f64, now: Time) {
+        if self.ns3.ts_rtt {
+            const MS: Time = 1_000_000;
+            let sent = now.saturating_sub(rtt_ns as Time);
+            let ms = now / MS - sent / MS;
+            self.ts_rtt = Some(if ms > 0 { ms * MS } else { 1_000 });
+            self.ts_on = true;
+        }
+    }
+
     /// `bbr_set_state(TCP_CA_Loss)`: the next ACK is in the Loss state; full-pipe growth is
-    /// measured afresh and the timeout ends a round.
+    /// measured afresh and the timeout ends a round. ns-3 ([`Ns3Model::restore`]) keeps
+    /// `full_bw`.
     fn on_timeout(&mut self) {
         self.prev_ca_state = CaState::Loss;
-        self.full_bw = 0.0;
+        if !self.ns3.restore {
+            self.full_bw = 0.0;
+        }
         self.round_start = true;
         self.loss.on_timeout();
     }
@@ -487,8 +750,12 @@ impl CongestionControl for Bbr {
         let mut w = cwnd.floor().max(1.0) as u32;
         self.update_bw(s);
         let bw = self.max_bw();
-        self.ack_agg
-            .update(&s.rate, self.round_start, EXTRA_ACKED_WIN_RTTS, bw, w);
+        if self.ns3.ack_agg {
+            self.ns3_update_ack_aggregation(s, w);
+        } else {
+            self.ack_agg
+                .update(&s.rate, self.round_start, EXTRA_ACKED_WIN_RTTS, bw, w);
+        }
         self.update_cycle_phase(s);
         self.check_full_bw_reached(s);
         self.check_drain(s);

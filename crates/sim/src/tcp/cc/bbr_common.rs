@@ -195,14 +195,7 @@ impl AckAggregation {
         if rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0 {
             return;
         }
-        if round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= win {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
+        self.next_round(round_start, win);
         let epoch = rs.delivered_time.saturating_sub(self.ack_epoch_stamp);
         let mut expected = (bw * epoch as f64) as u64;
         if self.ack_epoch_acked <= expected
@@ -216,6 +209,19 @@ impl AckAggregation {
         let extra = (self.ack_epoch_acked - expected).min(cwnd as u64);
         let i = self.extra_acked_win_idx;
         self.extra_acked[i] = self.extra_acked[i].max(extra);
+    }
+
+    /// At a round start, the round count of the current window, and the other window (emptied)
+    /// once it has `win` rounds.
+    pub fn next_round(&mut self, round_start: bool, win: u32) {
+        if round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
+            if self.extra_acked_win_rtts >= win {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
     }
 
     /// `bbr_ack_aggregation_cwnd`: the larger window's max, at most [`EXTRA_ACKED_MAX`] of `bw`.

@@ -175,14 +175,20 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("dctcp", || Box::new(Dctcp::default())),
     ("bbr", || Box::new(Bbr::default())),
     ("bbr1", || Box::new(Bbr::default())),
+    ("bbr-ns3", || Box::new(Bbr::ns3_44(bbr::Ns3Model::ALL))),
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
     ("prague", || Box::new(Prague::default())),
 ];
 
-/// The controller registered as `name`.
+/// The controller registered as `name`, or BBR v1 with some of ns-3.44's departures
+/// (`bbr-ns3:NAME+NAME`, [`bbr::Ns3Model::parse`]).
 pub fn build(name: &str) -> Result<Box<dyn CongestionControl>, String> {
+    if let Some(names) = name.strip_prefix("bbr-ns3:") {
+        let m = bbr::Ns3Model::parse(names)?;
+        return Ok(Box::new(Bbr::ns3_44(m)));
+    }
     REGISTRY
         .iter()
         .find(|(n, _)| *n == name)
