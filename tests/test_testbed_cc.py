@@ -110,6 +110,8 @@ def test_the_scenarios_cc_and_recovery_choose_the_module_and_sack(monkeypatch):
         ({"cc": "ledbat"}, "tcp.cc: 'ledbat' cannot run", "no LEDBAT module"),
         ({"cc": "ledbat-ns3"}, "tcp.cc: 'ledbat-ns3' cannot run", "no LEDBAT module"),
         ({"cc": "bbr3"}, "tcp.cc: 'bbr3' cannot run", "bbr is BBR v1"),
+        ({"cc": "bbr-ns3"}, "tcp.cc: 'bbr-ns3' cannot run", "ns-3.44 TcpBbr's"),
+        ({"cc": "bbr-ns3:entry+exit"}, "tcp.cc: 'bbr-ns3:entry+exit' cannot run", "TcpBbr"),
         ({"recovery": "reno"}, "tcp.recovery: 'reno' cannot run", "no classic Reno"),
     ],
 )

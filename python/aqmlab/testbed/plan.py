@@ -39,6 +39,7 @@ NO_LINUX = {
     "ledbat": "Linux has no LEDBAT module (tcp_lp is TCP-LP, a different algorithm)",
     "ledbat-ns3": "ns-3.44's LEDBAT window cap, a cross-check variant; Linux has no LEDBAT module",
     "bbr3": "mainline Linux's bbr is BBR v1; BBR v3 is in google/bbr's v3 tree only",
+    "bbr-ns3": "ns-3.44 TcpBbr's model choices, a cross-check variant (Linux's bbr is bbr)",
 }
 
 #: aqmlab's congestion controllers (`[tcp] cc`) -> Linux modules; LEDBAT has none (NO_LINUX).
@@ -145,8 +146,10 @@ def _cc_and_recovery(sc, i: int, cc: str, sack: bool, fld: str) -> tuple[str, bo
     module, SACK on, and the field that chose the module."""
     name, cfld = _tcp_setting(sc, i, "cc")
     if name is not None:
-        if name not in CC_LINUX and name in NO_LINUX:
-            raise InputError(f"{cfld}: {name!r} cannot run on the testbed: {NO_LINUX[name]}")
+        # A cross-check variant with its switches named (``bbr-ns3:entry+exit``) by its base.
+        base = name.split(":", 1)[0]
+        if name not in CC_LINUX and base in NO_LINUX:
+            raise InputError(f"{cfld}: {name!r} cannot run on the testbed: {NO_LINUX[base]}")
         cc, fld = CC_LINUX.get(name, name), cfld
     rec, rfld = _tcp_setting(sc, i, "recovery")
     if rec is not None:
