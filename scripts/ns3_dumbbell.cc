@@ -27,7 +27,8 @@
 //
 // TCP options: --tcp=newreno|cubic|dctcp|ledbat, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
-// (TcpCubic's HyStart), --mtu, --fqQuantum, --probePrr (a unit probe of ns-3's PRR, no network). Defaults
+// (TcpCubic's HyStart), --mtu, --fqQuantum, --probePrr (a unit probe of ns-3's PRR, no network),
+// --rtoTrace (a line per timeout and fast-recovery entry, below). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
 // MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
 // DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
@@ -76,6 +77,7 @@
 #include <deque>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -817,6 +819,101 @@ FlowAck(uint32_t i, SequenceNumber32 /*old*/, SequenceNumber32 now)
     }
 }
 
+// --rtoTrace=FILE: one line per retransmission timeout of any sender (every expiry, backoffs
+// included), written when ReTxTimeout doubles the RTO (after it marked the unSACKed segments lost,
+// before it changes the congestion state and cwnd), and one line per entry into fast recovery:
+//   rto T FLOW STATE UNA HIGH CWND SSTHRESH SACKED HEAD_TX RECOVERIES
+//   rec T FLOW UNA HIGH
+// T seconds; STATE the congestion state before the timeout (0 open, 1 disorder, 2 cwr,
+// 3 recovery, 4 loss); UNA and HIGH the first unacknowledged and the next new segment (segments
+// of 1460 B from 0); CWND, SSTHRESH segments; SACKED segments SACKed above UNA; HEAD_TX the
+// transmissions of segment UNA so far; RECOVERIES the flow's entries into fast recovery so far.
+struct RtoTrace
+{
+    std::ofstream out;
+    std::vector<std::map<uint32_t, uint32_t>> sent; // per flow: segment -> transmissions
+    std::vector<uint32_t> state, cwnd, ssthresh, recoveries, high;
+    std::vector<Ptr<TcpSocketBase>> sock;
+};
+
+std::unique_ptr<RtoTrace> g_rtoTrace;
+
+uint32_t
+SegOf(SequenceNumber32 s)
+{
+    return (s.GetValue() - 1) / 1460; // ns-3's ISN is 0 and the SYN takes one
+}
+
+void
+RtoTraceTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() > 0)
+    {
+        g_rtoTrace->sent[i][SegOf(h.GetSequenceNumber())]++;
+    }
+}
+
+void
+RtoTraceAck(uint32_t i, SequenceNumber32, SequenceNumber32 now)
+{
+    auto& m = g_rtoTrace->sent[i];
+    m.erase(m.begin(), m.lower_bound(SegOf(now)));
+}
+
+void
+RtoTraceState(uint32_t i, TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
+{
+    RtoTrace& t = *g_rtoTrace;
+    t.state[i] = to;
+    if (to == TcpSocketState::CA_RECOVERY && from != to)
+    {
+        t.recoveries[i]++;
+        Ptr<TcpTxBuffer> b = t.sock[i]->GetTxBuffer();
+        t.out << "rec " << Simulator::Now().GetSeconds() << " " << i << " "
+              << SegOf(b->HeadSequence()) << " " << t.high[i] << "\n";
+    }
+}
+
+void
+RtoTraceRto(uint32_t i, Time from, Time to)
+{
+    if (!(to > from && (to == from + from || to == Seconds(60))))
+    {
+        return;
+    }
+    RtoTrace& t = *g_rtoTrace;
+    Ptr<TcpTxBuffer> b = t.sock[i]->GetTxBuffer();
+    uint32_t una = SegOf(b->HeadSequence());
+    auto it = t.sent[i].find(una);
+    t.out << "rto " << Simulator::Now().GetSeconds() << " " << i << " " << t.state[i] << " " << una
+          << " " << t.high[i] << " "
+          << t.cwnd[i] / 1460.0 << " " << t.ssthresh[i] / 1460.0 << " " << b->GetSacked() / 1460
+          << " " << (it == t.sent[i].end() ? 0 : it->second) << " " << t.recoveries[i] << "\n";
+}
+
+void
+RtoTraceConnect(uint32_t i, Ptr<Socket> so)
+{
+    RtoTrace& t = *g_rtoTrace;
+    t.sock[i] = DynamicCast<TcpSocketBase>(so);
+    so->TraceConnectWithoutContext("Tx", MakeBoundCallback(&RtoTraceTx, i));
+    so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&RtoTraceAck, i));
+    so->TraceConnectWithoutContext("CongState", MakeBoundCallback(&RtoTraceState, i));
+    so->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoTraceRto, i));
+    so->TraceConnectWithoutContext(
+        "CongestionWindow",
+        MakeBoundCallback(+[](uint32_t k, uint32_t, uint32_t v) { g_rtoTrace->cwnd[k] = v; }, i));
+    so->TraceConnectWithoutContext(
+        "SlowStartThreshold",
+        MakeBoundCallback(+[](uint32_t k, uint32_t, uint32_t v) { g_rtoTrace->ssthresh[k] = v; },
+                          i));
+    so->TraceConnectWithoutContext(
+        "HighestSequence",
+        MakeBoundCallback(
+            +[](uint32_t k, SequenceNumber32, SequenceNumber32 v) { g_rtoTrace->high[k] = SegOf(v); },
+            i));
+}
+
 // The TCP congestion control named (--tcp, or a flow line's last field); exits with 2 otherwise.
 TypeId
 CcType(const std::string& name)
@@ -888,6 +985,10 @@ InstallFlows(const Graph& g, const Net& net)
             so->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retx));
             so->TraceConnectWithoutContext("Tx", MakeBoundCallback(&FlowTx, i));
             so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&FlowAck, i));
+            if (g_rtoTrace)
+            {
+                RtoTraceConnect(i, so);
+            }
         });
     }
 }
@@ -1096,6 +1197,7 @@ struct Options
     bool redGentle = false;
     std::string cwndTrace;
     uint32_t cwndTraceFlow = 0;
+    std::string rtoTrace;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
@@ -1149,6 +1251,7 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("redGentle", "RED Gentle (ns-3's default true)", o.redGentle);
     cmd.AddValue("cwndTrace", "file for the cwnd trace of flow --cwndTraceFlow (diagnostics)", o.cwndTrace);
     cmd.AddValue("cwndTraceFlow", "the flow --cwndTrace follows (default 0)", o.cwndTraceFlow);
+    cmd.AddValue("rtoTrace", "file for a line per timeout and fast recovery (diagnostics)", o.rtoTrace);
     cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
     cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
@@ -1357,6 +1460,19 @@ main(int argc, char* argv[])
                 b->SetQuantum(o.fqQuantum);
             }
         }
+    }
+    if (!o.rtoTrace.empty())
+    {
+        g_rtoTrace = std::make_unique<RtoTrace>();
+        g_rtoTrace->out.open(o.rtoTrace);
+        size_t n = g.flows.size();
+        g_rtoTrace->sent.resize(n);
+        for (auto* v : {&g_rtoTrace->state, &g_rtoTrace->cwnd, &g_rtoTrace->ssthresh,
+                        &g_rtoTrace->recoveries, &g_rtoTrace->high})
+        {
+            v->assign(n, 0);
+        }
+        g_rtoTrace->sock.resize(n);
     }
     InstallFlows(g, net);
     if (!o.cwndTrace.empty() && o.cwndTraceFlow < g_flows.size())

@@ -3,8 +3,12 @@
 //! One finite flow of 20 segments, initial window 3, idle path. The bottleneck drops the first
 //! data segment (0). Segments 1 and 2 arrive and give two duplicate ACKs. RFC 3042 s. 1: with a
 //! window of 3 a single loss cannot produce the three duplicate ACKs of fast retransmit.
-//! - Without limited transmit nothing more is sent: the retransmission timer (1 s before the
-//!   first RTT sample, RFC 6298 s. 2.1) fires and segment 0 is sent again after a timeout.
+//! - Without limited transmit a NewReno sender sends nothing more: the retransmission timer (1 s
+//!   before the first RTT sample, RFC 6298 s. 2.1) fires and segment 0 is sent again after a
+//!   timeout. A SACK sender (`sack`, `cubic`) counts the segments in flight against its window
+//!   (RFC 6675 s. 5 step (3); Linux's `tcp_packets_in_flight`, ns-3's `BytesInFlight`): each
+//!   SACKed segment lets a new one out, so it behaves as with limited transmit, whatever the
+//!   setting.
 //! - With it, each duplicate ACK releases one new segment (3, then 4: FlightSize 4 and 5 <= cwnd
 //!   3 + 2); segment 3 gives the third duplicate ACK and fast retransmit repairs the loss with no
 //!   timeout. ssthresh = max(FlightSize / 2, 2) with FlightSize 3, without the two limited-
@@ -56,17 +60,27 @@ fn run(variant: TcpVariant, limited_transmit: bool) -> Outcome {
 
 #[test]
 fn without_limited_transmit_a_window_of_three_times_out() {
-    for v in [TcpVariant::NewReno, TcpVariant::Sack, TcpVariant::Cubic] {
+    let o = run(TcpVariant::NewReno, false);
+    assert_eq!((o.timeouts, o.fast_retransmits, o.limited), (1, 0, 0));
+    assert!(
+        o.fct_s > 1.0,
+        "the 1 s initial RTO is in the completion time"
+    );
+    // SACK senders: the two SACKed segments release 3 and 4 (counted as limited-transmit
+    // segments); ssthresh as with limited transmit on (below).
+    for (v, ssthresh) in [(TcpVariant::Sack, 2.0), (TcpVariant::Cubic, 2.1)] {
         let o = run(v, false);
         assert_eq!(
             (o.timeouts, o.fast_retransmits, o.limited),
-            (1, 0, 0),
+            (0, 1, 2),
             "{v:?}"
         );
         assert!(
-            o.fct_s > 1.0,
-            "{v:?}: the 1 s initial RTO is in the completion time"
+            (o.ssthresh - ssthresh).abs() < 1e-9,
+            "{v:?}: {}",
+            o.ssthresh
         );
+        assert!(o.fct_s < 0.5, "{v:?}: no timeout in {} s", o.fct_s);
     }
 }
 

@@ -43,6 +43,10 @@ pub struct SenderParams {
     pub cfg_ect1: bool,
     /// `[tcp] pacing`: pacing asked for by the configuration.
     pub cfg_pacing: bool,
+    /// Outside fast recovery the window limits the segments in flight, SACKed ones not counted
+    /// ([`super::recovery::Recovery::window_by_pipe`], controllers that do not set cwnd
+    /// themselves), instead of the span from snd_una.
+    pub pipe_window: bool,
 }
 
 /// A TCP sender.
@@ -156,6 +160,9 @@ impl Sender {
                 ecn_support,
                 cfg_ect1: cfg.ect1,
                 cfg_pacing: cfg.pacing,
+                // Not under a controller that sets cwnd itself (BBR): its window rules are its own
+                // (docs/transports.md) and stay as they were cross-checked.
+                pipe_window: recovery.window_by_pipe() && !cc.controls_cwnd(),
             },
             recovery: Some(recovery),
             snd_una: 0,
@@ -327,6 +334,17 @@ impl Sender {
 
     /// Sends what the window allows into `out` (skipping segments the receiver has SACKed, as
     /// after a timeout: RFC 6675 s. 5.1).
+    ///
+    /// With [`SenderParams::pipe_window`] (SACK recovery) the window limits the segments in
+    /// flight, not the span from snd_una: the unSACKed segments below snd_nxt, as Linux's
+    /// `tcp_packets_in_flight` (packets_out - sacked_out - lost_out + retrans_out) and ns-3's
+    /// `TcpTxBuffer::BytesInFlight` count them in every state. Before the third duplicate ACK
+    /// this is RFC 6675 s. 5 step (3) (each SACKed segment lets one new segment out, so a loss
+    /// in a small window still gets its three duplicate ACKs); after a timeout the segments from
+    /// snd_nxt up are lost (Linux's `tcp_enter_loss`, ns-3's `SetSentListLost`) and the
+    /// go-back-N's retransmissions are what is in flight. New segments sent beyond the span
+    /// while the window is open only by SACKs are left out of the FlightSize that sets ssthresh,
+    /// as limited-transmit segments (RFC 5681 s. 3.2 step 2).
     pub fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
         let win = (self.cwnd.floor() as u32).min(self.snd_wnd).max(1);
         // Under a controller that sets cwnd itself with RACK marking losses (BBR as in Linux),
@@ -335,10 +353,19 @@ impl Sender {
         let by_flight =
             self.cc.controls_cwnd() && self.rate.as_ref().is_some_and(|r| r.external_losses);
         let cwnd = (self.cwnd.floor() as u32).max(1);
+        let mut pipe = match self.sb.as_ref() {
+            Some(b) if self.params.pipe_window && !by_flight => {
+                let sacked = b.sacked_below(self.snd_nxt) - b.sacked_below(self.snd_una);
+                Some((self.snd_nxt - self.snd_una).saturating_sub(sacked))
+            }
+            _ => None,
+        };
         while self.more_data(self.snd_nxt)
             && if by_flight {
                 self.rate.as_ref().is_some_and(|r| r.in_flight < cwnd)
                     && self.snd_nxt < self.snd_una + self.snd_wnd.max(1)
+            } else if let Some(p) = pipe {
+                p < win && self.snd_nxt < self.snd_una + self.snd_wnd.max(1)
             } else {
                 self.snd_nxt < self.snd_una + win
             }
@@ -346,6 +373,13 @@ impl Sender {
             if self.sb.as_ref().is_some_and(|b| b.is_sacked(self.snd_nxt)) {
                 self.snd_nxt += 1;
                 continue;
+            }
+            if let Some(p) = pipe.as_mut() {
+                *p += 1;
+                if self.snd_nxt >= self.snd_una + win && self.snd_nxt == self.snd_max {
+                    self.lt_sent += 1;
+                    self.stats.limited_transmits += 1;
+                }
             }
             if !self.pacer.allows(now) {
                 break;

@@ -477,19 +477,25 @@ fn sack_ack(una: u32, a: u32, b: u32) -> Packet {
 }
 
 /// Send 20, lose 3 (RFC 6675 + RFC 6937 PRR-SSRB behind the `Recovery` trait), by hand:
-/// segments 100..119 outstanding, cwnd 20, 100-102 lost; 103..119 arrive, each SACKed.
-/// - Dup ACK 3 (103-105 SACKed): IsLost(100) (3 SACKed above): ssthresh = 20 / 2 = 10,
-///   RecoverFS = 20, retransmit 100 (prr_out 1, HighRxt 100); pipe = 14 unSACKed not-lost
-///   (106..119) + 1 retransmitted = 15 = cwnd.
+/// segments 100..119 outstanding, cwnd 20, 100-102 lost; 103..119 arrive, each SACKed, and so do
+/// the new segments sent meanwhile.
+/// - Dup ACKs 1, 2 (103, then 103-104 SACKed): RFC 6675 s. 5 step (3), the window counts the
+///   segments in flight: 19 unSACKed < cwnd 20, one new segment each (120, 121), left out of
+///   the FlightSize for ssthresh (RFC 5681 s. 3.2 step 2).
+/// - Dup ACK 3 (103-105 SACKed): IsLost(100) (3 SACKed above): ssthresh = (22 - 2) / 2 = 10,
+///   RecoverFS = 22, retransmit 100 (prr_out 1, HighRxt 100); 101 and 102 are lost too (3
+///   SACKed above each); pipe = 16 unSACKed not-lost (106..121) + 1 retransmitted = 17 = cwnd.
 /// - Each later dup ACK SACKs one more (DeliveredData 1). While pipe > ssthresh,
-///   sndcnt = ceil(prr_delivered x 10 / 20) - prr_out: ACK 4 (pipe 14): 1 - 1 = 0; ACK 5
-///   (13): 0; ACK 6 (12): 2 - 1 = 1 -> NextSeg rule (1): 101; ACK 7 (12): 0; ACK 8 (11):
-///   3 - 2 = 1 -> 102; ACK 9 (11): 0.
-/// - ACK 10: pipe 10 = ssthresh: SSRB, MIN(10 - 10, ...) = 0. ACKs 11-17: pipe 9 each time
+///   sndcnt = ceil(prr_delivered x 10 / 22) - prr_out: ACK 4 (pipe 16): ceil(0.45) - 1 = 0;
+///   ACK 5 (15): ceil(0.91) - 1 = 0; ACK 6 (14): ceil(1.36) - 1 = 1 -> NextSeg rule (1): 101;
+///   ACK 7 (14): 2 - 2 = 0; ACK 8 (13): ceil(2.27) - 2 = 1 -> 102; ACK 9 (13): 3 - 3 = 0;
+///   ACK 10 (12): ceil(3.18) - 3 = 1 -> no hole above HighRxt: rule (2), new data 122;
+///   ACK 11 (12): 4 - 4 = 0; ACK 12 (11): ceil(4.09) - 4 = 1 -> 123; ACK 13 (11): 5 - 5 = 0.
+/// - ACK 14: pipe 10 = ssthresh: SSRB, MIN(10 - 10, ...) = 0. ACKs 15-19: pipe 9 each time
 ///   (one more SACKed, one new segment sent the ACK before): MIN(1, MAX(prr_delivered -
-///   prr_out, 1) + 1) = 1 -> no hole left above HighRxt: rule (2), new data 120..126.
+///   prr_out, 1) + 1) = 1 -> 124..128.
 /// - prr_out = 10 = ssthresh by the last duplicate ACK; the retransmissions of 100, 101 are
-///   partial ACKs (still in recovery), and that of 102 acknowledges RecoveryPoint (120):
+///   partial ACKs (still in recovery), and that of 102 acknowledges RecoveryPoint (122):
 ///   recovery ends with cwnd = ssthresh = 10.
 #[test]
 fn sack_recovery_prr_sends_by_hand_after_three_losses() {
@@ -497,7 +503,7 @@ fn sack_recovery_prr_sends_by_hand_after_three_losses() {
     assert_eq!(s.recovery_name(), "sack");
     let mut sent: Vec<Vec<u32>> = Vec::new();
     let mut cwnds = Vec::new();
-    for top in 104..=120 {
+    for top in 104..=122 {
         let mut out = Vec::new();
         s.on_ack(&sack_ack(100, 103, top), 1000, &mut out);
         sent.push(out.iter().map(|p| p.seq).collect());
@@ -505,40 +511,92 @@ fn sack_recovery_prr_sends_by_hand_after_three_losses() {
     }
     let e: &[u32] = &[];
     let want: Vec<&[u32]> = vec![
-        e,
-        e,
-        &[100], // dup ACKs 1-3
+        &[120],
+        &[121], // dup ACKs 1-2: step (3)
+        &[100], // dup ACK 3
         e,
         e,
         &[101],
         e,
         &[102],
+        e,
+        &[122],
+        e,
+        &[123],
         e, // pipe > ssthresh: proportional part
         e,
-        &[120],
-        &[121],
-        &[122],
-        &[123],
         &[124],
         &[125],
-        &[126], // SSRB
+        &[126],
+        &[127],
+        &[128], // SSRB
     ];
     assert_eq!(sent, want);
     assert_eq!(s.ssthresh, 10.0);
-    assert_eq!(cwnds[2], 15.0, "cwnd = pipe at the fast retransmit");
-    assert_eq!(cwnds[9], 10.0, "cwnd = pipe + sndcnt = 10 + 0");
+    assert_eq!(cwnds[2], 17.0, "cwnd = pipe at the fast retransmit");
+    assert_eq!(cwnds[13], 10.0, "cwnd = pipe + sndcnt = 10 + 0");
     assert!(s.in_recovery);
     let mut out = Vec::new();
-    s.on_ack(&sack_ack(101, 103, 120), 2000, &mut out);
-    s.on_ack(&sack_ack(102, 103, 120), 2000, &mut out);
+    s.on_ack(&sack_ack(101, 103, 122), 2000, &mut out);
+    s.on_ack(&sack_ack(102, 103, 122), 2000, &mut out);
     assert!(s.in_recovery, "partial ACKs keep SACK recovery");
-    s.on_ack(&ack(120, 0), 2000, &mut out);
+    s.on_ack(&ack(122, 0), 2000, &mut out);
     assert!(!s.in_recovery);
     assert_eq!(
         s.cwnd, 10.0,
         "RFC 6937: cwnd = ssthresh at the end of recovery"
     );
     assert_eq!(s.stats.retransmits, 3);
+}
+
+/// A loss in a window of 3 (RFC 6675 s. 5, by hand): 100..102 outstanding, cwnd 3, 100 lost.
+/// Dup ACK 1 (101 SACKed): 2 segments in flight (100, 102) < cwnd 3: step (3) sends new
+/// segment 103; dup ACK 2 (101-102): in flight 100, 103: sends 104; dup ACK 3 (101-103):
+/// DupAcks = 3 and IsLost(100) (3 SACKed above): fast retransmit of 100, ssthresh =
+/// max((5 - 2) / 2, 2) = 2 (the two step-(3) segments are not in FlightSize). With the window
+/// counted as the span from snd_una no segment could leave on the two duplicate ACKs the
+/// window of 3 produces, and only the retransmission timer would recover 100.
+#[test]
+fn sack_small_window_reaches_three_dupacks_by_sending_on_sacks() {
+    let mut s = sender_at(TcpVariant::Sack, 3);
+    let mut sent = Vec::new();
+    for top in 102..=104 {
+        let mut out = Vec::new();
+        s.on_ack(&sack_ack(100, 101, top), 1000, &mut out);
+        sent.push(out.iter().map(|p| p.seq).collect::<Vec<_>>());
+    }
+    assert_eq!(sent, vec![vec![103], vec![104], vec![100]]);
+    assert!(s.in_recovery);
+    assert_eq!(s.ssthresh, 2.0);
+    assert_eq!(s.stats.timeouts, 0);
+}
+
+/// After a timeout (RFC 6675 s. 5.1 with the scoreboard kept, as Linux and ns-3 keep it):
+/// 100..109 outstanding, 102-105 and 107 SACKed. The timeout sends 100 (cwnd 1). Its ACK (101,
+/// the same SACK blocks) opens slow start to cwnd 2 (ssthresh = 10 / 2 = 5) with nothing of
+/// the go-back-N in flight: 101 and then 106, the next unSACKed segment, leave (Linux's
+/// `tcp_packets_in_flight` after `tcp_enter_loss`, ns-3's `BytesInFlight` after
+/// `SetSentListLost`: the SACKed segments between them take no room in the window).
+#[test]
+fn after_a_timeout_sacked_segments_take_no_room_in_the_window() {
+    let mut s = sender_at(TcpVariant::Sack, 10);
+    s.sb.as_mut()
+        .expect("SACK sender")
+        .apply(&[(102, 106), (107, 108)], 110);
+    let mut out = Vec::new();
+    s.on_timeout(5000, &mut out);
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![100]);
+    assert_eq!(s.ssthresh, 5.0);
+    let mut a = ack(101, 0);
+    a.sack[0] = (102, 106);
+    a.sack[1] = (107, 108);
+    out.clear();
+    s.on_ack(&a, 6000, &mut out);
+    assert_eq!(s.cwnd, 2.0);
+    assert_eq!(
+        out.iter().map(|p| p.seq).collect::<Vec<_>>(),
+        vec![101, 106]
+    );
 }
 
 /// `[tcp] recovery` picks the algorithm apart from the preset, and a timeout tells it:

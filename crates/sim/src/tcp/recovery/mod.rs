@@ -44,6 +44,12 @@ pub trait Recovery: std::fmt::Debug + Send {
         false
     }
 
+    /// Whether, outside recovery, the sender's window limits the segments in flight (SACKed
+    /// ones not counted) rather than the span from snd_una ([`Sender::send_allowed`]).
+    fn window_by_pipe(&self) -> bool {
+        false
+    }
+
     /// Whether the sender records each segment's last transmission time for this recovery
     /// ([`rack::SentRecord`]).
     fn keeps_send_times(&self) -> bool {

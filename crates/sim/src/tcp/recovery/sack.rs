@@ -163,6 +163,11 @@ impl Recovery for Sack {
         true
     }
 
+    /// Linux's and ns-3's in-flight count outside recovery: SACKed segments free the window.
+    fn window_by_pipe(&self) -> bool {
+        true
+    }
+
     /// Processes an ACK with SACK recovery (RFC 6675 s. 5) and PRR (RFC 6937).
     fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>) {
         s.snd_wnd = ack.rwnd;
