@@ -44,3 +44,16 @@ def test_a_non_boolean_option_is_a_one_line_error():
     with pytest.raises(InputError) as e:
         scenario.build_config(scenario.from_dict({**DOC, "tcp": {"handshake": "maybe"}}))
     assert str(e.value).startswith("tcp.handshake") and "\n" not in str(e.value)
+
+
+def test_sack_window_reaches_the_simulator_only_when_span_and_bad_values_are_one_line():
+    # "pipe" (the default) leaves the configuration as it was before the option existed.
+    sack = {"variant": "sack"}
+    cfg = scenario.build_config(scenario.from_dict({**DOC, "tcp": sack}))
+    assert "sack_window_span" not in cfg["flows"][0]["tcp"]
+    doc = {**DOC, "tcp": {**sack, "sack_window": "span"}}
+    assert scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]["sack_window_span"]
+    with pytest.raises(InputError) as e:
+        scenario.from_dict({**DOC, "tcp": {**sack, "sack_window": "bytes"}})
+    msg = str(e.value)
+    assert msg.startswith("tcp.sack_window") and "'pipe'" in msg and "\n" not in msg, msg

@@ -243,6 +243,11 @@ pub struct TcpConfig {
     /// of the first two duplicate ACKs. Off by default (ns-2's agents; Linux has it on).
     #[serde(default)]
     pub limited_transmit: bool,
+    /// SACK senders outside fast recovery: the window limits the span from snd_una (ns-2's
+    /// `Agent/TCP/Sack1`, and aqmlab before 2026-11-28) instead of the unSACKed segments in
+    /// flight (Linux's `tcp_packets_in_flight`, ns-3's `BytesInFlight`; the default).
+    #[serde(default)]
+    pub sack_window_span: bool,
 }
 
 /// Bytes of the timestamps option with its padding (RFC 7323 s. 3: kind, length, two 4-byte

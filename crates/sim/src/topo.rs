@@ -62,6 +62,7 @@ pub fn default_tcp() -> TcpConfig {
         timestamps: false,
         handshake: false,
         limited_transmit: false,
+        sack_window_span: false,
         cc: None,
         recovery: None,
         pacing: false,

@@ -135,6 +135,9 @@ class Tcp(BaseModel):
     timestamps: StrictBool = False
     handshake: StrictBool = False
     limited_transmit: StrictBool = False
+    # SACK senders outside fast recovery: "pipe" (Linux, ns-3: the unSACKed segments in flight)
+    # or "span" (ns-2's Sack1: from snd_una).
+    sack_window: Literal["pipe", "span"] = "pipe"
     cc: str | None = None  # congestion controller by name (Rust's tcp::cc::REGISTRY checks it)
     recovery: Literal["reno", "newreno", "sack", "rack"] | None = None
     pacing: StrictBool = False
@@ -640,6 +643,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
     }
     if t.ecn == "l4s":  # only then, so that classic configurations stay as they were
         cfg["ect1"] = True
+    if t.sack_window == "span":  # only then, so that other configurations stay as they were
+        cfg["sack_window_span"] = True
     if t.accecn is not None:
         cfg["accecn"] = t.accecn
     if t.receiver_ecn != "accecn":

@@ -374,6 +374,11 @@ def _differences(sc) -> list[str]:
         "per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every 20 ms",
         "per-flow timeouts, fast retransmits and ECN window reductions are not in TCP_INFO: null",
     ]
+    if sc.tcp.sack_window == "span":
+        d.append(
+            "tcp.sack_window 'span' (ns-2's Sack1): Linux's window counts the segments in "
+            "flight, SACKed ones not counted ('pipe')"
+        )
     if sc.tcp.mss != 1460:
         d.append(
             f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "

@@ -162,7 +162,10 @@ impl Sender {
                 cfg_pacing: cfg.pacing,
                 // Not under a controller that sets cwnd itself (BBR): its window rules are its own
                 // (docs/transports.md) and stay as they were cross-checked.
-                pipe_window: recovery.window_by_pipe() && !cc.controls_cwnd(),
+                // `sack_window = "span"` keeps ns-2 Sack1's window (docs/scenarios.md).
+                pipe_window: recovery.window_by_pipe()
+                    && !cc.controls_cwnd()
+                    && !cfg.sack_window_span,
             },
             recovery: Some(recovery),
             snd_una: 0,

@@ -571,6 +571,30 @@ fn sack_small_window_reaches_three_dupacks_by_sending_on_sacks() {
     assert_eq!(s.stats.timeouts, 0);
 }
 
+/// The same window of 3 with `sack_window = "span"` (ns-2's Sack1: outside fast recovery it
+/// sends while `t_seqno <= last_ack_ + win`, tcp-sack1.cc `send_much`): the duplicate ACKs
+/// free no room, nothing leaves on them, the third never comes, and only the timer recovers
+/// 100 (one timeout, ssthresh = max(3 / 2, 2) = 2, cwnd 1, 100 resent).
+#[test]
+fn sack_small_window_with_ns2_span_window_waits_for_the_timer() {
+    let c = TcpConfig {
+        sack_window_span: true,
+        ..cfg(TcpVariant::Sack)
+    };
+    let mut s = Sender::new(&c, None, None);
+    (s.snd_una, s.snd_nxt, s.snd_max, s.cwnd, s.ssthresh) = (100, 103, 103, 3.0, 1.0);
+    for top in [102, 103] {
+        let mut out = Vec::new();
+        s.on_ack(&sack_ack(100, 101, top), 1000, &mut out);
+        assert!(out.is_empty(), "dup ACK up to {top}: {out:?}");
+    }
+    assert!(!s.in_recovery);
+    let mut out = Vec::new();
+    s.on_timeout(5000, &mut out);
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![100]);
+    assert_eq!((s.stats.timeouts, s.ssthresh, s.cwnd), (1, 2.0, 1.0));
+}
+
 /// After a timeout (RFC 6675 s. 5.1 with the scoreboard kept, as Linux and ns-3 keep it):
 /// 100..109 outstanding, 102-105 and 107 SACKed. The timeout sends 100 (cwnd 1). Its ACK (101,
 /// the same SACK blocks) opens slow start to cwnd 2 (ssthresh = 10 / 2 = 5) with nothing of
