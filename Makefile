@@ -7,7 +7,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium netdeps tshark dist dist-check
+.PHONY: demo test setup build lint rust-test py-test bench clean docs chromium netdeps tshark ns2 dist dist-check
 
 $(STAMP): pyproject.toml constraints.txt Cargo.toml $(wildcard crates/*/Cargo.toml)
 	$(PY) -m venv $(VENV)
@@ -58,13 +58,22 @@ netdeps:
 
 # The packet-trace tests read the simulator's pcap files with tshark and mergecap: installed here
 # when running as root (as CI does); elsewhere those tests are skipped with the reason.
+# ns-2.35 (Debian's ns2) runs the RED auto-configuration check against the ns binary
+# (tests/test_ns2_defaults.py): installed here when running as root (as CI does); elsewhere those
+# tests are skipped with the reason.
+ns2:
+	@if ! command -v ns >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing ns2 (Debian) for the ns-2 cross-check tests"; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >/dev/null; \
+	fi
+
 tshark:
 	@if { ! command -v tshark >/dev/null 2>&1 || ! command -v mergecap >/dev/null 2>&1; } && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing tshark (Debian) for the packet-trace tests"; \
 		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; \
 	fi
 
-py-test: build chromium netdeps tshark
+py-test: build chromium netdeps tshark ns2
 	$(BIN)/pytest
 
 test: lint rust-test py-test
