@@ -466,6 +466,42 @@ def _hold_summary(stats: dict) -> list[str]:
     return lines
 
 
+def _hold_banner(sc: Any, p: Any, n: Any, fcfg: dict) -> str:
+    """What ``--hold`` prints once the network is up: the bottleneck, the hosts' addresses and
+    namespaces, and iperf3 / ping commands to run through it (with the scenario's congestion
+    control as iperf3's ``-C``: per connection, as the traffic tool sets it; a namespace's
+    default is not settable here)."""
+    ccs = sorted({f["cc"] for f in p.traffic["flows"] if f["cc"] != "udp"})
+    cc_opt = f" -C {ccs[0]}" if ccs else ""
+    l0, r0 = p.left_ips[0], p.right_ips[0]
+    aqm = fcfg["forward"]["aqm"]["name"]
+    return (
+        f"holding {sc.name}: {fcfg['forward']['rate_bps'] / 1e6:g} Mb/s bottleneck, "
+        f"{aqm}; left hosts {p.left_ips[0]}..{p.left_ips[-1]} in {n.snd}, right hosts "
+        f"{p.right_ips[0]}..{p.right_ips[-1]} in {n.rcv}\n"
+        f"  sudo ip netns exec {n.rcv} iperf3 -s -B {r0} -D\n"
+        f"  sudo ip netns exec {n.snd} iperf3 -c {r0} -B {l0} -t 30{cc_opt}\n"
+        f"  sudo ip netns exec {n.snd} ping -I {l0} {r0}\n"
+        "Ctrl-C (or SIGTERM) ends the hold, removes the network and writes the "
+        "forwarder's statistics."
+    )
+
+
+def _hold_until_interrupted(fwd: subprocess.Popen) -> None:
+    """Waits for Ctrl-C / SIGTERM (or the forwarder's own end), then stops the forwarder so
+    that it writes its statistics; a forwarder that failed is an error with its message."""
+    try:
+        while fwd.poll() is None:
+            time.sleep(0.2)
+    except (KeyboardInterrupt, _TerminatedError):
+        pass
+    if fwd.poll() is None:
+        fwd.terminate()
+    fwd.wait(timeout=30)
+    if fwd.returncode != 0:
+        raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
+
+
 def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = None) -> dict:
     """``aqmlab testbed --hold``: builds the scenario's network (its hosts' addresses, the
     bottleneck's rate, buffer, delays and AQM in the forwarder) without the traffic tool, prints
@@ -500,10 +536,6 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
             work = Path(tmp)
             n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
             n.route_options(p.init_cwnd, p.min_rto_ms)
-            # The scenario's congestion control, for iperf3 -C (per connection, as the traffic
-            # tool sets it; a namespace's default is not settable here).
-            ccs = sorted({f["cc"] for f in p.traffic["flows"] if f["cc"] != "udp"})
-            cc_opt = f" -C {ccs[0]}" if ccs else ""
             fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b, duration_ns=0, warmup_ns=0)
             (work / "fwd.json").write_text(json.dumps(fcfg))
             fwd = _start(
@@ -518,29 +550,8 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
                 stderr=subprocess.PIPE,
             )
             _wait_ready(fwd, "aqmlab-fwd")
-            l0, r0 = p.left_ips[0], p.right_ips[0]
-            aqm = fcfg["forward"]["aqm"]["name"]
-            print(
-                f"holding {sc.name}: {fcfg['forward']['rate_bps'] / 1e6:g} Mb/s bottleneck, "
-                f"{aqm}; left hosts {p.left_ips[0]}..{p.left_ips[-1]} in {n.snd}, right hosts "
-                f"{p.right_ips[0]}..{p.right_ips[-1]} in {n.rcv}\n"
-                f"  sudo ip netns exec {n.rcv} iperf3 -s -B {r0} -D\n"
-                f"  sudo ip netns exec {n.snd} iperf3 -c {r0} -B {l0} -t 30{cc_opt}\n"
-                f"  sudo ip netns exec {n.snd} ping -I {l0} {r0}\n"
-                "Ctrl-C (or SIGTERM) ends the hold, removes the network and writes the "
-                "forwarder's statistics.",
-                flush=True,
-            )
-            try:
-                while fwd.poll() is None:
-                    time.sleep(0.2)
-            except (KeyboardInterrupt, _TerminatedError):
-                pass
-            if fwd.poll() is None:
-                fwd.terminate()
-            fwd.wait(timeout=30)
-            if fwd.returncode != 0:
-                raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
+            print(_hold_banner(sc, p, n, fcfg), flush=True)
+            _hold_until_interrupted(fwd)
             stats = json.loads((work / "fwd_out.json").read_text())
         if sc.output.events:
             _finish_events(sc, p, stats, partial, flows=[])
