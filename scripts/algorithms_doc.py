@@ -15,6 +15,7 @@ Run: ``.venv/bin/python scripts/algorithms_doc.py`` (about a minute on two cores
 
 from __future__ import annotations
 
+import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -90,6 +91,9 @@ def one(name: str) -> dict:
 
 
 def main() -> int:
+    argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog="It takes no arguments."
+    ).parse_args()
     names = algorithms.names()
     with ProcessPoolExecutor(max_workers=2) as ex:
         rows = list(ex.map(one, names))

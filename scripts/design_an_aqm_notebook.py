@@ -6,8 +6,14 @@ requires the same tables.
     .venv/bin/python scripts/design_an_aqm_notebook.py
 """
 
+import argparse
+
 import nbclient
 import nbformat as nbf
+
+argparse.ArgumentParser(
+    description=__doc__.split("\n\n")[0], epilog="It takes no arguments."
+).parse_args()
 
 cells = []
 

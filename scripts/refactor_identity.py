@@ -13,6 +13,7 @@ bottlenecks (parking lot) and open-loop traffic.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -84,7 +85,9 @@ def _clean(x):
 
 
 def main() -> None:
-    out = Path(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir", type=Path, help="folder for <case>.json (made if missing)")
+    out = ap.parse_args().outdir
     out.mkdir(parents=True, exist_ok=True)
     for name, over in CASES.items():
         doc = {**BASE, **over, "name": name}

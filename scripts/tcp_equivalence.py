@@ -12,6 +12,7 @@ timestamps, web sessions, CBR, on/off and Poisson sources, a latency probe, and 
 throttle.
 """
 
+import argparse
 import pathlib
 import subprocess
 import sys
@@ -146,8 +147,17 @@ type = "probe"
 
 
 def main():
-    old, new = sys.argv[1], sys.argv[2]
-    work = pathlib.Path(sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp(prefix="tcpeq-"))
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("old", help="`aqmlab` executable, or a results folder of an earlier run")
+    ap.add_argument("new", help="the same, for the build to compare")
+    ap.add_argument(
+        "workdir", nargs="?", help="where scenarios and results go (default: a temp dir)"
+    )
+    a = ap.parse_args()
+    old, new = a.old, a.new
+    work = pathlib.Path(a.workdir or tempfile.mkdtemp(prefix="tcpeq-"))
     bad = []
     for name, text in cases():
         scen = work / f"{name}.toml"

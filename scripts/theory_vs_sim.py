@@ -8,6 +8,7 @@ Run: ``.venv/bin/python scripts/theory_vs_sim.py`` (about 3 minutes on two cores
 
 from __future__ import annotations
 
+import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -28,6 +29,9 @@ def one(args: tuple[str, float]) -> dict:
 
 
 def main() -> int:
+    argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog="It takes no arguments."
+    ).parse_args()
     cases = [(f, x) for f in FAMILIES for x in LOADS]
     with ProcessPoolExecutor(max_workers=2) as ex:
         rows = list(ex.map(one, cases))
