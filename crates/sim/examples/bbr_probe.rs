@@ -2,7 +2,8 @@
 //! (written by `aqmlab run`) and prints every BBR flow's state each step (default 250 ms): cwnd,
 //! max-bw estimate and pacing rate (Mb/s of whole packets), min RTT (ms), mode, pacing gain,
 //! the ACK-aggregation estimates, recovery, packets in flight, `bbr_set_cwnd`'s target, packet
-//! conservation, the saved window and the congestion state BBR last saw. Used to compare with the
+//! conservation, the saved window, the congestion state BBR last saw, snd_una, snd_max, the RTO
+//! (ms), and the timeout and retransmission counts. Used to compare with the
 //! kernel's `ss -tin` BBR fields (docs/testbed.md, BBR v1 section).
 use sim::tcp::cc::Bbr;
 use sim::Sim;
@@ -39,7 +40,7 @@ fn main() {
             };
             let target = b.quantization_budget(b.bdp(b.max_bw(), b.cwnd_gain) + agg);
             println!(
-                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {} target {} pcons {} prior {} ca {:?}",
+                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {} target {} pcons {} prior {} ca {:?} una {} max {} rto {:.0} timeouts {} retx {}",
                 t as f64 / 1e9,
                 i,
                 s.cwnd,
@@ -54,7 +55,12 @@ fn main() {
                 target,
                 b.packet_conservation,
                 b.prior_cwnd,
-                b.prev_ca_state
+                b.prev_ca_state,
+                s.snd_una,
+                s.snd_max,
+                s.rto as f64 / 1e6,
+                s.stats.timeouts,
+                s.stats.retransmits
             );
         }
     }
