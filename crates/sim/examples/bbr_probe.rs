@@ -1,7 +1,9 @@
 //! Debug aid: `bbr_probe CONFIG_JSON [STEP_MS]` runs the simulator on a run's `config.json`
 //! (written by `aqmlab run`) and prints every BBR flow's state each step (default 250 ms): cwnd,
 //! max-bw estimate and pacing rate (Mb/s of whole packets), min RTT (ms), mode, pacing gain,
-//! the ACK-aggregation estimates, recovery, and packets in flight. Used to compare with the
+//! the ACK-aggregation estimates, recovery, packets in flight, `bbr_set_cwnd`'s target, packet
+//! conservation, the saved window, the congestion state BBR last saw, snd_una, snd_max, the RTO
+//! (ms), and the timeout and retransmission counts. Used to compare with the
 //! kernel's `ss -tin` BBR fields (docs/testbed.md, BBR v1 section).
 use sim::tcp::cc::Bbr;
 use sim::Sim;
@@ -29,8 +31,16 @@ fn main() {
                 continue;
             };
             let mbps = |segs_per_s: f64| segs_per_s * s.params.pkt_size as f64 * 8.0 / 1e6;
+            // bbr_set_cwnd's target: bbr_bdp x cwnd_gain + the ACK-aggregation allowance (after
+            // the pipe is full), through the quantization budget.
+            let agg = if b.full_bw_reached {
+                b.ack_agg.cwnd(b.max_bw())
+            } else {
+                0
+            };
+            let target = b.quantization_budget(b.bdp(b.max_bw(), b.cwnd_gain) + agg);
             println!(
-                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {}",
+                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {} target {} pcons {} prior {} ca {:?} una {} max {} rto {:.0} timeouts {} retx {}",
                 t as f64 / 1e9,
                 i,
                 s.cwnd,
@@ -41,7 +51,16 @@ fn main() {
                 b.ack_agg.extra_acked,
                 mbps(b.pacing_rate),
                 s.in_recovery,
-                s.rate.as_ref().map_or(0, |r| r.in_flight)
+                s.rate.as_ref().map_or(0, |r| r.in_flight),
+                target,
+                b.packet_conservation,
+                b.prior_cwnd,
+                b.prev_ca_state,
+                s.snd_una,
+                s.snd_max,
+                s.rto as f64 / 1e6,
+                s.stats.timeouts,
+                s.stats.retransmits
             );
         }
     }

@@ -24,7 +24,9 @@
 //!   sent in the episode, Linux's `tcp_cwnd_reduction`) goes to lost segments first, lowest
 //!   first, then to new data; cwnd = pipe + sndcnt, pipe being Linux's in_flight: unSACKed
 //!   segments not marked lost, plus retransmissions in flight. Recovery ends when RecoveryPoint is
-//!   acknowledged (cwnd = ssthresh). After a retransmission timeout every unSACKed segment is
+//!   acknowledged (cwnd = ssthresh); a new episode starts on the same ACK if a segment marked
+//!   lost is still outstanding, retransmitted or not (Linux's `tcp_time_to_recover` tests
+//!   `lost_out`, which counts lost segments until they are ACKed or SACKed). After a retransmission timeout every unSACKed segment is
 //!   marked lost (Linux's `tcp_timeout_mark_lost`) and no fast recovery starts before the data
 //!   outstanding at the timeout is acknowledged; the sender's go-back-N resends it.
 //! - **TLP** (s. 7): when an ACK acknowledges or SACKs new data and the sender is not in
@@ -164,8 +166,8 @@ pub struct Rack {
     pub probes: u64,
     /// Congestion responses to losses repaired by a probe (s. 7.4.2).
     pub tlp_reductions: u64,
-    /// A segment may be marked lost and not yet retransmitted (spares the scan for one on every
-    /// ACK outside recovery).
+    /// A segment may be marked lost and not yet ACKed or SACKed (spares the scan for one on
+    /// every ACK outside recovery).
     lost_seen: bool,
     /// Newly delivered segments of the ACK being processed (kept to reuse the allocation).
     scratch: Vec<u32>,
@@ -241,8 +243,13 @@ impl Recovery for Rack {
         } else if newly > 0 && !own {
             s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
         }
+        // Linux's tcp_time_to_recover: recovery starts while any segment is marked lost
+        // (`tp->lost_out`, which keeps a lost segment until it is ACKed or SACKed, retransmitted
+        // or not); so the ACK that ends an episode at RecoveryPoint starts the next one at once
+        // when a retransmission of a later loss is still in flight (tcp_fastretrans_alert: the
+        // exit check "D" runs before "E", which calls tcp_enter_recovery).
         if !s.in_recovery && !self.after_timeout(s) && self.lost_seen {
-            if self.next_lost(s).is_some() {
+            if self.any_lost(s) {
                 self.enter(s, delivered, now, out);
             } else {
                 self.lost_seen = false;
@@ -429,6 +436,15 @@ impl Rack {
             let f = rec.get(k).flags;
             f & LOST != 0 && f & RETRANS == 0 && !sb.is_sacked(k)
         })
+    }
+
+    /// Linux's `tp->lost_out > 0`: an unSACKed segment above snd_una is marked lost, whether
+    /// or not it has been retransmitted since.
+    fn any_lost(&self, s: &Sender) -> bool {
+        let (Some(rec), Some(sb)) = (s.rack_sent.as_ref(), s.sb.as_ref()) else {
+            return false;
+        };
+        (s.snd_una..s.snd_max).any(|k| rec.get(k).flags & LOST != 0 && !sb.is_sacked(k))
     }
 
     /// Linux's in_flight: unSACKed segments not marked lost, plus retransmissions in flight.
@@ -953,6 +969,48 @@ mod tests {
         let end = r.tlp_end_seq.unwrap();
         r.on_ack(&mut s, &ack(end, 300 * MS), 400 * MS, &mut out);
         assert_eq!((r.tlp_end_seq, r.tlp_reductions), (None, 0));
+    }
+
+    /// Linux's tcp_fastretrans_alert ends an episode when snd_una reaches high_seq and, on the
+    /// same ACK, starts the next one if `lost_out` > 0 (`tcp_time_to_recover`): a lost segment
+    /// counts until it is ACKed or SACKed, retransmitted or not. By hand (SRTT = min_RTT =
+    /// 100 ms, PRR, RFC 5681 ssthresh = FlightSize / 2):
+    /// - 100 ms: 0..9 sent.
+    /// - 200 ms: 1..3 SACKed (3: reo_wnd 0): 0 lost; recovery, RecoveryPoint 10, ssthresh 5;
+    ///   pipe 6 > 5: sndcnt = ceil(3 x 5 / 10) = 2: R0, 10.
+    /// - 205 ms: 4..9 SACKed: pipe 2 (R0, 10) < 5: sndcnt = min(5 - 2, max(9 - 2, 6) + 1) = 3:
+    ///   11, 12, 13.
+    /// - 305 ms: 11..13 SACKed (sent at 205 ms): R0 and 10 (sent at 200 ms) are lost; pipe 0,
+    ///   sndcnt = min(5, max(12 - 5, 3) + 1) = 5: R0', R10, 14, 15, 16.
+    /// - 405 ms: R0' arrives (ACK 10, 11..13 SACKed): RecoveryPoint reached, but 10 (marked lost,
+    ///   R10 in flight) is outstanding: a second episode starts on this ACK (RecoveryPoint 17),
+    ///   and R10 is not sent again.
+    #[test]
+    fn recovery_restarts_at_recovery_point_while_a_lost_segment_is_outstanding() {
+        let (mut s, mut r) = rack_sender();
+        send_at(&mut s, 100 * MS, 10);
+        let mut out = Vec::new();
+        r.on_ack(&mut s, &sack(0, 100, &[(1, 4)]), 200 * MS, &mut out);
+        assert!(s.in_recovery);
+        assert_eq!((seqs(&out), s.ssthresh), (vec![0, 10], 5.0));
+        out.clear();
+        r.on_ack(&mut s, &sack(0, 100, &[(1, 10)]), 205 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![11, 12, 13]);
+        out.clear();
+        r.on_ack(
+            &mut s,
+            &sack(0, 205, &[(1, 10), (11, 14)]),
+            305 * MS,
+            &mut out,
+        );
+        assert_eq!(seqs(&out), vec![0, 10, 14, 15, 16]);
+        assert_eq!(s.stats.fast_retransmits, 1);
+        out.clear();
+        r.on_ack(&mut s, &sack(10, 305, &[(11, 14)]), 405 * MS, &mut out);
+        assert_eq!(s.snd_una, 10);
+        assert!(s.in_recovery, "a new episode on the exit ACK");
+        assert_eq!((s.stats.fast_retransmits, r.recover), (2, 17));
+        assert!(out.iter().all(|p| p.seq != 10), "R10 is in flight");
     }
 
     /// After an RTO every unSACKed segment is lost and counted out of the pipe until resent.
