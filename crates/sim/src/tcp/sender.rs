@@ -485,6 +485,7 @@ impl Sender {
             now,
             acked,
             delivered,
+            grow: acked,
             ce,
             ece,
             snd_una: self.snd_una,
@@ -531,6 +532,14 @@ impl Sender {
                 r.mark_app_limited();
             }
         }
+    }
+
+    /// Segments in `lo..hi` the scoreboard holds as SACKed (0 without one).
+    pub(crate) fn sacked_between(&self, lo: u32, hi: u32) -> u32 {
+        self.sb
+            .as_ref()
+            .filter(|_| hi > lo)
+            .map_or(0, |b| b.sacked_below(hi) - b.sacked_below(lo))
     }
 
     /// Takes an RTT sample and moves `snd_una` for an ACK of new data up to `a`.

@@ -655,3 +655,77 @@ fn recovery_is_chosen_by_name_and_hears_of_timeouts() {
         assert_eq!(s.stats.fast_retransmits, reenters as u64, "{name}");
     }
 }
+
+/// A CUBIC sender (SACK recovery) in slow start with `w` segments outstanding from 100.
+fn cubic_slow_start(w: u32) -> Sender {
+    let mut s = Sender::new(&cfg(TcpVariant::Cubic), None, None);
+    (s.snd_una, s.snd_nxt, s.snd_max) = (100, 100 + w, 100 + w);
+    (s.cwnd, s.ssthresh) = (w as f64, f64::INFINITY);
+    s
+}
+
+/// Window growth counts the segments an ACK newly delivers (Linux's `acked_sacked` given to
+/// `tcp_cong_avoid` only when `tcp_may_raise_cwnd` sees the cumulative ACK advance; ns-3.44's
+/// `currentDelivered` given to `IncreaseWindow` only in `ProcessAck`'s branch for an ACK that
+/// advances SND.UNA), by hand in slow start (cwnd += delivered): 100..109 outstanding, cwnd 10,
+/// 100 lost.
+/// - Dup ACK 1 (101 SACKed): no cumulative advance, no growth: cwnd 10 (110 leaves: the
+///   SACKed segment frees room).
+/// - Dup ACK 2 (101-102 SACKed): the same, cwnd 10 (111 leaves).
+/// - The ACK of 100 (cumulative to 103, as the receiver holds 101-102): delivers 100 only,
+///   cwnd 11. Counting the cumulative span (the count before) would give 13: 101 and 102
+///   counted a second time.
+/// - ACK 105 SACKing 106: delivers 103, 104 and 106: cwnd 14.
+#[test]
+fn growth_counts_the_newly_delivered_segments_not_the_span() {
+    let mut s = cubic_slow_start(10);
+    let mut out = Vec::new();
+    s.on_ack(&sack_ack(100, 101, 102), 1000, &mut out);
+    assert_eq!(s.cwnd, 10.0);
+    s.on_ack(&sack_ack(100, 101, 103), 1000, &mut out);
+    assert_eq!(s.cwnd, 10.0);
+    assert_eq!(
+        out.iter().map(|p| p.seq).collect::<Vec<_>>(),
+        vec![110, 111]
+    );
+    assert!(!s.in_recovery);
+    s.on_ack(&ack(103, 0), 2000, &mut out);
+    assert_eq!(s.cwnd, 11.0);
+    s.on_ack(&sack_ack(105, 106, 107), 2000, &mut out);
+    assert_eq!(s.cwnd, 14.0);
+}
+
+/// After a timeout the go-back-N's cumulative ACKs jump over SACKed segments; growth counts the
+/// retransmissions they deliver, not the jump. 100..109 outstanding with cwnd 10 (CUBIC:
+/// ssthresh 7), 102-105 and 107 SACKed. The timeout sends 100 (cwnd 1).
+/// - ACK 101: delivers 100, slow start: cwnd 2; 101 and 106 leave.
+/// - ACK 106 (101 arrived; 102-105 were held): delivers 101 only: cwnd 3 (counting the span
+///   of 5 would reach ssthresh 7 at once); 108, 109 leave.
+/// - ACK 108 (106 arrived; 107 was held): delivers 106: cwnd 4.
+#[test]
+fn after_a_timeout_growth_counts_the_retransmissions_delivered() {
+    let mut s = sender_at(TcpVariant::Cubic, 10);
+    (s.cwnd, s.ssthresh) = (10.0, f64::INFINITY);
+    s.sb.as_mut()
+        .expect("SACK sender")
+        .apply(&[(102, 106), (107, 108)], 110);
+    let mut out = Vec::new();
+    s.on_timeout(5000, &mut out);
+    assert_eq!((s.cwnd, s.ssthresh), (1.0, 7.0));
+    let seqs = |o: &Vec<Packet>| o.iter().map(|p| p.seq).collect::<Vec<_>>();
+    let with_sacks = |una: u32| {
+        let mut a = ack(una, 0);
+        a.sack[0] = (102, 106);
+        a.sack[1] = (107, 108);
+        a
+    };
+    out.clear();
+    s.on_ack(&with_sacks(101), 6000, &mut out);
+    assert_eq!((s.cwnd, seqs(&out)), (2.0, vec![101, 106]));
+    out.clear();
+    s.on_ack(&with_sacks(106), 7000, &mut out);
+    assert_eq!((s.cwnd, seqs(&out)), (3.0, vec![108, 109]));
+    out.clear();
+    s.on_ack(&with_sacks(108), 8000, &mut out);
+    assert_eq!(s.cwnd, 4.0);
+}

@@ -39,6 +39,14 @@ pub struct AckSample {
     /// Segments newly delivered: cumulatively acknowledged plus newly SACKed (a duplicate ACK
     /// without SACK counts one, as Linux's `tcp_add_reno_sack`).
     pub delivered: u32,
+    /// What the window grows by on this ACK (read by [`CongestionControl::on_ack`], which is
+    /// called only for an ACK that advances snd_una): with SACK, the segments this ACK newly
+    /// delivered, cumulatively acknowledged ones SACKed earlier left out and segments newly SACKed
+    /// by it counted, as Linux's `acked_sacked` (`tcp_ack`: the `tp->delivered` delta passed to
+    /// `tcp_cong_avoid`, net/ipv4/tcp_input.c) and ns-3.44's `currentDelivered`
+    /// (`TcpSocketBase::ReceivedAck` -> `ProcessAck` -> `IncreaseWindow`); a segment SACKed on a
+    /// duplicate ACK thus never makes the window grow. Without SACK, `acked`.
+    pub grow: u32,
     /// The ACK carried ECN-Echo (RFC 3168; under DCTCP's receiver, RFC 8257 s. 3.2, the CE
     /// state of the segments it acknowledges); in AccECN mode, `ce > 0`.
     pub ece: bool,

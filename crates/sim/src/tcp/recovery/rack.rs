@@ -210,6 +210,7 @@ impl Recovery for Rack {
         let newly = a.saturating_sub(s.snd_una);
         let flight_before = s.flight();
         self.collect_delivered(s, ack, a);
+        let was_sacked = s.sacked_between(s.snd_una, a);
         if newly > 0 {
             s.advance_una(a, ack.ts, now);
         }
@@ -225,6 +226,7 @@ impl Recovery for Rack {
                                                 // The sample after loss detection, as Linux's tcp_rate_gen after tcp_fastretrans_alert:
                                                 // its `losses` are this ACK's RACK marks.
         let mut sample = s.ack_sample(ack, newly, newly + sacked, now);
+        sample.grow = newly - was_sacked + sacked;
         s.cc.on_ack_event(&sample);
         self.tlp_process_ack(s, ack, newly, flight_before, now);
         let delivered = (newly + sacked) as u64;

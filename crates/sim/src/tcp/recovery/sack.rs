@@ -173,6 +173,7 @@ impl Recovery for Sack {
         s.snd_wnd = ack.rwnd;
         let a = ack.seq;
         let newly = a.saturating_sub(s.snd_una);
+        let was_sacked = s.sacked_between(s.snd_una, a);
         if newly > 0 {
             s.advance_una(a, ack.ts, now);
         }
@@ -181,6 +182,7 @@ impl Recovery for Sack {
         let sacked = sb.apply(&ack.sack, s.snd_max);
         let head_lost = sb.is_lost(s.snd_una);
         let mut sample = s.ack_sample(ack, newly, newly + sacked, now);
+        sample.grow = newly - was_sacked + sacked;
         s.cc.on_ack_event(&sample);
         // A controller that sets cwnd itself (BBR, Linux's `cong_control`): no PRR, no
         // deflation to ssthresh (Linux's tcp_end_cwnd_reduction returns early for it).
