@@ -143,21 +143,14 @@ impl Scoreboard {
     /// lowest unSACKed segment above HighRxt and below the highest SACKed one.
     pub fn next_seg(&self, new_data: Option<u32>) -> Option<u32> {
         let from = self.high_rxt.map_or(self.base, |h| (h + 1).max(self.base));
-        let high = self.high_sacked();
-        let mut above = self.n_sacked - self.sacked_below(from);
-        let mut rule3 = None;
-        for s in from..high {
-            if self.is_sacked(s) {
-                above -= 1;
-                continue;
-            }
-            if above >= DUP_THRESH {
-                return Some(s); // rule (1)
-            }
-            rule3.get_or_insert(s);
-            break;
+        // The lowest unSACKed segment above HighRxt and below the highest SACKed one; IsLost
+        // when it lies below the DupThresh-th highest SACKed segment (DupThresh SACKed above),
+        // found from the top of the board rather than by counting up from the bottom.
+        let first = (from..self.high_sacked()).find(|&s| !self.is_sacked(s));
+        match first {
+            Some(s) if self.nth_highest_sacked(DUP_THRESH).is_some_and(|p| s < p) => Some(s), // rule (1)
+            _ => new_data.or(first), // rule (2), then rule (3)
         }
-        new_data.or(rule3) // rule (2), then rule (3)
     }
 }
 
@@ -438,6 +431,43 @@ mod tests {
                             b.pipe(snd_max),
                             pipe_by_rfc(&b, snd_max),
                             "SACKed {bits:#b}, una {una}, HighRxt {h:?}, snd_max {snd_max}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// RFC 6675 NextSeg rules (1)-(3) word for word.
+    fn next_seg_by_rfc(b: &Scoreboard, new_data: Option<u32>) -> Option<u32> {
+        let from = b.high_rxt.map_or(b.base, |h| (h + 1).max(b.base));
+        let high = b.high_sacked();
+        let unsacked = || (from..high).filter(|&s| !b.is_sacked(s));
+        unsacked()
+            .find(|&s| b.is_lost(s))
+            .or(new_data)
+            .or_else(|| unsacked().next())
+    }
+
+    #[test]
+    fn next_seg_from_the_top_is_the_rfc_rules() {
+        // The same boards as for SetPipe, with and without new data allowed.
+        for bits in 0u32..1 << 12 {
+            for una in [0, 1, 3] {
+                let mut b = Scoreboard::default();
+                for s in 1..12 {
+                    if bits >> s & 1 == 1 {
+                        b.apply(&[(s, s + 1)], 14);
+                    }
+                }
+                b.advance(una);
+                for h in [None, Some(0), Some(2), Some(5), Some(11), Some(13)] {
+                    b.high_rxt = h;
+                    for new_data in [None, Some(14)] {
+                        assert_eq!(
+                            b.next_seg(new_data),
+                            next_seg_by_rfc(&b, new_data),
+                            "SACKed {bits:#b}, una {una}, HighRxt {h:?}, new data {new_data:?}"
                         );
                     }
                 }
