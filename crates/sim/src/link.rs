@@ -340,9 +340,17 @@ impl Link {
             }
             return;
         }
-        let r = self.rate_bps as f64;
-        let s = start as f64 - self.tx_owed_before as f64 / r;
-        let e = end_tx as f64 - self.tx_owed as f64 / r;
+        // Nothing carried (the usual case: a whole number of ns per packet) subtracts 0 / r = 0
+        // exactly: the divisions are spared, the result is the same.
+        let shifted = |t: Time, owed: u64| {
+            if owed == 0 {
+                t as f64
+            } else {
+                t as f64 - owed as f64 / self.rate_bps as f64
+            }
+        };
+        let s = shifted(start, self.tx_owed_before);
+        let e = shifted(end_tx, self.tx_owed);
         let lo = s.max(self.warmup as f64);
         let hi = e.min(self.end as f64);
         if hi > lo && e > s {
