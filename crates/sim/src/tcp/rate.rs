@@ -347,8 +347,14 @@ impl RateState {
         let mut top = None;
         for &(a, b) in blocks {
             let (a, b) = (a.max(lo), b.min(hi));
-            for s in a..b {
-                self.deliver(s);
+            // Segments without a record (below `base`, beyond the last send) and segments
+            // delivered before are what `deliver` leaves alone: they are skipped here without
+            // its lookups, since a block is walked again on every ACK that carries it.
+            let end = b.min(self.base.saturating_add(self.recs.len() as u32));
+            for s in a.max(self.base)..end {
+                if !self.recs[(s - self.base) as usize].acked {
+                    self.deliver(s);
+                }
             }
             if a < b {
                 top = top.max(Some(b));
