@@ -124,6 +124,28 @@ pub struct Sender {
     cum_sacked: u32,
 }
 
+impl SenderParams {
+    /// The settings a sender keeps from its configuration; `l4s`: the controller asks for ECT(1)
+    /// (TCP Prague, DCTCP under L4S); `pipe_window`: the window counts the segments in flight.
+    fn new(cfg: &TcpConfig, ecn_support: EcnSupport, l4s: bool, pipe_window: bool) -> Self {
+        SenderParams {
+            pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
+            ecn: cfg.ecn,
+            ect1: cfg.ecn && (cfg.ect1 || l4s),
+            min_rto: cfg.min_rto_ns,
+            max_rto: cfg.max_rto_ns,
+            granularity: cfg.granularity_ns,
+            timestamps: cfg.timestamps,
+            syn_size: cfg.header_bytes + cfg.option_bytes(),
+            limited_transmit: cfg.limited_transmit,
+            ecn_support,
+            cfg_ect1: cfg.ect1,
+            cfg_pacing: cfg.pacing,
+            pipe_window,
+        }
+    }
+}
+
 impl Sender {
     /// A sender for `cfg`; `limit_segments` bounds a finite flow.
     ///
@@ -146,27 +168,12 @@ impl Sender {
             (true, true) => EcnSupport::AccEcn,
             (true, false) => EcnSupport::Ecn,
         };
+        // Not under a controller that sets cwnd itself (BBR): its window rules are its own
+        // (docs/transports.md) and stay as they were cross-checked. `sack_window = "span"` keeps
+        // ns-2 Sack1's window (docs/scenarios.md).
+        let pipe_window = recovery.window_by_pipe() && !cc.controls_cwnd() && !cfg.sack_window_span;
         let mut s = Sender {
-            params: SenderParams {
-                pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
-                ecn: cfg.ecn,
-                ect1: cfg.ecn && (cfg.ect1 || cc.l4s()),
-                min_rto: cfg.min_rto_ns,
-                max_rto: cfg.max_rto_ns,
-                granularity: cfg.granularity_ns,
-                timestamps: cfg.timestamps,
-                syn_size: cfg.header_bytes + cfg.option_bytes(),
-                limited_transmit: cfg.limited_transmit,
-                ecn_support,
-                cfg_ect1: cfg.ect1,
-                cfg_pacing: cfg.pacing,
-                // Not under a controller that sets cwnd itself (BBR): its window rules are its own
-                // (docs/transports.md) and stay as they were cross-checked.
-                // `sack_window = "span"` keeps ns-2 Sack1's window (docs/scenarios.md).
-                pipe_window: recovery.window_by_pipe()
-                    && !cc.controls_cwnd()
-                    && !cfg.sack_window_span,
-            },
+            params: SenderParams::new(cfg, ecn_support, cc.l4s(), pipe_window),
             recovery: Some(recovery),
             snd_una: 0,
             snd_nxt: 0,
