@@ -117,11 +117,9 @@ pub struct Sender {
     pub accecn: Option<AccEcnSender>,
     /// AccECN: an ACK has reported CE marks not yet answered by [`Sender::on_ecn_echo`].
     ce_pending: bool,
-    /// AccECN without SACK: duplicate ACKs counted as one delivered segment each and not yet
-    /// covered by a cumulative ACK (Linux's `sacked_out` under `tcp_add_reno_sack`).
+    /// Without SACK: duplicate ACKs counted as one delivered segment each and not yet covered
+    /// by a cumulative ACK (Linux's `sacked_out` under `tcp_add_reno_sack`).
     dup_delivered: u32,
-    /// AccECN with SACK: segments the last cumulative advance covered that were SACKed before.
-    cum_sacked: u32,
 }
 
 impl SenderParams {
@@ -212,7 +210,6 @@ impl Sender {
             accecn: None,
             ce_pending: false,
             dup_delivered: 0,
-            cum_sacked: 0,
         };
         // Without the handshake, the mode the SYN exchange would have given (the SYN-ACK sets it
         // again when the handshake is simulated).
@@ -461,8 +458,8 @@ impl Sender {
         self.recovery.as_ref().map_or("", |r| r.name())
     }
 
-    /// What an ACK of `acked` segments (cumulative) delivering `delivered` segments tells the
-    /// congestion controller; with send records, the ACK's SACK blocks are delivered and
+    /// What an ACK of `acked` segments (cumulative) newly delivering `delivered` segments
+    /// ([`AckSample::delivered`]: each segment once) tells the congestion controller; with send records, the ACK's SACK blocks are delivered and
     /// the delivery-rate sample taken ([`super::rate`]).
     #[inline]
     pub(crate) fn ack_sample(
@@ -481,7 +478,7 @@ impl Sender {
             rate.in_recovery = self.in_recovery;
         }
         let (ece, ce) = if self.accecn.is_some() {
-            let n = self.accecn_ce(ack, acked, delivered);
+            let n = self.accecn_ce(ack, delivered);
             (n > 0, n)
         } else {
             let e = ack.flags & ECE != 0;
@@ -492,7 +489,6 @@ impl Sender {
             now,
             acked,
             delivered,
-            grow: acked,
             ce,
             ece,
             snd_una: self.snd_una,
@@ -503,23 +499,36 @@ impl Sender {
         }
     }
 
-    /// AccECN (RFC 9768 s. 3.2.2.5.2): the packets newly CE-marked that an ACK's ACE field
-    /// reports, inferred with the number of packets it newly delivered (SACKed segments counted
-    /// once, duplicate ACKs without SACK counted one each, as Linux's `tp->delivered`).
-    fn accecn_ce(&mut self, ack: &Packet, acked: u32, delivered: u32) -> u32 {
-        let newly = if self.sb.is_some() {
-            delivered.saturating_sub(std::mem::take(&mut self.cum_sacked))
-        } else if acked == 0 {
-            self.dup_delivered += delivered;
-            delivered
+    /// Without SACK, the segments an ACK newly delivered, as Linux counts `tp->delivered` for
+    /// a Reno connection (net/ipv4/tcp_input.c): a duplicate ACK delivers one segment
+    /// (`tcp_add_reno_sack`; none once all but one outstanding segment are counted, the
+    /// hole the duplicates point at: `tcp_limit_reno_sacked`); an ACK of `acked` new segments delivers those not already
+    /// counted by duplicate ACKs, at least one (`tcp_remove_reno_sacks`: max(acked -
+    /// sacked_out, 1)).
+    pub(crate) fn reno_delivered(&mut self, acked: u32) -> u32 {
+        if acked == 0 {
+            let outstanding = self.snd_max.saturating_sub(self.snd_una);
+            let n = u32::from(self.dup_delivered + 1 < outstanding);
+            self.dup_delivered += n;
+            n
         } else {
-            // Linux's tcp_remove_reno_sacks: max(acked - sacked_out, 1).
             let covered = self.dup_delivered.min(acked);
             self.dup_delivered -= covered;
             (acked - covered).max(1)
-        };
+        }
+    }
+
+    /// AccECN (RFC 9768 s. 3.2.2.5.2): the packets newly CE-marked that an ACK's ACE field
+    /// reports, inferred with the number of packets it newly delivered ([`AckSample::delivered`],
+    /// Linux's `tp->delivered` delta).
+    fn accecn_ce(&mut self, ack: &Packet, delivered: u32) -> u32 {
         let a = self.accecn.as_mut().expect("AccECN mode");
-        let n = a.on_ack(accecn::ace_of(ack.flags), newly, None, self.params.pkt_size);
+        let n = a.on_ack(
+            accecn::ace_of(ack.flags),
+            delivered,
+            None,
+            self.params.pkt_size,
+        );
         self.ce_pending |= n > 0;
         n
     }
@@ -569,11 +578,6 @@ impl Sender {
         }
         if let Some(r) = self.rate.as_mut() {
             r.on_cum_ack(self.snd_una, a);
-        }
-        if self.accecn.is_some() {
-            if let Some(b) = self.sb.as_ref() {
-                self.cum_sacked = b.sacked_below(a) - b.sacked_below(self.snd_una);
-            }
         }
         self.snd_una = a;
         self.lt_sent = 0;

@@ -729,3 +729,69 @@ fn after_a_timeout_growth_counts_the_retransmissions_delivered() {
     s.on_ack(&with_sacks(108), 8000, &mut out);
     assert_eq!(s.cwnd, 4.0);
 }
+
+/// PRR's DeliveredData counts a segment once (RFC 6937 s. 3: DeliveredData = delta snd.una +
+/// delta SACKd, the SACKed segments a cumulative ACK covers leaving delta SACKd negative;
+/// Linux's `newly_acked_sacked`, the `tp->delivered` delta): a partial ACK over segments
+/// SACKed earlier delivers only the hole it fills. By hand, SACK recovery, 100..109
+/// outstanding with cwnd 10, 100 and 104 lost:
+/// - Dup ACKs 1-2 (101, then 101-102 SACKed): 9 segments in the pipe < cwnd 10: 110, 111 leave
+///   (RFC 6675 s. 5 step (3)).
+/// - Dup ACK 3 (101-103): IsLost(100); ssthresh = 10 / 2 = 5 (the two step-(3) segments left
+///   out), RecoverFS = 112 - 100 = 12, 100 retransmitted (prr_out 1).
+/// - Dup ACK 4 (105 SACKed too): DeliveredData 1, prr_delivered 1; pipe = 104, 106..111 plus
+///   the retransmission = 8 > 5: sndcnt = ceil(1 x 5 / 12) - 1 = 0.
+/// - The retransmission of 100 arrives: ACK 104, SACK 105. DeliveredData = 4 - 3 = 1 (101-103
+///   were SACKed), prr_delivered 2; pipe = 104, 106..111 = 7 > 5: sndcnt =
+///   ceil(2 x 5 / 12) - 1 = 0, cwnd = 7. Counting the 4 acknowledged segments again
+///   (prr_delivered 5) would give ceil(25 / 12) - 1 = 2 more segments and cwnd 9.
+#[test]
+fn prr_delivered_data_counts_segments_sacked_earlier_once() {
+    let mut s = sender_at(TcpVariant::Sack, 10);
+    let two = |una: u32, a: (u32, u32), b: Option<(u32, u32)>| {
+        let mut p = ack(una, 0);
+        p.sack[0] = a;
+        if let Some(b) = b {
+            p.sack[1] = b;
+        }
+        p
+    };
+    let mut sent = Vec::new();
+    for p in [
+        two(100, (101, 102), None),
+        two(100, (101, 103), None),
+        two(100, (101, 104), None),
+        two(100, (101, 104), Some((105, 106))),
+        two(104, (105, 106), None),
+    ] {
+        let mut out = Vec::new();
+        s.on_ack(&p, 1000, &mut out);
+        sent.push(out.iter().map(|p| p.seq).collect::<Vec<_>>());
+    }
+    let e: Vec<u32> = Vec::new();
+    assert_eq!(sent, vec![vec![110], vec![111], vec![100], e.clone(), e]);
+    assert!(s.in_recovery);
+    assert_eq!(s.ssthresh, 5.0);
+    assert_eq!(s.cwnd, 7.0, "cwnd = pipe + sndcnt = 7 + 0");
+}
+
+/// Without SACK, a duplicate ACK delivers one segment and the cumulative ACK that follows
+/// only those not counted yet (Linux's `tcp_add_reno_sack` / `tcp_remove_reno_sacks`), so
+/// DCTCP's and Prague's counts see each segment once. By hand: 100..109 outstanding, 100 lost,
+/// three duplicate ACKs (101-103 arrived) deliver 1 each; the ACK of 104 after the
+/// retransmission delivers max(4 - 3, 1) = 1; the ACK of 110 delivers 6: 10 in all.
+#[test]
+fn reno_delivered_counts_each_segment_once() {
+    let mut s = sender_at(TcpVariant::NewReno, 10);
+    let counts: Vec<u32> = [0, 0, 0, 4, 6]
+        .iter()
+        .map(|&a| s.reno_delivered(a))
+        .collect();
+    assert_eq!(counts, vec![1, 1, 1, 1, 6]);
+    assert_eq!(counts.iter().sum::<u32>(), 10);
+    // All but the hole: a tenth duplicate ACK of 10 outstanding delivers nothing more
+    // (`tcp_limit_reno_sacked`).
+    let mut s = sender_at(TcpVariant::NewReno, 10);
+    let dups: u32 = (0..12).map(|_| s.reno_delivered(0)).sum();
+    assert_eq!(dups, 9);
+}

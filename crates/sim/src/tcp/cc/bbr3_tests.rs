@@ -634,7 +634,6 @@ fn ecn_alpha_is_an_ewma_with_gain_1_16_per_round() {
                 now: t,
                 acked: 1,
                 delivered: 1,
-                grow: 1,
                 ece: j < f,
                 ce: u32::from(j < f),
                 snd_una: delivered as u32,

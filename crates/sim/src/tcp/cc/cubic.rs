@@ -11,7 +11,7 @@
 //!   flight size); W_max = cwnd (1 + beta) / 2 when cwnd < the previous W_max (fast
 //!   convergence), else cwnd; a new epoch starts at the next ACK in congestion avoidance.
 //! - The window grows by the segments an ACK of new data newly delivers
-//!   ([`super::AckSample::grow`]: SACKed earlier ones not again), as Linux's `acked_sacked`.
+//!   ([`super::AckSample::delivered`]: SACKed earlier ones not again), as Linux's `acked_sacked`.
 //! - Slow start grows by the segments acknowledged up to ssthresh (Linux `tcp_slow_start`; the
 //!   acknowledgements beyond ssthresh are not carried into congestion avoidance). HyStart is not
 //!   modelled (a simplification: Linux leaves slow start earlier on a delay increase).
@@ -95,7 +95,7 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, cwnd: f64, ssthresh: f64, s: &AckSample) -> f64 {
         // The segments this ACK newly delivered (Linux's acked_sacked, ns-3's segmentsAcked).
-        let (acked, now, min_rtt_ns) = (s.grow, s.now, s.min_rtt_ns);
+        let (acked, now, min_rtt_ns) = (s.delivered, s.now, s.min_rtt_ns);
         if cwnd < ssthresh {
             // Linux tcp_slow_start: grow by the segments acknowledged, not past ssthresh.
             return (cwnd + acked as f64).min(ssthresh.max(cwnd + 1.0));
@@ -146,7 +146,6 @@ mod tests {
             now,
             acked,
             delivered: acked,
-            grow: acked,
             min_rtt_ns,
             ..AckSample::default()
         }

@@ -185,12 +185,12 @@ impl CongestionControl for Ledbat {
         // RFC 6817 s. 2.4.2: off_target = (TARGET - queuing_delay) / TARGET;
         // cwnd += GAIN * off_target * bytes_newly_acked * MSS / cwnd (here in segments).
         let off_target = (TARGET_NS - qd) / TARGET_NS;
-        // bytes_newly_acked: the segments this ACK newly delivered ([`AckSample::grow`], ns-3's
+        // bytes_newly_acked: the segments this ACK newly delivered ([`AckSample::delivered`], ns-3's
         // segmentsAcked).
-        let grown = cwnd + GAIN * off_target * s.grow as f64 / cwnd;
+        let grown = cwnd + GAIN * off_target * s.delivered as f64 / cwnd;
         let cap = if self.ns3_44 {
             // ns-3.44: m_highTxMark - m_lastAckedSeq + segmentsAcked, no allowed increase.
-            (s.snd_max.saturating_sub(s.snd_una) + s.grow) as f64
+            (s.snd_max.saturating_sub(s.snd_una) + s.delivered) as f64
         } else {
             (s.snd_nxt.saturating_sub(s.snd_una) + s.acked) as f64 + ALLOWED_INCREASE
         };
@@ -212,7 +212,6 @@ mod tests {
         AckSample {
             acked,
             delivered: acked,
-            grow: acked,
             snd_una,
             snd_nxt,
             ..AckSample::default()

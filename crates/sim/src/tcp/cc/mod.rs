@@ -36,17 +36,18 @@ pub struct AckSample {
     pub now: Time,
     /// Segments newly acknowledged cumulatively.
     pub acked: u32,
-    /// Segments newly delivered: cumulatively acknowledged plus newly SACKed (a duplicate ACK
-    /// without SACK counts one, as Linux's `tcp_add_reno_sack`).
+    /// Segments this ACK newly delivered, Linux's `tp->delivered` delta (`tcp_newly_delivered`,
+    /// net/ipv4/tcp_input.c) and RFC 6937 s. 3's DeliveredData (delta snd.una + delta SACKd):
+    /// with SACK, the cumulatively acknowledged segments not SACKed before plus the segments
+    /// this ACK newly SACKs, so a segment counts once, when it first reaches the receiver (a
+    /// segment SACKed on a duplicate ACK does not count again at the cumulative ACK that later
+    /// covers it). Without SACK, the cumulative span, and one for a duplicate ACK (Linux's
+    /// `tcp_add_reno_sack`). It feeds PRR's DeliveredData, the window growth of
+    /// [`CongestionControl::on_ack`] (called only for an ACK that advances snd_una: Linux's
+    /// `acked_sacked` passed to `tcp_cong_avoid` under `FLAG_DATA_ACKED`, ns-3.44's
+    /// `currentDelivered` in `TcpSocketBase::ProcessAck`), DCTCP's and Prague's counts and the
+    /// AccECN inference.
     pub delivered: u32,
-    /// What the window grows by on this ACK (read by [`CongestionControl::on_ack`], which is
-    /// called only for an ACK that advances snd_una): with SACK, the segments this ACK newly
-    /// delivered, cumulatively acknowledged ones SACKed earlier left out and segments newly SACKed
-    /// by it counted, as Linux's `acked_sacked` (`tcp_ack`: the `tp->delivered` delta passed to
-    /// `tcp_cong_avoid`, net/ipv4/tcp_input.c) and ns-3.44's `currentDelivered`
-    /// (`TcpSocketBase::ReceivedAck` -> `ProcessAck` -> `IncreaseWindow`); a segment SACKed on a
-    /// duplicate ACK thus never makes the window grow. Without SACK, `acked`.
-    pub grow: u32,
     /// The ACK carried ECN-Echo (RFC 3168; under DCTCP's receiver, RFC 8257 s. 3.2, the CE
     /// state of the segments it acknowledges); in AccECN mode, `ce > 0`.
     pub ece: bool,

@@ -225,11 +225,10 @@ impl Recovery for Rack {
         let timeout = self.detect_loss(s, now); // step 5
                                                 // The sample after loss detection, as Linux's tcp_rate_gen after tcp_fastretrans_alert:
                                                 // its `losses` are this ACK's RACK marks.
-        let mut sample = s.ack_sample(ack, newly, newly + sacked, now);
-        sample.grow = newly - was_sacked + sacked;
+        let mut sample = s.ack_sample(ack, newly, newly - was_sacked + sacked, now);
         s.cc.on_ack_event(&sample);
         self.tlp_process_ack(s, ack, newly, flight_before, now);
-        let delivered = (newly + sacked) as u64;
+        let delivered = sample.delivered as u64;
         // A controller that sets cwnd itself (BBR, Linux's `cong_control`): no PRR, no deflation
         // to ssthresh (Linux's tcp_end_cwnd_reduction returns early for it).
         let own = s.cc.controls_cwnd();

@@ -39,8 +39,9 @@ pub(super) fn fast_recovery_ack(
     let a = ack.seq;
     if a > s.snd_una {
         let newly = a - s.snd_una;
+        let delivered = s.reno_delivered(newly);
         s.advance_una(a, ack.ts, now);
-        let mut sample = s.ack_sample(ack, newly, newly, now);
+        let mut sample = s.ack_sample(ack, newly, delivered, now);
         s.cc.on_ack_event(&sample);
         // A controller that sets cwnd itself (BBR): recovery leaves the window to it.
         let own = s.cc.controls_cwnd();
@@ -83,7 +84,8 @@ pub(super) fn fast_recovery_ack(
         }
     } else if a == s.snd_una && s.snd_max > s.snd_una {
         // A duplicate ACK: one segment delivered (as Linux's `tcp_add_reno_sack`).
-        let mut sample = s.ack_sample(ack, 0, 1, now);
+        let delivered = s.reno_delivered(0);
+        let mut sample = s.ack_sample(ack, 0, delivered, now);
         s.cc.on_ack_event(&sample);
         let own = s.cc.controls_cwnd();
         s.dupacks += 1;

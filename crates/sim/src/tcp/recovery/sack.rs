@@ -193,8 +193,7 @@ impl Recovery for Sack {
         sb.advance(s.snd_una);
         let sacked = sb.apply(&ack.sack, s.snd_max);
         let head_lost = sb.is_lost(s.snd_una);
-        let mut sample = s.ack_sample(ack, newly, newly + sacked, now);
-        sample.grow = newly - was_sacked + sacked;
+        let mut sample = s.ack_sample(ack, newly, newly - was_sacked + sacked, now);
         s.cc.on_ack_event(&sample);
         // A controller that sets cwnd itself (BBR, Linux's `cong_control`): no PRR, no
         // deflation to ssthresh (Linux's tcp_end_cwnd_reduction returns early for it).
@@ -209,7 +208,7 @@ impl Recovery for Sack {
                 s.in_recovery = false;
                 s.dupacks = 0;
             } else if !own {
-                self.prr_step(s, (newly + sacked) as u64, now, out);
+                self.prr_step(s, sample.delivered as u64, now, out);
             }
         } else if newly > 0 {
             s.dupacks = 0;
