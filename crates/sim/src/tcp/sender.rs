@@ -271,7 +271,18 @@ impl Sender {
             self.min_rtt = r;
             self.has_rtt = true;
         }
-        let rto = self.srtt + (self.params.granularity as f64).max(4.0 * self.rttvar);
+        // A sender that samples every ACK as Linux does (RACK: `Rack::rtt_of_ack`) takes
+        // Linux's RTO, SRTT + max(4 RTTVAR, rto_min): net/ipv4/tcp_input.c `tcp_rtt_estimator`
+        // never lets `rttvar_us` fall below `tcp_rto_min_us` and `__tcp_set_rto` adds it to
+        // SRTT. With RFC 6298's gains per ACK, RTTVAR shrinks within a round trip (RFC 7323
+        // App. G), and max(rto_min, SRTT + 4 RTTVAR) would leave the long-RTT flows' timer a
+        // few tens of ms above SRTT.
+        let var = if self.rack_sent.is_some() {
+            (self.params.min_rto as f64).max(4.0 * self.rttvar)
+        } else {
+            (self.params.granularity as f64).max(4.0 * self.rttvar)
+        };
+        let rto = self.srtt + var;
         self.rto = (rto.round() as Time).clamp(self.params.min_rto, self.params.max_rto);
         let s = &mut self.stats;
         s.rtt_n += 1;
@@ -566,11 +577,17 @@ impl Sender {
         // RFC 6298's gains would shrink RTTVAR within a round trip (RFC 7323 App. G) and make the
         // RTO fire on queueing delay (docs/reproductions.md, seed 004: 306 timeouts instead of
         // ns-2's 54 on the same network).
+        //
+        // A sender whose recovery keeps each segment's send time (RACK) samples as Linux does,
+        // from those times, SACKs included (`Rack::rtt_of_ack`), not here.
+        let by_send_times = self.rack_sent.is_some();
         if self.params.timestamps {
             let r = now.saturating_sub(ts) as f64;
-            self.rtt_sample(r);
+            if !by_send_times {
+                self.rtt_sample(r);
+            }
             self.cc.on_delay_sample(r, now);
-        } else if a > self.timed_until {
+        } else if a > self.timed_until && !by_send_times {
             if !self.in_recovery {
                 self.rtt_sample(now.saturating_sub(ts) as f64);
             }

@@ -256,7 +256,11 @@ impl LossState {
             self.loss_high = Some(s.rate.high_data);
         }
         let mut left = false;
-        if self.in_loss && self.loss_high.is_some_and(|h| s.snd_una >= h) {
+        // Loss ends when the data outstanding at the timeout is acknowledged, or when the
+        // recovery starts a fast recovery before (RACK finding a retransmission lost:
+        // tcp_fastretrans_alert's TCP_CA_Loss case, tcp_rack_reo_timeout).
+        let recovered = self.loss_high.is_some_and(|h| s.snd_una >= h);
+        if self.in_loss && (recovered || s.rate.in_recovery) {
             self.in_loss = false;
             self.loss_high = None;
             left = true;

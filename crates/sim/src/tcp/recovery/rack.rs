@@ -169,6 +169,11 @@ pub struct Rack {
     /// A segment may be marked lost and not yet ACKed or SACKed (spares the scan for one on
     /// every ACK outside recovery).
     lost_seen: bool,
+    /// The last loss detection marked lost a segment whose retransmission was in flight
+    /// (Linux's FLAG_LOST_RETRANS: `retrans_out` fell in `tcp_identify_packet_loss`).
+    lost_retrans: bool,
+    /// The last loss detection marked a segment lost (Linux's in-flight count changed).
+    newly_lost: bool,
     /// Newly delivered segments of the ACK being processed (kept to reuse the allocation).
     scratch: Vec<u32>,
 }
@@ -211,6 +216,9 @@ impl Recovery for Rack {
         let flight_before = s.flight();
         self.collect_delivered(s, ack, a);
         let was_sacked = s.sacked_between(s.snd_una, a);
+        if let Some(r) = self.rtt_of_ack(s, ack, a, now) {
+            s.rtt_sample(r);
+        }
         if newly > 0 {
             s.advance_una(a, ack.ts, now);
         }
@@ -249,7 +257,14 @@ impl Recovery for Rack {
         // or not); so the ACK that ends an episode at RecoveryPoint starts the next one at once
         // when a retransmission of a later loss is still in flight (tcp_fastretrans_alert: the
         // exit check "D" runs before "E", which calls tcp_enter_recovery).
-        if !s.in_recovery && !self.after_timeout(s) && self.lost_seen {
+        //
+        // After a timeout (Linux's CA_Loss) no recovery starts until the data outstanding then is
+        // acknowledged, unless this ACK found a retransmission lost: tcp_fastretrans_alert's
+        // TCP_CA_Loss case falls through to tcp_enter_recovery on FLAG_LOST_RETRANS, and the
+        // lost segments are then retransmitted (the go-back-N alone never resends a segment it
+        // has passed).
+        let loss_ok = !self.after_timeout(s) || self.lost_retrans;
+        if !s.in_recovery && loss_ok && self.lost_seen {
             if self.any_lost(s) {
                 self.enter(s, delivered, now, out);
             } else {
@@ -284,7 +299,9 @@ impl Recovery for Rack {
                 if self.next_lost(s).is_some() {
                     if s.in_recovery {
                         self.recovery_step(s, 0, now, out);
-                    } else if !self.after_timeout(s) {
+                    } else if !self.after_timeout(s) || self.newly_lost {
+                        // Linux's tcp_rack_reo_timeout: a segment newly marked lost starts
+                        // recovery in any state but Recovery (CA_Loss included).
                         self.enter(s, 0, now, out);
                     }
                 }
@@ -343,6 +360,34 @@ impl Rack {
         d.dedup();
     }
 
+    /// The RTT sample of an ACK (ns), as Linux takes it (`tcp_clean_rtx_queue`,
+    /// `tcp_sacktag_one`, `tcp_ack_update_rtt` in net/ipv4/tcp_input.c): from the send time of
+    /// the lowest segment it acknowledges cumulatively and not SACKed before, unless a segment it
+    /// acknowledges cumulatively was ever retransmitted (Karn); else from the lowest newly SACKed
+    /// segment never retransmitted; else, with timestamps and snd_una advancing, from the echo.
+    /// Called before `advance_una` (the send records still hold the acknowledged segments) and
+    /// after `collect_delivered`.
+    fn rtt_of_ack(&self, s: &Sender, ack: &Packet, a: u32, now: Time) -> Option<f64> {
+        let rec = Self::record(s);
+        let sb = s.sb.as_ref().expect("RACK sender has a scoreboard");
+        let since = |k: u32| now.saturating_sub(rec.get(k).xmit_ts) as f64;
+        let retx_acked = (s.snd_una..a).any(|k| rec.get(k).flags & EVER_RETRANS != 0);
+        if !retx_acked {
+            if let Some(k) = (s.snd_una..a).find(|&k| !sb.is_sacked(k)) {
+                return Some(since(k));
+            }
+        }
+        let first_sacked = self
+            .scratch
+            .iter()
+            .copied()
+            .find(|&k| k >= a && rec.get(k).flags & EVER_RETRANS == 0);
+        if let Some(k) = first_sacked {
+            return Some(since(k));
+        }
+        (s.params.timestamps && a > s.snd_una).then(|| now.saturating_sub(ack.ts) as f64)
+    }
+
     /// RFC 8985 s. 6.2 steps 2 (RACK_update) and 3 (RACK_detect_reordering) over the newly
     /// delivered segments.
     fn update(&mut self, s: &Sender, ack: &Packet, now: Time) {
@@ -398,6 +443,8 @@ impl Rack {
         };
         let mut rate = s.rate.as_mut();
         let mut timeout: Time = 0;
+        self.lost_retrans = false;
+        self.newly_lost = false;
         for k in una..max {
             if sb.is_sacked(k) {
                 continue;
@@ -416,6 +463,8 @@ impl Rack {
             let deadline = seg.xmit_ts + self.rtt + self.reo_wnd;
             if deadline <= now {
                 if let Some(f) = rec.flags_mut(k) {
+                    self.lost_retrans |= *f & RETRANS != 0;
+                    self.newly_lost = true;
                     *f = (*f | LOST) & !RETRANS;
                     self.lost_seen = true;
                     if let Some(r) = rate.as_deref_mut() {
@@ -1027,5 +1076,77 @@ mod tests {
         assert_eq!(r.next_lost(&s), Some(0));
         s.rack_sent.as_mut().unwrap().sent(0, 300 * MS, true);
         assert_eq!(r.pipe(&s), 1, "lost and retransmitted: one in flight");
+    }
+
+    /// RTT samples as Linux takes them (`tcp_clean_rtx_queue`, `tcp_sacktag_one`,
+    /// `tcp_ack_update_rtt`), without timestamps: the first segment of a window is lost and no
+    /// ACK advances snd_una, yet the SACKs time the segments they cover. 10 sent at 0, no RTT
+    /// sample yet (RTO 1 s). By hand: at 50 ms SACK 1..4, sample from segment 1 (sent at 0):
+    /// SRTT 50, RTTVAR 25 ms (RFC 6298 s. 2.2), RTO = SRTT + max(4 RTTVAR, rto_min 200) =
+    /// 250 ms (Linux's `rttvar_us` >= `tcp_rto_min_us`); at 60 ms SACK 1..6, sample 60 ms from
+    /// segment 4: RTTVAR = 0.75 x 25 + 0.25 x |50 - 60| = 21.25, SRTT = 0.875 x 50 + 0.125 x 60
+    /// = 51.25, RTO 251.25 ms. At 160 ms the cumulative ACK of 6 covers the retransmitted
+    /// segment 0 and nothing is newly SACKed: no sample (Karn), SRTT stays.
+    #[test]
+    fn rtt_is_sampled_from_sacked_segments_as_linux() {
+        let mut c = cfg(TcpVariant::Sack);
+        c.recovery = Some(RecoveryKind::Rack);
+        let mut s = Sender::new(&c, None, None);
+        assert_eq!(s.rto, 1_000 * MS, "no sample yet");
+        send_at(&mut s, 0, 10);
+        let mut out = Vec::new();
+        s.on_ack(&sack(0, 0, &[(1, 4)]), 50 * MS, &mut out);
+        assert_eq!(s.srtt_ns(), (50 * MS) as f64);
+        assert_eq!(s.rto, 250 * MS);
+        assert!(s.in_recovery, "0 marked lost (3 SACKed: reo_wnd 0)");
+        assert_eq!(out.first().map(|p| p.seq), Some(0), "retransmitted first");
+        s.on_ack(&sack(0, 0, &[(1, 6)]), 60 * MS, &mut out);
+        assert_eq!(s.srtt_ns(), 51.25 * MS as f64);
+        assert_eq!(s.rto, 251_250_000);
+        s.on_ack(&sack(6, 50, &[]), 160 * MS, &mut out);
+        assert_eq!(s.snd_una, 6);
+        assert_eq!(
+            s.srtt_ns(),
+            51.25 * MS as f64,
+            "Karn: the ACK covers a retransmission"
+        );
+        assert_eq!(s.stats.rtt_n, 2, "two samples, both from SACKs");
+    }
+
+    /// After a timeout (Linux's CA_Loss) a retransmission RACK finds lost starts a fast recovery
+    /// that resends it (`tcp_rack_reo_timeout`: a newly lost segment starts recovery in any
+    /// state but Recovery; on an ACK, tcp_fastretrans_alert's Loss case on FLAG_LOST_RETRANS),
+    /// where the go-back-N, which has passed it, would leave it to the next timeout. By hand
+    /// (timestamps, SRTT = min_RTT = 100 ms, RTO 300 ms, Reno): 8 sent at 0, all lost; the RTO
+    /// at 300 ms resends 0 (cwnd 1); its ACK at 400 ms (cwnd 2) lets 1 and 2 go; 1 is lost
+    /// again, the SACK of 2 at 500 ms gives RACK.rtt 100 ms and reo_wnd = min_RTT / 4 = 25 ms
+    /// (one segment SACKed), so 1 is due at 400 + 100 + 25 = 525 ms: the reordering timer. At
+    /// 525 ms 1 is marked lost, recovery starts and 1 is the first segment sent.
+    #[test]
+    fn a_retransmission_lost_after_a_timeout_starts_recovery() {
+        let (mut s, _) = rack_sender();
+        assert_eq!(s.rto, 300 * MS);
+        send_at(&mut s, 0, 8);
+        s.stop_new_data();
+        let mut out = Vec::new();
+        s.on_timeout(300 * MS, &mut out);
+        assert_eq!((s.stats.timeouts, seqs(&out)), (1, vec![0]));
+        out.clear();
+        s.on_ack(&sack(1, 300, &[]), 400 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![1, 2]);
+        out.clear();
+        s.on_ack(&sack(1, 400, &[(2, 3)]), 500 * MS, &mut out);
+        assert!(!s.in_recovery);
+        assert_eq!(s.rto_deadline, Some(525 * MS), "the reordering timer");
+        out.clear();
+        s.on_timeout(525 * MS, &mut out);
+        assert_eq!(s.stats.timeouts, 1, "RACK's timer, not an RTO");
+        assert!(s.in_recovery);
+        assert_eq!(
+            out.first().map(|p| p.seq),
+            Some(1),
+            "the lost retransmission resent"
+        );
+        assert_eq!(s.stats.fast_retransmits, 1);
     }
 }
