@@ -9,7 +9,8 @@
 //! A fourth, `-- bbr` alone, runs it with BBR v1 senders (`cc = "bbr"`, SACK recovery, paced;
 //! issue 22: >= 600 k packets per CPU-second).
 //! Run: `cargo bench -p aqmlab-sim --bench sim_dumbbell` (release profile, one core);
-//! `-- cubic` (or `-- newreno`, `-- bbr`) runs that 100-flow part alone, three times.
+//! `-- cubic` (or `-- newreno`, `-- bbr`) runs that 100-flow part alone, three times;
+//! `reps=N` after it sets the repetitions (`reps=1` under callgrind).
 
 use sim::config::{AqmConfig, TcpVariant};
 use sim::topo::{default_tcp, Dumbbell};
@@ -87,21 +88,28 @@ fn reference(variant: Senders, reps: usize) {
     );
 }
 
+/// Repetitions of a 100-flow part run alone: `reps=N` among the arguments, else 3.
+fn reps_arg() -> usize {
+    std::env::args()
+        .find_map(|a| a.strip_prefix("reps=").and_then(|n| n.parse().ok()))
+        .unwrap_or(3)
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cubic` selects the CUBIC part alone.
     if std::env::args().any(|a| a == "cubic") {
         println!("reference dumbbell with cubic senders (CUBIC + SACK + PRR), 60 s simulated");
-        reference((TcpVariant::Cubic, None), 3);
+        reference((TcpVariant::Cubic, None), reps_arg());
         return;
     }
     if std::env::args().any(|a| a == "bbr") {
         println!("reference dumbbell with bbr senders (BBR v1 + SACK, paced), 60 s simulated");
-        reference((TcpVariant::Sack, Some("bbr")), 3);
+        reference((TcpVariant::Sack, Some("bbr")), reps_arg());
         return;
     }
     if std::env::args().any(|a| a == "newreno") {
         println!("reference dumbbell, NewReno, 60 s simulated");
-        reference((TcpVariant::NewReno, None), 3);
+        reference((TcpVariant::NewReno, None), reps_arg());
         return;
     }
     println!("reference dumbbell: 100 flows, 100 Mb/s, RED 50/150/300, 60 s simulated");

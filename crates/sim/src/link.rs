@@ -340,6 +340,19 @@ impl Link {
             }
             return;
         }
+        // Nothing carried and the whole transmission inside the window (the usual case): the
+        // share below is size x d / d with d = end_tx - start a whole number of ns, both
+        // products exact in f64 (under 2^53), so it is `size` exactly; added without the
+        // conversions and the division, the same sum.
+        if self.tx_owed_before == 0
+            && self.tx_owed == 0
+            && end_tx > start
+            && start >= self.warmup
+            && end_tx <= self.end
+        {
+            self.stats.win.tx_bytes += size as f64;
+            return;
+        }
         // Nothing carried (the usual case: a whole number of ns per packet) subtracts 0 / r = 0
         // exactly: the divisions are spared, the result is the same.
         let shifted = |t: Time, owed: u64| {

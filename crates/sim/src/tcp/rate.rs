@@ -351,10 +351,21 @@ impl RateState {
             // delivered before are what `deliver` leaves alone: they are skipped here without
             // its lookups, since a block is walked again on every ACK that carries it.
             let end = b.min(self.base.saturating_add(self.recs.len() as u32));
-            for s in a.max(self.base)..end {
-                if !self.recs[(s - self.base) as usize].acked {
-                    self.deliver(s);
-                }
+            let mut s = a.max(self.base);
+            while s < end {
+                // The next record not yet delivered, found by the deque's iterator rather than
+                // by indexing each segment.
+                let from = (s - self.base) as usize;
+                let Some(k) = self
+                    .recs
+                    .range(from..(end - self.base) as usize)
+                    .position(|r| !r.acked)
+                else {
+                    break;
+                };
+                s += k as u32;
+                self.deliver(s);
+                s += 1;
             }
             if a < b {
                 top = top.max(Some(b));

@@ -49,11 +49,9 @@ impl Scoreboard {
             if self.sacked.len() < need {
                 self.sacked.resize(need, false);
             }
-            for i in (a - self.base) as usize..need {
-                if !self.sacked[i] {
-                    self.sacked[i] = true;
-                    newly += 1;
-                }
+            for x in self.sacked.range_mut((a - self.base) as usize..need) {
+                newly += !*x as u32;
+                *x = true;
             }
         }
         self.n_sacked += newly;
@@ -84,7 +82,10 @@ impl Scoreboard {
             // nearly every send): the running count, without the walk.
             return self.n_sacked;
         }
-        self.sacked.iter().take(upto).filter(|&&x| x).count() as u32
+        // The deque's two slices summed as bytes (vectorised), not walked flag by flag.
+        let (a, b) = self.sacked.as_slices();
+        let in_a = upto.min(a.len());
+        count_true(&a[..in_a]) + count_true(&b[..upto - in_a])
     }
 
     /// SACKed segments strictly above `s`.
@@ -130,11 +131,19 @@ impl Scoreboard {
         if self.n_sacked < n {
             return None;
         }
+        // From the top over the deque's two slices (the second holds the higher segments).
+        let (a, b) = self.sacked.as_slices();
         let mut seen = 0;
-        let i = self.sacked.iter().rposition(|&x| {
-            seen += x as u32;
-            seen == n
-        })?;
+        let mut nth = |x: &[bool]| {
+            x.iter().rposition(|&x| {
+                seen += x as u32;
+                seen == n
+            })
+        };
+        let i = match nth(b) {
+            Some(i) => a.len() + i,
+            None => nth(a)?,
+        };
         Some(self.base + i as u32)
     }
 
@@ -146,12 +155,22 @@ impl Scoreboard {
         // The lowest unSACKed segment above HighRxt and below the highest SACKed one; IsLost
         // when it lies below the DupThresh-th highest SACKed segment (DupThresh SACKed above),
         // found from the top of the board rather than by counting up from the bottom.
-        let first = (from..self.high_sacked()).find(|&s| !self.is_sacked(s));
+        let top = (self.high_sacked() - self.base) as usize;
+        let first = self
+            .sacked
+            .range(((from - self.base) as usize).min(top)..top)
+            .position(|&x| !x)
+            .map(|i| from + i as u32);
         match first {
             Some(s) if self.nth_highest_sacked(DUP_THRESH).is_some_and(|p| s < p) => Some(s), // rule (1)
             _ => new_data.or(first), // rule (2), then rule (3)
         }
     }
+}
+
+/// The number of `true` flags in `x` (a sum of bytes the compiler vectorises).
+fn count_true(x: &[bool]) -> u32 {
+    x.iter().map(|&x| x as u32).sum()
 }
 
 /// SACK loss recovery's state (`[tcp] recovery = "sack"`); the scoreboard is the sender's
