@@ -17,9 +17,14 @@ aqmlab's side with ns-3.44's model choices (``cc = "bbr-ns3"``, or some of them,
     .venv/bin/python scripts/crosscheck_ns3.py bbr --cases bbr-fifo-n10 \
         --aqmlab-tcp 'cc="bbr-ns3"' --tag ns3
 
-A tagged run without ``--ns3-args`` takes ns-3's side from the untagged run of the same case
-and seed when that is cached (ns-3's side does not depend on aqmlab's overrides), so each
-departure costs aqmlab runs only.
+The like-for-like FQ-CoDel rows (CoDel's one-MTU test on the flow's own bytes, as ns-3's
+FqCoDelQueueDisc; aqmlab ``mtu_per_flow = true``) run when named:
+
+    .venv/bin/python scripts/crosscheck_ns3.py bbr --cases bbr-fq_codel-flow-n100
+
+ns-3's side is taken from any cached run that ran ns3_dumbbell.cc with the same options on the
+same network (a tagged run without ``--ns3-args``, an ``fq_codel-flow`` row beside its
+``fq_codel`` row), so each aqmlab-only departure costs aqmlab runs only.
 
 ``--spread N`` runs aqmlab's side alone over seeds 1..N (no ns-3) and prints each case's mean and
 standard error per metric: how far a 3-seed mean moves from seed to seed (the goodput under
@@ -42,25 +47,43 @@ from ns3check import tcp
 BEGIN, END = "<!-- bbr-matrix:begin -->", "<!-- bbr-matrix:end -->"
 
 
-def matrix(quick: bool, duration: float, warmup: float) -> dict[str, dict]:
-    """BBR x {FIFO, FQ-CoDel} x {10, 100} flows (``quick``: 10 flows only)."""
+#: Cases run only when ``--cases`` names them: FQ-CoDel with CoDel's one-MTU test on the flow's
+#: own bytes (``mtu_per_flow = true``), ns-3's FqCoDelQueueDisc's test (tcp.py's ``fq_codel-flow``).
+EXTRA_AQMS = ("fq_codel-flow",)
+
+
+def matrix(quick: bool, duration: float, warmup: float, extra: bool = False) -> dict[str, dict]:
+    """BBR x {FIFO, FQ-CoDel} x {10, 100} flows (``quick``: 10 flows only); ``extra`` adds the
+    :data:`EXTRA_AQMS` rows."""
     out = {}
     for n in [10] if quick else [10, 100]:
-        for aqm in ("fifo", "fq_codel"):
+        for aqm in ("fifo", "fq_codel", *(EXTRA_AQMS if extra else ())):
             c = tcp.dumbbell("bbr", aqm, n, duration, warmup)
             out[c["name"]] = c
     return out
 
 
-def reuse_ns3(tag: str) -> None:
-    """ns-3's side of a run tagged ``tag`` from the untagged run's cache when there is one."""
+def split_case(name: str) -> tuple[str, int]:
+    """``bbr-AQM-nN`` -> (AQM, N); AQM may hold a hyphen (``fq_codel-flow``)."""
+    rest, flows = name.removeprefix("bbr-").rsplit("-", 1)
+    return rest, int(flows.removeprefix("n"))
+
+
+def reuse_ns3() -> None:
+    """ns-3's side of a run from a cached run (any case, any tag) that ran ns-3 with the same
+    options on the same network: a tagged run whose overrides are aqmlab's alone, or a row whose
+    aqmlab setting ns-3 has no counterpart for (``fq_codel-flow`` runs ns-3's ``fq_codel``)."""
     run_ns3 = tcp.run_ns3
 
     def run(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
-        cached = d.parent.parent / "runs" / f"{d.name.removesuffix('.' + tag)}.json"
-        if cached.exists():
-            tcp.log(f"{d.name}: ns-3's side from {cached.name}")
-            return json.loads(cached.read_text())["ns3"]
+        flags, graph = " ".join(tcp.ns3_flags(cfg, sc, extra)), tcp.graph_text(cfg)
+        for cached in sorted((d.parent.parent / "runs").glob("*.json")):
+            ns3 = json.loads(cached.read_text())["ns3"]
+            path, _, rest = ns3["command"].partition(" ")
+            g = Path(path.removeprefix("--graph="))
+            if rest == flags and g.exists() and g.read_text() == graph:
+                tcp.log(f"{d.name}: ns-3's side from {cached.name}")
+                return ns3
         return run_ns3(exe, cfg, sc, d, extra)
 
     tcp.run_ns3 = run
@@ -70,10 +93,10 @@ def spread(n: int, a: argparse.Namespace) -> None:
     """aqmlab's side alone over seeds 1..n: each case's mean and standard error per metric."""
     work = tcp.ROOT / "target" / "crosscheck-ns3-bbr" / "spread"
     for name in a.cases or ["bbr-fifo-n10"]:
-        _, aqm, flows = name.split("-")
+        aqm, flows = split_case(name)
         rows = []
         for seed in range(1, n + 1):
-            sc = tcp.dumbbell("bbr", aqm, int(flows[1:]), a.duration, a.warmup)
+            sc = tcp.dumbbell("bbr", aqm, flows, a.duration, a.warmup)
             sc["seed"] = seed
             for kv in a.aqmlab_tcp:
                 k, v = kv.split("=", 1)
@@ -114,6 +137,10 @@ def main(argv: list[str] | None = None) -> None:
     if known.spread:
         spread(known.spread, known)
         return
-    if known.tag and not known.ns3_args:
-        reuse_ns3(known.tag)
-    tcp.main(argv, cases_fn=matrix, markers=(BEGIN, END), label="bbr")
+    reuse_ns3()
+    extra = any(split_case(c)[0] in EXTRA_AQMS for c in known.cases or [])
+
+    def cases(quick: bool, duration: float, warmup: float) -> dict[str, dict]:
+        return matrix(quick, duration, warmup, extra)
+
+    tcp.main(argv, cases_fn=cases, markers=(BEGIN, END), label="bbr")

@@ -372,13 +372,10 @@ def run_ours(toml: Path, out: Path) -> dict:
     }
 
 
-def run_ns3(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "graph.txt").write_text(graph_text(cfg))
+def ns3_flags(cfg: dict, sc: dict, extra: list[str]) -> list[str]:
+    """ns3_dumbbell.cc's options for a case but the network (``--graph``)."""
     pkt = 1460 + 40 + (12 if sc["tcp"].get("timestamps") else 0)
-    cmd = [
-        str(exe),
-        f"--graph={d / 'graph.txt'}",
+    return [
         f"--duration={cfg['duration_ns'] / 1e9}",
         f"--warmup={cfg['warmup_ns'] / 1e9}",
         f"--seed={cfg['seed']}",
@@ -386,6 +383,12 @@ def run_ns3(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
         *TCPS[sc["name"].split("-")[0]]["ns3"],
         *extra,
     ]
+
+
+def run_ns3(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "graph.txt").write_text(graph_text(cfg))
+    cmd = [str(exe), f"--graph={d / 'graph.txt'}", *ns3_flags(cfg, sc, extra)]
     res, wall, cpu = base.timed(cmd)
     if res.returncode != 0:
         raise RuntimeError(f"ns-3 {sc['name']} failed: {res.stderr.strip()[-2000:]}")

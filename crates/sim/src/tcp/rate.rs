@@ -75,6 +75,9 @@ pub struct RateSample {
     pub acked_sacked: u32,
     /// Segments newly marked lost by this ACK (`losses`).
     pub losses: u32,
+    /// Segments marked lost (retransmitted or not) that this ACK delivered: by how much ns-3's
+    /// count of segments marked lost (`TcpTxBuffer::m_lostOut`) falls on this ACK.
+    pub repaired: u32,
     /// RTT of the most recently sent segment this ACK delivered that was not retransmitted, ns;
     /// -1: none (`rtt_us`).
     pub rtt_ns: i64,
@@ -115,6 +118,7 @@ impl Default for RateSample {
             is_retrans: false,
             acked_sacked: 0,
             losses: 0,
+            repaired: 0,
             rtt_ns: -1,
             prior_in_flight: 0,
             in_flight: 0,
@@ -181,6 +185,8 @@ pub struct RateState {
     acked_now: u32,
     /// Segments marked lost by the ACK being processed.
     lost_now: u32,
+    /// Segments marked lost that the ACK being processed delivered.
+    repaired_now: u32,
     /// In flight before the ACK being processed.
     prior_in_flight: Option<u32>,
     /// The recovery marks losses itself ([`RateState::mark_seg_lost`], RACK): no RFC 6675 IsLost
@@ -204,6 +210,7 @@ impl Default for RateState {
             pick: Pick::default(),
             acked_now: 0,
             lost_now: 0,
+            repaired_now: 0,
             prior_in_flight: None,
             external_losses: false,
         }
@@ -282,6 +289,7 @@ impl RateState {
             self.pick = Pick::default();
             self.acked_now = 0;
             self.lost_now = 0;
+            self.repaired_now = 0;
         }
     }
 
@@ -303,6 +311,7 @@ impl RateState {
         let r = *r;
         self.delivered += 1;
         self.acked_now += 1;
+        self.repaired_now += u32::from(r.lost);
         let p = &mut self.pick;
         // The most recently sent (later send time; same time: higher sequence), as
         // tcp_skb_sent_after.
@@ -463,6 +472,7 @@ impl RateState {
         let mut rs = RateSample {
             acked_sacked: self.acked_now,
             losses: self.lost_now,
+            repaired: self.repaired_now,
             rtt_ns: p.rtt_sent.map_or(-1, |t| now.saturating_sub(t) as i64),
             prior_in_flight,
             in_flight: self.in_flight,
@@ -602,6 +612,9 @@ mod tests {
         r.on_cum_ack(0, 5);
         let d = r.gen(200 * MS, 50.0 * MS as f64);
         assert_eq!((d.acked_sacked, d.in_flight, d.total_delivered), (1, 5, 5));
+        // The lost segment's delivery: ns-3's lost count falls by one, Linux's stays.
+        assert_eq!((d.repaired, d.losses, d.total_lost), (1, 0, 1));
+        assert_eq!((a.repaired, b.repaired, c.repaired), (0, 0, 0));
         assert!(d.is_retrans);
         assert_eq!(d.rtt_ns, -1, "no RTT from a retransmission (Karn)");
     }

@@ -107,6 +107,13 @@ pub struct Ns3Model {
     /// `gain`: STARTUP gain [`NS3_HIGH_GAIN`] and DRAIN gain 1 / 2.89 (l. 37-41, 201, 326;
     /// Linux 739/256 and 88/256).
     pub gain: bool,
+    /// `lostout`: the sample's losses are how much the count of segments marked lost and not
+    /// yet delivered changed on this ACK, either way (tcp-socket-base.cc l. 1944-1946:
+    /// `|currentLost - previousLost|` of `TcpTxBuffer::GetLost`, which falls when a segment
+    /// marked lost is SACKed or cumulatively ACKed, tcp-tx-buffer.cc l. 629-634, 811-814):
+    /// an ACK that delivers k segments marked lost and marks m counts |m - k| (Linux: m,
+    /// `tp->lost` only grows). With `losses`, recovery takes each repaired segment off cwnd.
+    pub lost_out: bool,
 }
 
 impl Ns3Model {
@@ -122,6 +129,7 @@ impl Ns3Model {
         min_rtt: true,
         ts_rtt: true,
         gain: true,
+        lost_out: true,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
@@ -139,10 +147,11 @@ impl Ns3Model {
                 "minrtt" => &mut m.min_rtt,
                 "tsrtt" => &mut m.ts_rtt,
                 "gain" => &mut m.gain,
+                "lostout" => &mut m.lost_out,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout)"
                     ))
                 }
             };
@@ -745,6 +754,15 @@ impl CongestionControl for Bbr {
 
     /// `bbr_main`: update the model, then the pacing rate and the window.
     fn cong_control(&mut self, cwnd: f64, s: &AckSample) -> f64 {
+        let ns3_sample;
+        let s = if self.ns3.lost_out {
+            let mut c = *s;
+            c.rate.losses = s.rate.losses.abs_diff(s.rate.repaired);
+            ns3_sample = c;
+            &ns3_sample
+        } else {
+            s
+        };
         self.edt = s.rate.edt;
         let (state, _) = self.loss.on_ack(s);
         let mut w = cwnd.floor().max(1.0) as u32;

@@ -516,6 +516,32 @@ fn ns3_losses_and_conservation_only_in_recovery() {
 }
 
 #[test]
+fn ns3_losses_are_the_change_of_the_lost_count_either_way() {
+    let t = NS_PER_SEC + MS;
+    // In recovery after packet conservation (cwnd 50): an ACK delivers 2 segments, one of
+    // them a retransmission of a segment marked lost, and marks `marked` new ones lost.
+    for (marked, m, want) in [
+        // Linux: rs->losses = 0 (tp->lost only grows): min(50 + 2, 2 x 40 + 3 x 2 = 86) = 52.
+        (0, Ns3Model::parse("losses+quanta").unwrap(), 52.0),
+        // ns-3: the lost count falls by 1, |0 - 1| = 1 comes off: min(49 + 2, 83) = 51.
+        (0, Ns3Model::parse("lostout+losses+quanta").unwrap(), 51.0),
+        // 3 marked, 1 repaired. Linux: 50 - 3 = 47, min(47 + 2, 86) = 49.
+        (3, Ns3Model::parse("losses+quanta").unwrap(), 49.0),
+        // ns-3: |3 - 1| = 2: min(48 + 2, 83) = 50.
+        (3, Ns3Model::parse("lostout+losses+quanta").unwrap(), 50.0),
+    ] {
+        let mut b = probe_bw(m, 3);
+        b.prev_ca_state = CaState::Recovery;
+        let mut s = ack(t, 2, marked, 45, 850, 902);
+        s.rate.repaired = 1;
+        s.rate.in_recovery = true;
+        s.rate.high_data = 1000;
+        assert!(!b.packet_conservation);
+        assert_eq!(b.cong_control(50.0, &s), want, "marked {marked}, {m:?}");
+    }
+}
+
+#[test]
 fn ns3_restores_only_after_recovery_then_takes_ssthresh() {
     let t = NS_PER_SEC + MS;
     // Leaving the Loss state (snd_una reaches the timeout's high data): saved window 70.
