@@ -28,7 +28,8 @@
 // TCP options: --tcp=newreno|cubic|dctcp|ledbat, --sack, --recovery=classic|prr|prr-rfc, --timestamps,
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
 // (TcpCubic's HyStart), --mtu, --fqQuantum, --probePrr (a unit probe of ns-3's PRR, no network),
-// --rtoTrace (a line per timeout and fast-recovery entry, below). Defaults
+// --rtoTrace (a line per timeout and fast-recovery entry, below), --dropTrace (a line per drop at the
+// bottleneck queue disc, below). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
 // MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
 // DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
@@ -819,6 +820,34 @@ FlowAck(uint32_t i, SequenceNumber32 /*old*/, SequenceNumber32 now)
     }
 }
 
+// --dropTrace=FILE: one line per packet the first monitored link's queue disc drops (diagnostics):
+//   T FLOW SEG WHEN REASON
+// T seconds; FLOW the flow (from the TCP destination port, -1 for a packet of no flow); SEG its
+// first segment (1460 B from 0, as --rtoTrace); WHEN "enq" (dropped before enqueue: the queue
+// disc's DropBeforeEnqueue trace) or "deq" (DropAfterDequeue: CoDel's head drops, and FqCoDel's
+// and FqCobalt's overflow batches taken from the fattest queue's head); REASON ns-3's reason
+// string with its spaces as underscores (e.g. "Overlimit_drop", "(Dropped_by_child_queue_disc)_
+// Target_exceeded_drop").
+std::unique_ptr<std::ofstream> g_dropTrace;
+
+void
+DropTraceLine(const char* when, Ptr<const QueueDiscItem> item, const char* reason)
+{
+    int64_t flow = -1;
+    int64_t seg = -1;
+    TcpHeader h;
+    Ptr<Packet> p = item->GetPacket()->Copy();
+    if (p->PeekHeader(h) > 0 && h.GetDestinationPort() >= 10000)
+    {
+        flow = h.GetDestinationPort() - 10000;
+        seg = (h.GetSequenceNumber().GetValue() - 1) / 1460;
+    }
+    std::string r(reason);
+    std::replace(r.begin(), r.end(), ' ', '_');
+    *g_dropTrace << Simulator::Now().GetSeconds() << ' ' << flow << ' ' << seg << ' ' << when << ' '
+                 << r << '\n';
+}
+
 // --rtoTrace=FILE: one line per retransmission timeout of any sender (every expiry, backoffs
 // included), written when ReTxTimeout doubles the RTO (after it marked the unSACKed segments lost,
 // before it changes the congestion state and cwnd), and one line per entry into fast recovery:
@@ -1198,6 +1227,7 @@ struct Options
     std::string cwndTrace;
     uint32_t cwndTraceFlow = 0;
     std::string rtoTrace;
+    std::string dropTrace;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
@@ -1252,6 +1282,9 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("cwndTrace", "file for the cwnd trace of flow --cwndTraceFlow (diagnostics)", o.cwndTrace);
     cmd.AddValue("cwndTraceFlow", "the flow --cwndTrace follows (default 0)", o.cwndTraceFlow);
     cmd.AddValue("rtoTrace", "file for a line per timeout and fast recovery (diagnostics)", o.rtoTrace);
+    cmd.AddValue("dropTrace",
+                 "file for a line per drop at the first monitored queue disc (diagnostics)",
+                 o.dropTrace);
     cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
     cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
@@ -1499,6 +1532,21 @@ main(int argc, char* argv[])
     {
         std::cerr << "no monitored link\n";
         return 2;
+    }
+    if (!o.dropTrace.empty())
+    {
+        g_dropTrace = std::make_unique<std::ofstream>(o.dropTrace);
+        g_dropTrace->precision(9);
+        mons[0]->qdisc->TraceConnectWithoutContext(
+            "DropBeforeEnqueue",
+            MakeCallback(+[](Ptr<const QueueDiscItem> i, const char* r) {
+                DropTraceLine("enq", i, r);
+            }));
+        mons[0]->qdisc->TraceConnectWithoutContext(
+            "DropAfterDequeue",
+            MakeCallback(+[](Ptr<const QueueDiscItem> i, const char* r) {
+                DropTraceLine("deq", i, r);
+            }));
     }
 
     Simulator::Schedule(Seconds(o.warmup), [&]() {
