@@ -33,7 +33,7 @@ class Codel(Aqm):
             raise ValueError("target: must be < interval")
         self.mtu_bytes = math.floor(self.mtu + 0.5)
         self.count = self.lastcount = self.drop_next = self.ldelay = 0
-        self.dropping = self.reschedule = False
+        self.dropping = self.reschedule = self.was_dropping = False
         self.first_above_time = None
         self.drops = self.marks = self.drop_states = self.maxpacket = 0
 
@@ -79,8 +79,11 @@ class Codel(Aqm):
         if not ok:
             return ADMIT
         # Entering the dropping state: restart near the last count if we left it recently (s. 5.5).
+        # A queue that never dropped has no last dropping state to be recent (its drop_next is
+        # the initial 0, which the simulator's clock starting at 0 would otherwise call recent).
         delta = (self.count - self.lastcount) & 0xFFFFFFFF
-        recent = now - self.drop_next < 16 * self.interval_ns
+        recent = self.was_dropping and now - self.drop_next < 16 * self.interval_ns
+        self.was_dropping = True
         self.count = delta if delta > 1 and recent else 1
         self.lastcount = self.count
         self.drop_next = control_law(now, self.interval_ns, self.count)

@@ -176,6 +176,9 @@ pub struct CodelVars {
     pub lastcount: u32,
     /// In the dropping state.
     pub dropping: bool,
+    /// A dropping state has been entered before: without one there is no "last dropping
+    /// state" for s. 5.5's resumption to be recent.
+    pub was_dropping: bool,
     /// When the sojourn time will have been above target for an interval; `None` while below
     /// (the RFC's `first_above_time == 0`).
     pub first_above_time: Option<Time>,
@@ -308,13 +311,26 @@ pub fn codel_dequeue(
         Verdict::Drop
     } else if ok_to_drop {
         // Above target for an interval: enter the dropping state.
-        vars.count = restart_count(
-            vars.count,
-            vars.lastcount,
-            vars.drop_next,
-            now,
-            p.interval_ns,
-        );
+        // RFC 8289 s. 5.5 resumes the last dropping state's rate when it ended recently. A queue
+        // that never dropped has no such state: its `drop_next` is the initial 0, and on the
+        // simulator's clock, which starts at 0 too, `now - drop_next < 16 interval` would call it
+        // recent for the first 1.6 s, so FQ-CoDel's overflow push-outs (`codel_on_pushout`)
+        // would start its first dropping state at that count. Linux compares 32-bit times from
+        // boot there, so its answer for a never-dropped queue depends on the clock's phase
+        // (recent for about half of the 4.4 s wrap); ns-3.44 does not raise the count at all.
+        // Here it starts at 1 (docs/algorithms/fq_codel.md).
+        vars.count = if vars.was_dropping {
+            restart_count(
+                vars.count,
+                vars.lastcount,
+                vars.drop_next,
+                now,
+                p.interval_ns,
+            )
+        } else {
+            1
+        };
+        vars.was_dropping = true;
         vars.lastcount = vars.count;
         vars.drop_next = control_law(now, p.interval_ns, vars.count);
         vars.dropping = true;
@@ -521,6 +537,42 @@ mod tests {
         // count 0 is treated as 1; the step is never 0.
         assert_eq!(control_law(0, 100 * MS, 0), 100 * MS);
         assert_eq!(control_law(7, 1, u32::MAX), 8);
+    }
+
+    /// The first dropping state starts at count 1 whatever FQ-CoDel's push-outs added: by hand,
+    /// 128 packets pushed out of a fresh queue, then sojourn 10 ms (> 5 ms target) from t = 400
+    /// ms: first_above_time = 500 ms; at 500 ms the state is entered with count 1 and the next
+    /// drop is 100 ms / sqrt(1) later (with count 128 it would be 8.84 ms later, as before this
+    /// rule). Then the state ends at 700 ms (sojourn 1 ms), 20 more push-outs, and a new state
+    /// at 850 ms, recent (< 16 intervals after drop_next): count - lastcount = (2 + 20) - 1 = 21.
+    #[test]
+    fn a_queue_that_never_dropped_starts_at_one_after_push_outs() {
+        let p = CodelParams::default();
+        let mut v = CodelVars::default();
+        codel_on_pushout(&mut v, 128);
+        // Heads dequeued at (sojourn, time) and CoDel's verdicts, with 10 kB left behind.
+        let run = |v: &mut CodelVars, heads: &[(Time, Time)]| -> Vec<Verdict> {
+            heads
+                .iter()
+                .map(|&(sojourn, t)| codel_dequeue(v, &p, sojourn, 10_000, false, t))
+                .collect()
+        };
+        use Verdict::{Admit, Drop};
+        assert_eq!(
+            run(&mut v, &[(10 * MS, 400 * MS), (10 * MS, 500 * MS)]),
+            [Admit, Drop]
+        );
+        assert_eq!((v.count, v.lastcount, v.drop_next), (1, 1, 600 * MS));
+        // The next heads still above target: the drop at 600 ms (count 2); below at 700 ms.
+        let heads = [(10 * MS, 550 * MS), (10 * MS, 600 * MS), (MS, 700 * MS)];
+        assert_eq!(run(&mut v, &heads), [Admit, Drop, Admit]);
+        assert_eq!((v.count, v.dropping), (2, false));
+        codel_on_pushout(&mut v, 20);
+        assert_eq!(
+            run(&mut v, &[(10 * MS, 750 * MS), (10 * MS, 850 * MS)]),
+            [Admit, Drop]
+        );
+        assert_eq!(v.count, 21);
     }
 
     #[test]
