@@ -15,7 +15,7 @@ settings (SACK, PRR, timestamps, DelAckCount 2 with a 200 ms timer, MinRto 1 s) 
   0.02 at 60 and (gentle) to 1 at 120. One difference remains in the models: above 2 x MaxTh
   ns-3 marks (UseHardDrop off) where aqmlab's RED drops (its forced drops stay drops); the
   loss column shows whether the queue got there.
-* ``ledbat-fifo-1+1`` / ``-5+5``: LEDBAT flows (ns-3 TcpLedbat, aqmlab ``cc = "ledbat"``)
+* ``ledbat-fifo-1+1`` / ``-5+5`` / ``-50+50``: LEDBAT flows (ns-3 TcpLedbat, aqmlab ``cc = "ledbat"``)
   beside as many NewReno ones (ns-3 TcpNewReno, aqmlab ``variant = "sack"``) through a FIFO of
   1000 packets (120 ms at 100 Mb/s, above LEDBAT's 100 ms target); flows alternate
   LEDBAT / NewReno over the hosts. The table has the LEDBAT flows' share of the goodput.
@@ -123,6 +123,7 @@ def cases(duration: float, warmup: float, ledbat_cc: str = "ledbat") -> dict[str
         ledbat(1, duration, warmup, ledbat_cc),
         ledbat(5, duration, warmup, ledbat_cc),
         dctcp(100, duration, warmup),
+        ledbat(50, duration, warmup, ledbat_cc),
     ]
     return {c["name"]: c for c in out}
 
