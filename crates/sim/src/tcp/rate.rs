@@ -444,16 +444,26 @@ impl RateState {
     /// A retransmission timeout: every outstanding undelivered segment is marked lost
     /// (`tcp_enter_loss`); nothing is in flight.
     pub fn on_timeout(&mut self) {
-        for r in self.recs.iter_mut() {
-            if !r.acked && (!r.lost || r.retrans) {
+        self.on_timeout_except(|_| false);
+        self.in_flight = 0;
+    }
+
+    /// A retransmission timeout that leaves the segments `keep` names as they are (RACK's
+    /// recently sent ones: Linux's `tcp_timeout_mark_lost`); every other outstanding undelivered
+    /// segment is marked lost and out of flight. Not a rate sample's loss (Linux's `tp->lost`
+    /// grows, but the next ACK's `rs->losses` counts only that ACK's marks).
+    pub fn on_timeout_except(&mut self, keep: impl Fn(u32) -> bool) {
+        let base = self.base;
+        for (i, r) in self.recs.iter_mut().enumerate() {
+            if !r.acked && (!r.lost || r.retrans) && !keep(base + i as u32) {
                 if !r.lost {
                     self.lost += 1;
                 }
                 r.lost = true;
                 r.retrans = false;
+                self.in_flight = self.in_flight.saturating_sub(1);
             }
         }
-        self.in_flight = 0;
         self.lost_scan = self.base + self.recs.len() as u32;
     }
 

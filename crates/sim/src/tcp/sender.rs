@@ -392,6 +392,18 @@ impl Sender {
                 self.snd_nxt += 1;
                 continue;
             }
+            // Resending below snd_max (after a timeout) under RACK: only segments marked lost and
+            // not retransmitted since (Linux's tcp_xmit_retransmit_queue); a recently sent one
+            // left in flight by the timeout is not sent again.
+            if self.snd_nxt < self.snd_max
+                && self
+                    .rack_sent
+                    .as_ref()
+                    .is_some_and(|r| !r.resend_due(self.snd_nxt))
+            {
+                self.snd_nxt += 1;
+                continue;
+            }
             if let Some(p) = pipe.as_mut() {
                 *p += 1;
                 if self.snd_nxt >= self.snd_una + win && self.snd_nxt == self.snd_max {
@@ -673,15 +685,25 @@ impl Sender {
         self.lt_sent = 0;
         self.dup_delivered = 0;
         self.snd_nxt = self.snd_una;
-        if let Some(r) = self.rate.as_mut() {
+        // A recovery that marks losses itself (RACK) marks them in the rate state too.
+        if let Some(r) = self.rate.as_mut().filter(|r| !r.external_losses) {
             r.on_timeout();
         }
         let mut r = self
             .recovery
             .take()
             .expect("recovery is back after each call");
-        r.on_timeout(self);
+        r.on_timeout(self, now);
         self.recovery = Some(r);
+        // Linux's tcp_enter_loss (net/ipv4/tcp_input.c): cwnd = tcp_packets_in_flight + 1 after
+        // tcp_timeout_mark_lost, which leaves RACK's recently sent segments in flight. Only
+        // where the window counts the packets in flight (BBR over RACK, Linux's tcp_cwnd_test);
+        // a window over the span from snd_una would let in flight + 1 retransmissions go at once.
+        let by_flight =
+            self.cc.controls_cwnd() && self.rate.as_ref().is_some_and(|r| r.external_losses);
+        if by_flight {
+            self.cwnd = f64::from(self.rate.as_ref().map_or(0, |r| r.in_flight) + 1);
+        }
         self.rto = (self.rto * 2).min(self.params.max_rto);
         self.send_allowed(now, out);
     }

@@ -85,9 +85,9 @@ pub trait Recovery: std::fmt::Debug + Send {
     /// Processes an ACK; segments to send go to `out`.
     fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>);
 
-    /// The retransmission timer expired (the sender has already left recovery and set
+    /// The retransmission timer expired at `now` (the sender has already left recovery and set
     /// ssthresh): what the recovery must remember of it.
-    fn on_timeout(&mut self, s: &mut Sender);
+    fn on_timeout(&mut self, s: &mut Sender, now: Time);
 }
 
 /// The recovery `kind` names (`[tcp] recovery`).

@@ -45,7 +45,7 @@ impl Recovery for NewReno {
 
     /// RFC 6582 s. 3.2 step 1 with s. 4's note: after a timeout, recover = HighData, so the
     /// duplicate ACKs of the go-back-N retransmissions do not start another recovery.
-    fn on_timeout(&mut self, s: &mut Sender) {
+    fn on_timeout(&mut self, s: &mut Sender, _now: Time) {
         self.recover = s.snd_max;
         self.recover_valid = true;
     }

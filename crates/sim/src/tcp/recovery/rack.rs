@@ -26,9 +26,12 @@
 //!   segments not marked lost, plus retransmissions in flight. Recovery ends when RecoveryPoint is
 //!   acknowledged (cwnd = ssthresh); a new episode starts on the same ACK if a segment marked
 //!   lost is still outstanding, retransmitted or not (Linux's `tcp_time_to_recover` tests
-//!   `lost_out`, which counts lost segments until they are ACKed or SACKed). After a retransmission timeout every unSACKed segment is
-//!   marked lost (Linux's `tcp_timeout_mark_lost`) and no fast recovery starts before the data
-//!   outstanding at the timeout is acknowledged; the sender's go-back-N resends it.
+//!   `lost_out`, which counts lost segments until they are ACKed or SACKed). After a retransmission timeout the head and every
+//!   unSACKed segment sent at least RACK.rtt ago are marked lost, a more recent one stays in
+//!   flight (Linux's `tcp_timeout_mark_lost`), and no fast recovery starts before the data
+//!   outstanding at the timeout is acknowledged, unless a retransmission is found lost; the
+//!   sender's go-back-N resends the segments marked lost (Linux's CA_Loss), and under BBR the
+//!   window restarts at in flight + 1 (`tcp_enter_loss`).
 //! - **TLP** (s. 7): when an ACK acknowledges or SACKs new data and the sender is not in
 //!   recovery and no probe is outstanding, a probe timeout PTO = 2 SRTT (+ TLP.max_ack_delay =
 //!   200 ms, s. 7.2's WCDelAckT, when one segment is in flight; 1 s without an RTT sample), at
@@ -42,6 +45,13 @@
 //!
 //! One timer per flow (the sender's `rto_deadline`) serves the RTO, the reordering timer and the
 //! PTO, as Linux's `icsk_pending` modes; [`Recovery::on_timer`] is told of every expiry first.
+//! It is re-armed as Linux does (net/ipv4/tcp_input.c `tcp_ack`): after an ACK that advances
+//! snd_una or SACKs data sent before the head's last transmission (FLAG_SET_XMIT_TIMER), unless
+//! RACK armed the reordering timer; from now, or from the head's last transmission when the
+//! reordering or probe timer was pending (`tcp_rearm_rto`); any other ACK leaves it as it is.
+//! Retransmitting the head restarts the RTO unless the reordering timer is pending
+//! (`tcp_xmit_retransmit_queue`); the reordering timer's expiry re-arms the RTO, not itself
+//! (`tcp_rack_reo_timeout`).
 //! Limited transmit (RFC 3042) is not used with RACK.
 
 use super::{Prr, Recovery, DUP_THRESH};
@@ -116,6 +126,14 @@ impl SentRecord {
             .and_then(|i| self.segs.get(i as usize))
             .copied()
             .unwrap_or_default()
+    }
+
+    /// Whether `seg`, recorded, is marked lost and not retransmitted since: what Linux's
+    /// `tcp_xmit_retransmit_queue` resends.
+    pub fn resend_due(&self, seg: u32) -> bool {
+        seg.checked_sub(self.base)
+            .and_then(|i| self.segs.get(i as usize))
+            .is_some_and(|s| s.flags & LOST != 0 && s.flags & RETRANS == 0)
     }
 
     fn flags_mut(&mut self, seg: u32) -> Option<&mut u8> {
@@ -216,6 +234,7 @@ impl Recovery for Rack {
         let flight_before = s.flight();
         self.collect_delivered(s, ack, a);
         let was_sacked = s.sacked_between(s.snd_una, a);
+        let set_xmit = newly > 0 || self.sacked_sent_before_head(s, a);
         if let Some(r) = self.rtt_of_ack(s, ack, a, now) {
             s.rtt_sample(r);
         }
@@ -264,6 +283,13 @@ impl Recovery for Rack {
         // lost segments are then retransmitted (the go-back-N alone never resends a segment it
         // has passed).
         let loss_ok = !self.after_timeout(s) || self.lost_retrans;
+        if self.after_timeout(s) && self.newly_lost {
+            // Linux's CA_Loss resends every segment marked lost (tcp_process_loss: REXMIT_LOST),
+            // also one RACK marks after the timeout left it in flight: the go-back-N returns to it.
+            if let Some(k) = self.next_lost(s) {
+                s.snd_nxt = s.snd_nxt.min(k);
+            }
+        }
         if !s.in_recovery && loss_ok && self.lost_seen {
             if self.any_lost(s) {
                 self.enter(s, delivered, now, out);
@@ -286,26 +312,35 @@ impl Recovery for Rack {
             s.send_allowed(now, out);
         }
         let progress = newly > 0 || sacked > 0 || s.snd_max > sent_before;
-        self.arm(s, timeout, progress, now);
+        self.arm(s, timeout, progress, set_xmit, now);
     }
 
     fn on_timer(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) -> bool {
         match self.timer {
             TimerMode::Rto => false,
             TimerMode::Reorder => {
-                // RFC 8985 s. 6.2 step 5, RACK_detect_loss_and_arm_timer on expiry.
-                self.timer = TimerMode::Rto;
-                let timeout = self.detect_loss(s, now);
+                // RFC 8985 s. 6.2 step 5 on expiry, as Linux's tcp_rack_reo_timeout
+                // (net/ipv4/tcp_recovery.c): the timer stays "pending" as the reordering timer
+                // while it runs (so a retransmission of the head does not restart the RTO:
+                // tcp_xmit_retransmit_queue), then the RTO is re-armed from the head's last
+                // transmission (tcp_rearm_rto); segments still within their reordering window
+                // wait for the next ACK (the remaining time is not re-armed).
+                self.detect_loss(s, now);
                 if self.next_lost(s).is_some() {
                     if s.in_recovery {
                         self.recovery_step(s, 0, now, out);
                     } else if !self.after_timeout(s) || self.newly_lost {
-                        // Linux's tcp_rack_reo_timeout: a segment newly marked lost starts
-                        // recovery in any state but Recovery (CA_Loss included).
+                        // A segment newly marked lost starts recovery in any state but
+                        // Recovery (CA_Loss included).
                         self.enter(s, 0, now, out);
                     }
                 }
-                self.arm(s, timeout, false, now);
+                if s.snd_una >= s.snd_max {
+                    self.timer = TimerMode::Rto;
+                    s.rto_deadline = None;
+                } else {
+                    self.rearm_rto(s, now);
+                }
                 true
             }
             TimerMode::Probe => {
@@ -318,23 +353,31 @@ impl Recovery for Rack {
         }
     }
 
-    /// Every unSACKed segment is lost (Linux's `tcp_timeout_mark_lost`); RecoveryPoint =
-    /// HighData; no probe outstanding.
-    fn on_timeout(&mut self, s: &mut Sender) {
+    /// Linux's `tcp_timeout_mark_lost` (net/ipv4/tcp_input.c): the head and every unSACKed
+    /// segment whose RACK time is up (sent at least RACK.rtt ago: `tcp_rack_skb_timeout(tp, skb,
+    /// 0) <= 0`) are lost, in the rate state too; a segment sent more recently stays in flight.
+    /// RecoveryPoint = HighData; no probe outstanding.
+    fn on_timeout(&mut self, s: &mut Sender, now: Time) {
         self.recover = s.snd_max;
         self.recover_valid = true;
         self.tlp_end_seq = None;
         self.timer = TimerMode::Rto;
         self.lost_seen = true;
+        let (una, rack_rtt) = (s.snd_una, self.rtt);
         let sb = s.sb.as_ref().expect("RACK sender has a scoreboard");
-        if let Some(r) = s.rack_sent.as_mut() {
-            for seg in s.snd_una..s.snd_max {
-                if !sb.is_sacked(seg) {
-                    if let Some(f) = r.flags_mut(seg) {
-                        *f = (*f | LOST) & !RETRANS;
-                    }
+        let Some(r) = s.rack_sent.as_mut() else {
+            return;
+        };
+        let due = |r: &SentRecord, seg: u32| seg == una || r.get(seg).xmit_ts + rack_rtt <= now;
+        for seg in una..s.snd_max {
+            if !sb.is_sacked(seg) && due(r, seg) {
+                if let Some(f) = r.flags_mut(seg) {
+                    *f = (*f | LOST) & !RETRANS;
                 }
             }
+        }
+        if let Some(rate) = s.rate.as_mut() {
+            rate.on_timeout_except(|seg| !due(r, seg));
         }
     }
 }
@@ -540,11 +583,19 @@ impl Rack {
         }
     }
 
+    /// Linux's `tcp_xmit_retransmit_queue` (net/ipv4/tcp_output.c): retransmitting the head
+    /// restarts the RTO, unless the reordering timer is pending.
+    fn head_sent(&mut self, s: &mut Sender, seg: u32, now: Time) {
+        if seg == s.snd_una && self.timer != TimerMode::Reorder {
+            s.rto_deadline = Some(now + s.rto);
+            self.timer = TimerMode::Rto;
+        }
+    }
+
     /// In recovery under a controller that sets cwnd itself (BBR): lost segments first, lowest
     /// first, then new data, while in flight (Linux's) < cwnd, each paced (Linux's
     /// `tcp_xmit_retransmit_queue` with the EDT pacing every segment goes through); a
-    /// retransmission of the head restarts the RTO, as there (the PRR path keeps RFC 6298's
-    /// timer, which runs from the last advance of snd_una).
+    /// retransmission of the head restarts the RTO, as there ([`Rack::head_sent`]).
     fn send_own(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) {
         // The rate state keeps Linux's in-flight count under RACK's marks (the controller asks
         // for rate samples): the same as `pipe`, without a scan of the flight.
@@ -566,10 +617,7 @@ impl Rack {
                 s.pacer.sent(now, s.pacing_rate());
             }
             Self::send(s, seg, now, out);
-            if seg == s.snd_una && self.timer == TimerMode::Rto {
-                // Linux's tcp_xmit_retransmit_queue: retransmitting the head restarts the RTO.
-                s.rto_deadline = Some(now + s.rto);
-            }
+            self.head_sent(s, seg, now);
             pipe += 1;
         }
     }
@@ -605,6 +653,7 @@ impl Rack {
                 break;
             };
             Self::send(s, seg, now, out);
+            self.head_sent(s, seg, now);
             self.prr.sent(1);
         }
     }
@@ -667,9 +716,47 @@ impl Rack {
             && s.snd_max > s.snd_una
     }
 
-    /// The one timer after an ACK: the reordering timer when RACK waits, else a PTO after
-    /// progress when a probe is allowed, else the RTO.
-    fn arm(&mut self, s: &mut Sender, reo_timeout: Time, progress: bool, now: Time) {
+    /// Linux's FLAG_SET_XMIT_TIMER on an ACK that does not advance snd_una
+    /// (`tcp_clean_rtx_queue`, net/ipv4/tcp_input.c): it gave an RTT sample from a newly SACKed
+    /// segment never retransmitted (the lowest: `first_sackt`, [`Rack::rtt_of_ack`]) that was
+    /// sent before the head's last transmission; "otherwise the timeout may continue to extend
+    /// in loss recovery". Called after `collect_delivered`, before the records advance.
+    fn sacked_sent_before_head(&self, s: &Sender, a: u32) -> bool {
+        let rec = Self::record(s);
+        let head = rec.get(s.snd_una).xmit_ts;
+        self.scratch
+            .iter()
+            .copied()
+            .find(|&k| k >= a && rec.get(k).flags & EVER_RETRANS == 0)
+            .is_some_and(|k| rec.get(k).xmit_ts < head)
+    }
+
+    /// Linux's `tcp_rearm_rto` (net/ipv4/tcp_input.c): the RTO from now, or, when the timer was
+    /// pending as the reordering timer or the probe timer, from the head's last transmission
+    /// (`tcp_rto_delta_us`; at least 1 ns ahead).
+    fn rearm_rto(&mut self, s: &mut Sender, now: Time) {
+        let at = if self.timer != TimerMode::Rto {
+            (Self::record(s).get(s.snd_una).xmit_ts + s.rto).max(now + 1)
+        } else {
+            now + s.rto
+        };
+        s.rto_deadline = Some(at);
+        self.timer = TimerMode::Rto;
+    }
+
+    /// The one timer after an ACK, as Linux's `tcp_ack`: the reordering timer when RACK waits
+    /// (`tcp_rack_mark_lost` clears FLAG_SET_XMIT_TIMER), else a PTO after progress when a probe
+    /// is allowed, else, when the ACK advanced snd_una or SACKed data sent before the head's
+    /// last transmission (`set_xmit`: FLAG_SET_XMIT_TIMER), the RTO re-armed
+    /// ([`Rack::rearm_rto`]); else the pending timer is left as it is.
+    fn arm(
+        &mut self,
+        s: &mut Sender,
+        reo_timeout: Time,
+        progress: bool,
+        set_xmit: bool,
+        now: Time,
+    ) {
         if s.snd_una >= s.snd_max {
             s.rto_deadline = None;
             self.timer = TimerMode::Rto;
@@ -679,9 +766,8 @@ impl Rack {
         } else if progress && self.may_probe(s) {
             s.rto_deadline = Some(now + Self::pto(s).min(s.rto));
             self.timer = TimerMode::Probe;
-        } else if self.timer != TimerMode::Rto || s.rto_deadline.is_none() {
-            s.rto_deadline = Some(now + s.rto);
-            self.timer = TimerMode::Rto;
+        } else if set_xmit || s.rto_deadline.is_none() {
+            self.rearm_rto(s, now);
         }
     }
 
@@ -1063,7 +1149,8 @@ mod tests {
         assert!(out.iter().all(|p| p.seq != 10), "R10 is in flight");
     }
 
-    /// After an RTO every unSACKed segment is lost and counted out of the pipe until resent.
+    /// After an RTO every unSACKed segment sent RACK.rtt or more ago is lost and counted out of
+    /// the pipe until resent.
     #[test]
     fn a_timeout_marks_everything_unsacked_lost() {
         let (mut s, mut r) = rack_sender();
@@ -1071,7 +1158,7 @@ mod tests {
         let mut out = Vec::new();
         r.on_ack(&mut s, &sack(0, 100, &[(2, 3)]), 150 * MS, &mut out);
         assert_eq!(r.pipe(&s), 5);
-        r.on_timeout(&mut s);
+        r.on_timeout(&mut s, 400 * MS);
         assert_eq!(r.pipe(&s), 0);
         assert_eq!(r.next_lost(&s), Some(0));
         s.rack_sent.as_mut().unwrap().sent(0, 300 * MS, true);
@@ -1148,5 +1235,99 @@ mod tests {
             "the lost retransmission resent"
         );
         assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    /// Linux re-arms the RTO on an ACK that only SACKs when the SACKed data was sent before the
+    /// head's last transmission (`tcp_clean_rtx_queue`: FLAG_SET_XMIT_TIMER, then
+    /// `tcp_set_xmit_timer` -> `tcp_rearm_rto`), and retransmitting the head restarts it
+    /// (`tcp_xmit_retransmit_queue`, the PRR path too). By hand (timestamps, SRTT = 100 ms,
+    /// RTTVAR = 50 ms, RTO = SRTT + max(4 RTTVAR, 200 ms) = 300 ms, Reno): 10 sent at 0 (RTO due
+    /// at 300 ms). At 100 ms SACK 1..4 (3 segments: reo_wnd 0): 0 is lost, recovery starts and
+    /// PRR resends 0 at 100 ms: RTO due at 100 + 300 = 400 ms (the sample of 100 ms leaves SRTT
+    /// 100, RTTVAR 37.5: RTO 300). At 150 ms SACK 4..6, sent at 0, before the head's
+    /// retransmission: sample 150 ms, SRTT = 0.875 x 100 + 0.125 x 150 = 106.25 ms, RTTVAR =
+    /// 0.75 x 37.5 + 0.25 x 50 = 40.625 ms, RTO = 106.25 + 200 = 306.25 ms, due at 456.25 ms.
+    /// The old rule left it at 300 ms throughout (RFC 6298's timer from the first send).
+    #[test]
+    fn rto_rearmed_by_sacks_of_data_sent_before_the_head_retransmission() {
+        let (mut s, _) = rack_sender();
+        assert_eq!(s.rto, 300 * MS);
+        send_at(&mut s, 0, 10);
+        s.stop_new_data();
+        assert_eq!(s.rto_deadline, Some(300 * MS));
+        let mut out = Vec::new();
+        s.on_ack(&sack(0, 0, &[(1, 4)]), 100 * MS, &mut out);
+        assert!(s.in_recovery);
+        assert_eq!(seqs(&out), vec![0], "the fast retransmit");
+        assert_eq!(s.rto_deadline, Some(400 * MS), "the head's retransmission");
+        out.clear();
+        s.on_ack(&sack(0, 0, &[(1, 6)]), 150 * MS, &mut out);
+        assert_eq!(s.rto, 306_250_000);
+        assert_eq!(
+            s.rto_deadline,
+            Some(456_250_000),
+            "a SACK of data sent before it"
+        );
+    }
+
+    /// Linux's `tcp_timeout_mark_lost` with RACK: a timeout marks lost the head and the
+    /// unSACKed segments sent at least RACK.rtt ago; one sent more recently stays in flight, and
+    /// is not resent by the go-back-N (`tcp_xmit_retransmit_queue` resends lost segments only).
+    /// By hand (timestamps, RTO 300 ms, Reno, 8 sent at 0, no more data): the RTO at 300 ms
+    /// marks all 8 (RACK.rtt is still 0) and resends 0 (cwnd 1). Its ACK at 400 ms: RACK.rtt =
+    /// 100 ms, cwnd 2, the go-back-N resends 1 and 2 at 400 ms. A timeout at 450 ms: 1 is the
+    /// head (lost), 2 was sent 50 ms ago (< RACK.rtt: in flight), 3..7 were sent at 0 (lost);
+    /// the go-back-N resends 1: in flight 2 (the old rule: 2 lost too, in flight 1).
+    #[test]
+    fn a_timeout_leaves_segments_sent_within_rack_rtt_in_flight() {
+        let (mut s, r) = rack_sender();
+        send_at(&mut s, 0, 8);
+        s.stop_new_data();
+        let mut out = Vec::new();
+        s.on_timeout(300 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![0]);
+        out.clear();
+        s.on_ack(&sack(1, 300, &[]), 400 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![1, 2]);
+        out.clear();
+        s.on_timeout(450 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![1]);
+        let rec = s.rack_sent.as_ref().unwrap();
+        assert!(!rec.resend_due(2), "sent 50 ms ago: not marked lost");
+        assert!((3..8).all(|k| rec.resend_due(k)));
+        assert_eq!(r.pipe(&s), 2, "2 and the head's retransmission");
+    }
+
+    /// Linux's `tcp_enter_loss`: after the timeout's marks, cwnd = in flight + 1 (BBR, whose
+    /// window counts the packets in flight, then starts from it: `bbr_set_cwnd`). BBR over RACK
+    /// (SRTT 100 ms, RTO 300 ms), 10 sent at 0 (paced within 1 ms), no more data: the RTO at
+    /// 300 ms marks all 10 (RACK.rtt is still 0: cwnd 0 + 1 = 1) and resends 0; its ACK at
+    /// 400 ms (RACK.rtt 100 ms) lets BBR's window grow to its minimum of 4, and the go-back-N
+    /// resends k segments 1..k, paced, by 450 ms. A timeout at 450 ms marks the head 1 and the
+    /// segments sent at 0; 2..k, sent less than RACK.rtt ago, stay in flight: cwnd = (k - 1) + 1
+    /// (the old rule: 1, nothing in flight), and the head goes out again (paced).
+    #[test]
+    fn bbr_window_after_a_timeout_is_in_flight_plus_one() {
+        let (mut s, _) = bbr_rack_sender();
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        paced_until(&mut s, MS, &mut out);
+        assert_eq!(out.len(), 10);
+        s.stop_new_data();
+        out.clear();
+        s.on_timeout(300 * MS, &mut out);
+        assert_eq!((s.cwnd, seqs(&out)), (1.0, vec![0]));
+        out.clear();
+        s.on_ack(&sack(1, 0, &[]), 400 * MS, &mut out);
+        paced_until(&mut s, 449 * MS, &mut out);
+        let k = out.len() as u32;
+        assert!(k >= 2, "at least two resent: {:?}", seqs(&out));
+        assert_eq!(seqs(&out), (1..=k).collect::<Vec<_>>());
+        out.clear();
+        s.on_timeout(450 * MS, &mut out);
+        assert_eq!(s.cwnd, f64::from(k), "in flight (2..k) + 1");
+        paced_until(&mut s, 500 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![1], "the head, paced");
+        assert_eq!(s.rate.as_ref().unwrap().in_flight, k);
     }
 }

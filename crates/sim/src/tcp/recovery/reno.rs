@@ -22,7 +22,7 @@ impl Recovery for Reno {
         fast_recovery_ack(s, None, ack, now, out);
     }
 
-    fn on_timeout(&mut self, _s: &mut Sender) {}
+    fn on_timeout(&mut self, _s: &mut Sender, _now: Time) {}
 }
 
 /// One ACK with RFC 5681 fast recovery; with `newreno`, RFC 6582 s. 3.2's rules too (partial

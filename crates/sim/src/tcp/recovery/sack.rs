@@ -264,7 +264,7 @@ impl Recovery for Sack {
 
     /// RecoveryPoint = HighData (no new recovery for the go-back-N's duplicate ACKs) and
     /// HighRxt forgotten: after a timeout every unSACKed segment is sent again.
-    fn on_timeout(&mut self, s: &mut Sender) {
+    fn on_timeout(&mut self, s: &mut Sender, _now: Time) {
         self.recover = s.snd_max;
         self.recover_valid = true;
         if let Some(b) = s.sb.as_mut() {
