@@ -29,7 +29,7 @@
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
 // (TcpCubic's HyStart), --mtu, --fqQuantum, --probePrr (a unit probe of ns-3's PRR, no network),
 // --rtoTrace (a line per timeout and fast-recovery entry, below), --dropTrace (a line per drop at the
-// bottleneck queue disc, below). Defaults
+// bottleneck queue disc, below), --ackTrace (a line per receiver arrival and ACK with its reason, below). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
 // MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
 // DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
@@ -943,6 +943,146 @@ RtoTraceConnect(uint32_t i, Ptr<Socket> so)
             i));
 }
 
+// --ackTrace=FILE: one line per data segment reaching a receiver and per ACK a receiver sends
+// (diagnostics: why ns-3's receivers ACK as often as they do, docs/crosscheck-ns3.md s. 1.8 item 5):
+//   T FLOW KIND SEG
+// T seconds; FLOW the flow; KIND "data" (a segment arrives: Ipv4L3Protocol's LocalDeliver, before
+// TCP sees it; SEG its first segment, 1460 B from 0 as --rtoTrace) or the reason of an ACK (SEG
+// the ACK's next expected segment), read from the receive buffer before and after the segment
+// that triggered it (tcp-socket-base.cc ReceivedData, IsValidTcpSegment, DelAckTimeout):
+//   count: an in-order segment, no gap before or after (the DelAckCount-th since the last ACK);
+//   ooo:   the segment starts above RCV.NXT (a gap exists);
+//   fill:  the segment advanced RCV.NXT past its own end (it filled a gap);
+//   hole:  an in-order segment with out-of-order data still held above it;
+//   old:   the segment lies wholly below RCV.NXT (IsValidTcpSegment's out-of-range ACK, or
+//          TcpRxBuffer::Add failing in ReceivedData);
+//   timer: no segment arrived in this event: DelAckTimeout;
+//   other: anything else (a second ACK in one event, a segment without payload).
+// The receivers' sockets are the sinks' listening sockets' forks, which copy their "Tx" trace.
+struct AckTrace
+{
+    std::ofstream out;
+    std::vector<Ptr<const TcpSocketBase>> sock; // per flow, from its first Tx (the SYN-ACK)
+    std::vector<uint64_t> event;                // per flow: the event of the last arrival
+    std::vector<uint32_t> seq, len, nxt;        // that arrival's seq and payload, RCV.NXT before
+    std::vector<bool> pending;                  // that arrival has not been matched to an ACK
+};
+
+std::unique_ptr<AckTrace> g_ackTrace;
+
+void
+AckTraceArrival(const Ipv4Header&, Ptr<const Packet> p, uint32_t)
+{
+    TcpHeader h;
+    uint32_t hl = p->PeekHeader(h);
+    AckTrace& t = *g_ackTrace;
+    if (hl == 0 || h.GetDestinationPort() < 10000 ||
+        h.GetDestinationPort() - 10000u >= t.sock.size())
+    {
+        return;
+    }
+    uint32_t i = h.GetDestinationPort() - 10000;
+    uint32_t len = p->GetSize() - hl;
+    t.event[i] = Simulator::GetEventCount();
+    t.seq[i] = h.GetSequenceNumber().GetValue();
+    t.len[i] = len;
+    t.nxt[i] = t.sock[i] ? t.sock[i]->GetRxBuffer()->NextRxSequence().GetValue() : 0;
+    t.pending[i] = true;
+    if (len > 0)
+    {
+        t.out << Simulator::Now().GetSeconds() << ' ' << i << " data "
+              << SegOf(h.GetSequenceNumber()) << '\n';
+    }
+}
+
+void
+AckTraceTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> so)
+{
+    AckTrace& t = *g_ackTrace;
+    if (h.GetSourcePort() < 10000 || h.GetSourcePort() - 10000u >= t.sock.size())
+    {
+        return;
+    }
+    uint32_t i = h.GetSourcePort() - 10000;
+    if (!t.sock[i])
+    {
+        t.sock[i] = so;
+    }
+    if (p->GetSize() > 0 || (h.GetFlags() & (TcpHeader::SYN | TcpHeader::FIN | TcpHeader::RST)) ||
+        !(h.GetFlags() & TcpHeader::ACK))
+    {
+        return;
+    }
+    const char* why = "timer";
+    if (t.event[i] == Simulator::GetEventCount())
+    {
+        why = "other";
+        if (t.pending[i] && t.len[i] > 0)
+        {
+            Ptr<TcpRxBuffer> b = so->GetRxBuffer();
+            // Sequence numbers compared as ns-3 does (SequenceNumber32: modulo 2^32).
+            SequenceNumber32 seq(t.seq[i]), end(t.seq[i] + t.len[i]), nxt0(t.nxt[i]);
+            if (end <= nxt0)
+            {
+                why = "old";
+            }
+            else if (seq > nxt0)
+            {
+                why = "ooo";
+            }
+            else if (b->NextRxSequence() > end)
+            {
+                why = "fill";
+            }
+            else if (b->GetSackListSize() > 0)
+            {
+                why = "hole";
+            }
+            else
+            {
+                why = "count";
+            }
+        }
+        t.pending[i] = false;
+    }
+    t.out << Simulator::Now().GetSeconds() << ' ' << i << ' ' << why << ' '
+          << SegOf(h.GetAckNumber()) << '\n';
+}
+
+// Opens FILE and hooks every receiver host's local delivery and every sink's listening socket
+// (after the sinks start at 0 s).
+void
+AckTraceConnect(const std::string& file, const Graph& g, const Net& net)
+{
+    g_ackTrace = std::make_unique<AckTrace>();
+    AckTrace& t = *g_ackTrace;
+    t.out.open(file);
+    t.out.precision(9);
+    size_t n = g.flows.size();
+    t.sock.resize(n);
+    t.event.assign(n, ~uint64_t(0));
+    t.seq.assign(n, 0);
+    t.len.assign(n, 0);
+    t.nxt.assign(n, 0);
+    t.pending.assign(n, false);
+    std::vector<bool> hooked(g.host.size(), false);
+    for (size_t i = 0; i < n; i++)
+    {
+        uint32_t dst = g.flows[i].dst;
+        if (!hooked[dst])
+        {
+            hooked[dst] = true;
+            net.nodes.Get(dst)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
+                "LocalDeliver",
+                MakeCallback(&AckTraceArrival));
+        }
+        Ptr<PacketSink> sink = g_flows[i].sink;
+        Simulator::Schedule(NanoSeconds(1), [sink]() {
+            sink->GetListeningSocket()->TraceConnectWithoutContext("Tx", MakeCallback(&AckTraceTx));
+        });
+    }
+}
+
 // The TCP congestion control named (--tcp, or a flow line's last field); exits with 2 otherwise.
 TypeId
 CcType(const std::string& name)
@@ -1228,6 +1368,7 @@ struct Options
     uint32_t cwndTraceFlow = 0;
     std::string rtoTrace;
     std::string dropTrace;
+    std::string ackTrace;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
@@ -1285,6 +1426,7 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("dropTrace",
                  "file for a line per drop at the first monitored queue disc (diagnostics)",
                  o.dropTrace);
+    cmd.AddValue("ackTrace", "file for a line per receiver arrival and ACK, with its reason", o.ackTrace);
     cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
     cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
@@ -1508,6 +1650,10 @@ main(int argc, char* argv[])
         g_rtoTrace->sock.resize(n);
     }
     InstallFlows(g, net);
+    if (!o.ackTrace.empty())
+    {
+        AckTraceConnect(o.ackTrace, g, net);
+    }
     if (!o.cwndTrace.empty() && o.cwndTraceFlow < g_flows.size())
     {
         TraceFlow(o.cwndTrace, g.flows[o.cwndTraceFlow].start, o.cwndTraceFlow);

@@ -37,7 +37,7 @@ mod accecn_tests;
 mod tests;
 
 pub use crate::config::TcpVariant;
-pub use receiver::{Receiver, ReceiverStats};
+pub use receiver::{AckReason, Receiver, ReceiverStats};
 pub use sender::Sender;
 
 use aqm::{Precedence, Time, NS_PER_SEC};

@@ -11,6 +11,56 @@ use crate::config::{EcnSupport, TcpConfig};
 use crate::packet::{Kind, Packet, SackBlock, CE, CWR, ECE, SYN};
 use aqm::{Precedence, Time};
 
+/// Why the receiver sent an ACK (diagnostics: [`ReceiverStats::acks_by_reason`]; the classes of
+/// `scripts/ns3_dumbbell.cc --ackTrace`, so the two sides count alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckReason {
+    /// An in-order segment with no gap before or after: the second since the last ACK (RFC 5681
+    /// s. 4.2 "at least every second full-sized segment"), or every segment without delayed ACKs.
+    Count,
+    /// The segment starts above `rcv_nxt`: a gap exists (RFC 5681 s. 4.2 "immediately when an
+    /// out-of-order segment arrives").
+    OutOfOrder,
+    /// The segment moved `rcv_nxt` past its own end: it filled (the first) gap (RFC 5681 s. 4.2,
+    /// "fills in all or part of a gap").
+    Fill,
+    /// An in-order segment below a gap it does not reach: out-of-order data is still held.
+    Hole,
+    /// The segment lies wholly below `rcv_nxt` (a duplicate).
+    Old,
+    /// The delayed-ACK timer expired.
+    Timer,
+    /// Anything else: CE (RFC 3168, DCTCP's state change, AccECN), the last segment of a finite
+    /// transfer.
+    Other,
+}
+
+impl AckReason {
+    /// Every reason, in the order of [`ReceiverStats::acks_by_reason`].
+    pub const ALL: [AckReason; 7] = [
+        AckReason::Count,
+        AckReason::OutOfOrder,
+        AckReason::Fill,
+        AckReason::Hole,
+        AckReason::Old,
+        AckReason::Timer,
+        AckReason::Other,
+    ];
+
+    /// The name `ns3_dumbbell.cc --ackTrace` writes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AckReason::Count => "count",
+            AckReason::OutOfOrder => "ooo",
+            AckReason::Fill => "fill",
+            AckReason::Hole => "hole",
+            AckReason::Old => "old",
+            AckReason::Timer => "timer",
+            AckReason::Other => "other",
+        }
+    }
+}
+
 /// Receiver counters.
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -22,6 +72,10 @@ pub struct ReceiverStats {
     pub acks_sent: u64,
     /// Segments that arrived already held (duplicates).
     pub duplicates: u64,
+    /// Data segments that arrived (SYNs not counted).
+    pub segments: u64,
+    /// ACKs sent, by reason, indexed as [`AckReason::ALL`] (not SYN-ACKs).
+    pub acks_by_reason: [u64; 7],
 }
 
 /// A TCP receiver.
@@ -160,8 +214,9 @@ impl Receiver {
         self.ooo[i]
     }
 
-    fn ack(&mut self, flow: u32, ts: Time) -> Packet {
+    fn ack(&mut self, flow: u32, ts: Time, why: AckReason) -> Packet {
         self.stats.acks_sent += 1;
+        self.stats.acks_by_reason[why as usize] += 1;
         self.unacked = 0;
         self.delack_deadline = None;
         // RFC 2018 s. 4: the block holding the latest segment first, then other recent blocks.
@@ -218,7 +273,7 @@ impl Receiver {
             // held segments at once with the old state, then take the new one.
             if ce != self.ce_state {
                 if self.unacked > 0 {
-                    self.extra = Some(self.ack(d.flow, self.pending_ts));
+                    self.extra = Some(self.ack(d.flow, self.pending_ts, AckReason::Other));
                 }
                 self.ce_state = ce;
             }
@@ -232,6 +287,7 @@ impl Receiver {
                 self.ece = true;
             }
         }
+        self.stats.segments += 1;
         let s = d.seq;
         if s == self.rcv_nxt {
             let had_gap = !self.ooo.is_empty();
@@ -261,22 +317,33 @@ impl Receiver {
             } else {
                 ce && !self.ce_per_packet
             };
-            if !self.delack || had_gap || complete || ce_now {
-                return Some(self.ack(d.flow, d.ts));
+            if had_gap {
+                let why = if self.rcv_nxt > s + 1 {
+                    AckReason::Fill
+                } else {
+                    AckReason::Hole
+                };
+                return Some(self.ack(d.flow, d.ts, why));
+            }
+            if complete || ce_now {
+                return Some(self.ack(d.flow, d.ts, AckReason::Other));
+            }
+            if !self.delack {
+                return Some(self.ack(d.flow, d.ts, AckReason::Count));
             }
             self.unacked += 1;
             if self.unacked >= 2 {
-                return Some(self.ack(d.flow, self.pending_ts.min(d.ts)));
+                return Some(self.ack(d.flow, self.pending_ts.min(d.ts), AckReason::Count));
             }
             self.pending_ts = d.ts;
             self.delack_deadline = Some(now + self.delack_ns);
             None
         } else if s > self.rcv_nxt {
             self.last_block = Some(self.insert_ooo(s));
-            Some(self.ack(d.flow, d.ts)) // out of order: immediate duplicate ACK
+            Some(self.ack(d.flow, d.ts, AckReason::OutOfOrder)) // immediate duplicate ACK
         } else {
             self.stats.duplicates += 1;
-            Some(self.ack(d.flow, d.ts))
+            Some(self.ack(d.flow, d.ts, AckReason::Old))
         }
     }
 
@@ -307,7 +374,9 @@ impl Receiver {
     /// The delayed-ACK timer expired.
     pub fn on_delack_timer(&mut self, flow: u32, now: Time) -> Option<Packet> {
         match self.delack_deadline {
-            Some(t) if t <= now && self.unacked > 0 => Some(self.ack(flow, self.pending_ts)),
+            Some(t) if t <= now && self.unacked > 0 => {
+                Some(self.ack(flow, self.pending_ts, AckReason::Timer))
+            }
             _ => None,
         }
     }

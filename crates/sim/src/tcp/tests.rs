@@ -210,6 +210,36 @@ fn delayed_acks_ack_every_second_segment() {
     assert_eq!(r.on_delack_timer(0, 100 + 40_000_000).unwrap().seq, 3);
 }
 
+/// Every ACK's reason, hand-worked through RFC 5681 s. 4.2 (as ns-3.44's `ReceivedData` decides
+/// it, and `ns3_dumbbell.cc --ackTrace` names it): segments 0 1 4 2 3 1 5 under delayed ACKs.
+/// 0 is held; 1 is the second: `Count`, ACK 2; 4 leaves a gap: `OutOfOrder`, ACK 2; 2 is in
+/// order below the gap at 3: `Hole`, ACK 3; 3 fills it and takes 4 along: `Fill`, ACK 5; 1 is
+/// below RCV.NXT: `Old`, ACK 5; 5 is held (every ACK restarted the count) until the timer:
+/// `Timer`, ACK 6.
+#[test]
+fn every_ack_is_counted_by_its_reason() {
+    let mut c = cfg(TcpVariant::NewReno);
+    c.delack = true;
+    let mut r = Receiver::new(&c);
+    let mut acks = Vec::new();
+    for s in [0u32, 1, 4, 2, 3, 1, 5] {
+        if let Some(a) = r.on_data(&data(s), 100, true) {
+            acks.push(a.seq);
+        }
+    }
+    acks.push(r.on_delack_timer(0, 100 + c.delack_ns).unwrap().seq);
+    assert_eq!(acks, [2, 2, 3, 5, 5, 6]);
+    assert_eq!(r.stats.segments, 7);
+    // Count, OutOfOrder, Fill, Hole, Old, Timer, Other (AckReason::ALL).
+    assert_eq!(r.stats.acks_by_reason, [1, 1, 1, 1, 1, 1, 0]);
+    assert_eq!(r.stats.acks_sent, 6);
+    let names: Vec<_> = AckReason::ALL.iter().map(|a| a.name()).collect();
+    assert_eq!(
+        names,
+        ["count", "ooo", "fill", "hole", "old", "timer", "other"]
+    );
+}
+
 /// A finite transfer's last segment (a real sender's FIN) is acknowledged at once (RFC 9293
 /// s. 3.10.7.4): a 3-segment object under delayed ACKs gets its ACK of segment 3 without waiting
 /// for the timer, while a bulk receiver holds the odd segment for the timer.
