@@ -848,6 +848,142 @@ DropTraceLine(const char* when, Ptr<const QueueDiscItem> item, const char* reaso
                  << r << '\n';
 }
 
+// --bbrTrace=FILE: every sender's TcpBbr state and its queue at the first monitored queue disc,
+// sampled every 10 ms from the flow's start (diagnostics; ns3::TcpBbr senders only):
+//   T FLOW STATE PG CG MINRTT PACING BW CWND INFLIGHT CA BACKLOG DROPS
+// T seconds; STATE TcpBbr::GetBbrState (0 startup, 1 drain, 2 probe_bw, 3 probe_rtt); PG, CG
+// GetPacingGain, GetCwndGain; MINRTT its MinRtt trace source, ms; PACING the socket's PacingRate,
+// bit/s; BW the max-bw estimate it implies, bit/s of payload: TcpBbr::SetPacingRate sets pacing =
+// PG x BW x (1 - 0.01) once the pipe is filled (tcp-bbr.cc), so BW = PACING / (PG x 0.99), exact
+// after STARTUP (the filter itself is private); CWND, INFLIGHT the socket's CongestionWindow and
+// BytesInFlight, segments of 1460 B; CA the congestion state (0 open .. 4 loss); BACKLOG the
+// packets of the flow queued in the queue disc's classes (FqCoDel: read at each flow queue's head
+// through Queue::Peek, which does not dequeue); DROPS the flow's drops there so far.
+struct BbrTraceFlow
+{
+    Ptr<TcpBbr> bbr;
+    double minRttMs = 0;
+    double pacingBps = 0;
+    uint32_t cwnd = 0;
+    uint32_t inflight = 0;
+    int ca = 0;
+    uint64_t drops = 0;
+};
+
+std::unique_ptr<std::ofstream> g_bbrTrace;
+std::vector<BbrTraceFlow> g_bbrFlows;
+
+int64_t
+BbrTraceFlowOf(Ptr<const QueueDiscItem> item)
+{
+    TcpHeader h;
+    Ptr<Packet> p = item->GetPacket()->Copy();
+    if (p->PeekHeader(h) > 0 && h.GetDestinationPort() >= 10000)
+    {
+        return h.GetDestinationPort() - 10000;
+    }
+    return -1;
+}
+
+void
+BbrTraceSample(Ptr<QueueDisc> qdisc, double end)
+{
+    std::vector<uint32_t> backlog(g_bbrFlows.size(), 0);
+    for (size_t c = 0; c < qdisc->GetNQueueDiscClasses(); c++)
+    {
+        Ptr<QueueDisc> child = qdisc->GetQueueDiscClass(c)->GetQueueDisc();
+        if (child->GetNInternalQueues() == 0 || child->GetInternalQueue(0)->IsEmpty())
+        {
+            continue;
+        }
+        int64_t f = BbrTraceFlowOf(child->GetInternalQueue(0)->Peek());
+        if (f >= 0 && size_t(f) < backlog.size())
+        {
+            backlog[f] += child->GetNPackets();
+        }
+    }
+    double now = Simulator::Now().GetSeconds();
+    for (size_t i = 0; i < g_bbrFlows.size(); i++)
+    {
+        BbrTraceFlow& f = g_bbrFlows[i];
+        if (!f.bbr)
+        {
+            continue;
+        }
+        double pg = f.bbr->GetPacingGain();
+        *g_bbrTrace << now << ' ' << i << ' ' << f.bbr->GetBbrState() << ' ' << pg << ' '
+                    << f.bbr->GetCwndGain() << ' ' << f.minRttMs << ' ' << f.pacingBps << ' '
+                    << (pg > 0 ? f.pacingBps / (pg * 0.99) : 0) << ' ' << f.cwnd / 1460.0 << ' '
+                    << f.inflight / 1460.0 << ' ' << f.ca << ' ' << backlog[i] << ' ' << f.drops
+                    << '\n';
+    }
+    if (now + 0.01 < end)
+    {
+        Simulator::Schedule(MilliSeconds(10), &BbrTraceSample, qdisc, end);
+    }
+}
+
+void
+BbrTraceConnect(uint32_t i, Ptr<Socket> so)
+{
+    PointerValue cc;
+    so->GetAttribute("CongestionOps", cc);
+    BbrTraceFlow& f = g_bbrFlows[i];
+    f.bbr = DynamicCast<TcpBbr>(cc.Get<TcpCongestionOps>());
+    if (!f.bbr)
+    {
+        return;
+    }
+    using State = TcpSocketState::TcpCongState_t;
+    f.bbr->TraceConnectWithoutContext(
+        "MinRtt",
+        MakeBoundCallback(
+            +[](uint32_t k, Time, Time v) { g_bbrFlows[k].minRttMs = v.GetSeconds() * 1e3; },
+            i));
+    so->TraceConnectWithoutContext(
+        "PacingRate",
+        MakeBoundCallback(
+            +[](uint32_t k, DataRate, DataRate v) { g_bbrFlows[k].pacingBps = v.GetBitRate(); },
+            i));
+    so->TraceConnectWithoutContext(
+        "CongestionWindow",
+        MakeBoundCallback(+[](uint32_t k, uint32_t, uint32_t v) { g_bbrFlows[k].cwnd = v; }, i));
+    so->TraceConnectWithoutContext(
+        "BytesInFlight",
+        MakeBoundCallback(+[](uint32_t k, uint32_t, uint32_t v) { g_bbrFlows[k].inflight = v; },
+                          i));
+    so->TraceConnectWithoutContext(
+        "CongState",
+        MakeBoundCallback(+[](uint32_t k, State, State v) { g_bbrFlows[k].ca = v; }, i));
+}
+
+// Opens FILE, connects each flow's socket just after its application creates it, counts the
+// queue disc's drops per flow and starts the 10 ms samples.
+void
+BbrTraceStart(const std::string& path, const std::vector<double>& starts, Ptr<QueueDisc> qdisc,
+              double end)
+{
+    g_bbrTrace = std::make_unique<std::ofstream>(path);
+    g_bbrTrace->precision(9);
+    g_bbrFlows.resize(starts.size());
+    for (uint32_t i = 0; i < starts.size(); i++)
+    {
+        Simulator::Schedule(Seconds(starts[i]) + NanoSeconds(2), [i]() {
+            BbrTraceConnect(i, g_flows[i].app->GetSocket());
+        });
+    }
+    auto drop = +[](Ptr<const QueueDiscItem> item, const char*) {
+        int64_t f = BbrTraceFlowOf(item);
+        if (f >= 0 && size_t(f) < g_bbrFlows.size())
+        {
+            g_bbrFlows[f].drops++;
+        }
+    };
+    qdisc->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(drop));
+    qdisc->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(drop));
+    Simulator::Schedule(MilliSeconds(10), &BbrTraceSample, qdisc, end);
+}
+
 // --rtoTrace=FILE: one line per retransmission timeout of any sender (every expiry, backoffs
 // included), written when ReTxTimeout doubles the RTO (after it marked the unSACKed segments lost,
 // before it changes the congestion state and cwnd), and one line per entry into fast recovery:
@@ -1369,6 +1505,7 @@ struct Options
     std::string rtoTrace;
     std::string dropTrace;
     std::string ackTrace;
+    std::string bbrTrace;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
@@ -1427,6 +1564,8 @@ Parse(Options& o, int argc, char* argv[])
                  "file for a line per drop at the first monitored queue disc (diagnostics)",
                  o.dropTrace);
     cmd.AddValue("ackTrace", "file for a line per receiver arrival and ACK, with its reason", o.ackTrace);
+    cmd.AddValue("bbrTrace", "file for every TcpBbr sender's state each 10 ms (diagnostics)",
+                 o.bbrTrace);
     cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
     cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
@@ -1695,6 +1834,15 @@ main(int argc, char* argv[])
             }));
     }
 
+    if (!o.bbrTrace.empty())
+    {
+        std::vector<double> starts;
+        for (const FlowSpec& fs : g.flows)
+        {
+            starts.push_back(fs.start);
+        }
+        BbrTraceStart(o.bbrTrace, starts, mons[0]->qdisc, o.duration);
+    }
     Simulator::Schedule(Seconds(o.warmup), [&]() {
         for (auto& m : mons)
         {
