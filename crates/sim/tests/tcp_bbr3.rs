@@ -83,8 +83,12 @@ fn with_a_shallow_buffer_v3_loses_far_less_than_v1_at_full_utilisation() {
         // v3 keeps the link full (CRUISE leaves 15% headroom under inflight_hi, which the
         // other flows fill) and shares it fairly (over 15 s of 10 flows probing 2-3 s apart,
         // Jain's index 0.85 or more; 0.92-0.99 over 25 s in docs/transports.md).
+        // v1 keeps the link full too, at its high loss (the shallow-buffer behaviour the BBR
+        // v2/v3 work set out to fix: full throughput, loss of 10-20 %). Until 2026-11-28 v1 over
+        // SACK recovery limited the span from snd_una after a timeout and left the link 11-14 %
+        // idle here; with Linux's in-flight window it no longer does.
         assert!(l3.utilisation >= 0.97, "{q}: v3 util {}", l3.utilisation);
-        assert!(l3.utilisation > l1.utilisation);
+        assert!(l1.utilisation >= 0.97, "{q}: v1 util {}", l1.utilisation);
         assert!(jain(&v3) >= 0.85, "{q}: jain {}", jain(&v3));
         assert!(t(&v3) * 4 < t(&v1));
     }

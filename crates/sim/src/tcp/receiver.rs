@@ -262,13 +262,32 @@ impl Receiver {
         if d.flags & SYN != 0 {
             return Some(self.syn_ack(d)); // every SYN, first or repeated (RFC 9293 s. 3.5)
         }
+        let ce_now = self.on_ecn(d);
+        self.stats.segments += 1;
+        let s = d.seq;
+        if s == self.rcv_nxt {
+            self.in_order(d, now, in_window, ce_now)
+        } else if s > self.rcv_nxt {
+            self.last_block = Some(self.insert_ooo(s));
+            Some(self.ack(d.flow, d.ts, AckReason::OutOfOrder)) // immediate duplicate ACK
+        } else {
+            self.stats.duplicates += 1;
+            Some(self.ack(d.flow, d.ts, AckReason::Old))
+        }
+    }
+
+    /// The ECN feedback state for an arriving data segment; whether the segment's ECN asks for
+    /// an ACK at once (RFC 3168 receivers ACK a CE segment at once; DCTCP's state machine
+    /// instead, which may queue an ACK of the held segments in `extra`; AccECN's rules in
+    /// AccECN mode).
+    fn on_ecn(&mut self, d: &Packet) -> bool {
         let ce = d.flags & CE != 0;
-        let mut ack_now = false;
         if let Some(a) = self.accecn.as_mut() {
             // RFC 9768 s. 3.2, s. 3.2.2.5.1: count, and ACK at once on a change to CE or the
             // second CE mark since the last ACK.
-            ack_now = a.on_data(d.ecn().bits(), self.mss);
-        } else if self.ce_per_packet {
+            return a.on_data(d.ecn().bits(), self.mss);
+        }
+        if self.ce_per_packet {
             // RFC 8257 s. 3.2: on a change of CE state with an ACK held back, acknowledge the
             // held segments at once with the old state, then take the new one.
             if ce != self.ce_state {
@@ -278,73 +297,62 @@ impl Receiver {
                 self.ce_state = ce;
             }
             self.ece = ce;
-        } else {
-            // RFC 3168 s. 6.1.3: echo CE until CWR is seen.
-            if d.flags & CWR != 0 {
-                self.ece = false;
-            }
-            if ce {
-                self.ece = true;
-            }
+            return false;
         }
-        self.stats.segments += 1;
+        // RFC 3168 s. 6.1.3: echo CE until CWR is seen.
+        if d.flags & CWR != 0 {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
+        ce
+    }
+
+    /// The segment at `rcv_nxt`: deliver it and the held data it joins; ACK at once when it
+    /// fills a gap or out-of-order data is held (RFC 5681 s. 4.2), on `ce_now`, or at the end
+    /// of a finite transfer; else every second segment or on the timer.
+    fn in_order(&mut self, d: &Packet, now: Time, in_window: bool, ce_now: bool) -> Option<Packet> {
         let s = d.seq;
-        if s == self.rcv_nxt {
-            let had_gap = !self.ooo.is_empty();
-            self.rcv_nxt += 1;
-            let mut delivered = 1u64;
-            while let Some(&(a, b)) = self.ooo.first() {
-                if a <= self.rcv_nxt {
-                    delivered += (b.max(self.rcv_nxt) - self.rcv_nxt) as u64;
-                    self.rcv_nxt = self.rcv_nxt.max(b);
-                    self.ooo.remove(0);
-                } else {
-                    break;
-                }
-            }
-            self.stats.delivered_total += delivered;
-            if in_window {
-                self.stats.delivered_window += delivered;
-            }
-            self.last_block = None;
-            // RFC 5681 s. 4.2: ACK at once when filling a gap; else every second segment or on
-            // the timer.
-            let complete = self.total.is_some_and(|n| self.rcv_nxt >= n);
-            // (RFC 3168 receivers also ACK a CE segment at once; DCTCP's state machine instead;
-            // AccECN's rules in AccECN mode.)
-            let ce_now = if self.accecn.is_some() {
-                ack_now
+        let had_gap = !self.ooo.is_empty();
+        self.rcv_nxt += 1;
+        let mut delivered = 1u64;
+        while let Some(&(a, b)) = self.ooo.first() {
+            if a <= self.rcv_nxt {
+                delivered += (b.max(self.rcv_nxt) - self.rcv_nxt) as u64;
+                self.rcv_nxt = self.rcv_nxt.max(b);
+                self.ooo.remove(0);
             } else {
-                ce && !self.ce_per_packet
-            };
-            if had_gap {
-                let why = if self.rcv_nxt > s + 1 {
-                    AckReason::Fill
-                } else {
-                    AckReason::Hole
-                };
-                return Some(self.ack(d.flow, d.ts, why));
+                break;
             }
-            if complete || ce_now {
-                return Some(self.ack(d.flow, d.ts, AckReason::Other));
-            }
-            if !self.delack {
-                return Some(self.ack(d.flow, d.ts, AckReason::Count));
-            }
-            self.unacked += 1;
-            if self.unacked >= 2 {
-                return Some(self.ack(d.flow, self.pending_ts.min(d.ts), AckReason::Count));
-            }
-            self.pending_ts = d.ts;
-            self.delack_deadline = Some(now + self.delack_ns);
-            None
-        } else if s > self.rcv_nxt {
-            self.last_block = Some(self.insert_ooo(s));
-            Some(self.ack(d.flow, d.ts, AckReason::OutOfOrder)) // immediate duplicate ACK
-        } else {
-            self.stats.duplicates += 1;
-            Some(self.ack(d.flow, d.ts, AckReason::Old))
         }
+        self.stats.delivered_total += delivered;
+        if in_window {
+            self.stats.delivered_window += delivered;
+        }
+        self.last_block = None;
+        let complete = self.total.is_some_and(|n| self.rcv_nxt >= n);
+        if had_gap {
+            let why = if self.rcv_nxt > s + 1 {
+                AckReason::Fill
+            } else {
+                AckReason::Hole
+            };
+            return Some(self.ack(d.flow, d.ts, why));
+        }
+        if complete || ce_now {
+            return Some(self.ack(d.flow, d.ts, AckReason::Other));
+        }
+        if !self.delack {
+            return Some(self.ack(d.flow, d.ts, AckReason::Count));
+        }
+        self.unacked += 1;
+        if self.unacked >= 2 {
+            return Some(self.ack(d.flow, self.pending_ts.min(d.ts), AckReason::Count));
+        }
+        self.pending_ts = d.ts;
+        self.delack_deadline = Some(now + self.delack_ns);
+        None
     }
 
     /// The answer to a SYN: a SYN-ACK of ACK size echoing the SYN's timestamp (header-only; not

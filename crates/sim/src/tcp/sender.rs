@@ -350,6 +350,12 @@ impl Sender {
         }
     }
 
+    /// Whether the window limits the packets in flight as the rate state counts them (a
+    /// controller that sets cwnd itself and keeps rate samples: BBR), not the span from snd_una.
+    fn by_flight(&self) -> bool {
+        self.cc.controls_cwnd() && self.rate.is_some()
+    }
+
     /// Sends what the window allows into `out` (skipping segments the receiver has SACKed, as
     /// after a timeout: RFC 6675 s. 5.1).
     ///
@@ -365,11 +371,13 @@ impl Sender {
     /// as limited-transmit segments (RFC 5681 s. 3.2 step 2).
     pub fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
         let win = (self.cwnd.floor() as u32).min(self.snd_wnd).max(1);
-        // Under a controller that sets cwnd itself with RACK marking losses (BBR as in Linux),
-        // the window limits the packets in flight, not the span from snd_una (Linux's
-        // tcp_cwnd_test in every state: SACKed and lost segments do not count).
-        let by_flight =
-            self.cc.controls_cwnd() && self.rate.as_ref().is_some_and(|r| r.external_losses);
+        // Under a controller that sets cwnd itself (BBR as in Linux, over RACK or SACK
+        // recovery), the window limits the packets in flight, not the span from snd_una
+        // (Linux's tcp_cwnd_test in every state: SACKed and lost segments do not count; ns-3's
+        // AvailableWindow, cwnd - BytesInFlight). Over SACK recovery until 2026-11-28 the span
+        // from snd_una: after a timeout each hole more than cwnd above snd_una waited a round
+        // trip (docs/crosscheck-ns3.md s. 1.5).
+        let by_flight = self.by_flight();
         let cwnd = (self.cwnd.floor() as u32).max(1);
         let mut pipe = match self.sb.as_ref() {
             Some(b) if self.params.pipe_window && !by_flight => {
@@ -696,12 +704,11 @@ impl Sender {
         r.on_timeout(self, now);
         self.recovery = Some(r);
         // Linux's tcp_enter_loss (net/ipv4/tcp_input.c): cwnd = tcp_packets_in_flight + 1 after
-        // tcp_timeout_mark_lost, which leaves RACK's recently sent segments in flight. Only
-        // where the window counts the packets in flight (BBR over RACK, Linux's tcp_cwnd_test);
-        // a window over the span from snd_una would let in flight + 1 retransmissions go at once.
-        let by_flight =
-            self.cc.controls_cwnd() && self.rate.as_ref().is_some_and(|r| r.external_losses);
-        if by_flight {
+        // tcp_timeout_mark_lost, which leaves RACK's recently sent segments in flight (over SACK
+        // recovery every unSACKed segment is lost: cwnd 1). Only where the window counts the
+        // packets in flight (BBR, Linux's tcp_cwnd_test); a window over the span from snd_una
+        // would let in flight + 1 retransmissions go at once.
+        if self.by_flight() {
             self.cwnd = f64::from(self.rate.as_ref().map_or(0, |r| r.in_flight) + 1);
         }
         self.rto = (self.rto * 2).min(self.params.max_rto);

@@ -760,10 +760,9 @@ fn ns3_rtt_sample_is_the_timestamp_echo_in_whole_ms() {
 /// `Sender::send_allowed` applies to a controller that sets cwnd itself over SACK recovery stops
 /// snd_nxt at snd_una + cwnd = 105 and sends only 101, so each hole further than cwnd above
 /// snd_una waits a round trip: in `bbr-fq_codel-n10` a Loss state lasts 4-14 RTTs against ns-3's
-/// 1-2 (docs/crosscheck-ns3.md s. 1.5). Ignored until sender.rs takes the in-flight window for
-/// BBR over SACK (not this file's to change).
+/// 1-2 (docs/crosscheck-ns3.md s. 1.5). sender.rs takes the in-flight window for BBR over SACK
+/// since 2026-11-28; this test fails under the span rule.
 #[test]
-#[ignore = "sender.rs: BBR over SACK recovery limits the span from snd_una after a timeout"]
 fn after_a_timeout_bbr_sends_every_hole_the_window_allows() {
     let mut s = Sender::new(&bbr_cfg(RecoveryKind::Sack), None, None);
     s.snd_una = 100;
