@@ -2,7 +2,7 @@
 timeouts) or aqmlab's ``ACK_TRACE=FILE target/release/examples/ack_reasons RUN/config.json``
 (its timeouts and recoveries are lines of the same file). Per interval: the data segments the
 receivers got, the ACKs they sent per segment by reason, and the gap episodes (a flow's first
-``ooo`` ACK with no gap open to the ``fill`` that closes it; counted in the interval where they
+``ooo`` or ``hole`` ACK with no gap open to the ``fill`` that closes it; counted in the interval where they
 start) split by whether a timeout of the flow fell inside them (docs/crosscheck-ns3.md s. 1.8
 item 5).
 

@@ -93,7 +93,8 @@ fn trace(sim: &mut Sim, file: &str, end: u64) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(file).expect("writable trace"));
     let n = sim.flows.len();
     let mut last = vec![[0u64; 10]; n];
-    // Per flow: its state at the end of the previous millisecond, SND.MAX at its last timeout.
+    // Per flow: its state at the end of the previous millisecond, and SND.MAX at the end of the
+    // millisecond of its last timeout (the grid's approximation of SND.MAX at the timeout).
     let mut state = vec![0u8; n];
     let mut loss_until = vec![0u32; n];
     let mut t = 0;

@@ -21,8 +21,11 @@
 //!
 //! Loss marking: a segment counts as lost (`tp->lost`, `rs->losses` of the ACK that marked it)
 //! when DupThresh segments above it are SACKed (RFC 6675 IsLost, as the SACK recovery decides)
-//! or on a retransmission timeout (all outstanding, as `tcp_enter_loss`). A retransmission that
-//! is lost again is not detected. Under RACK (`[tcp] recovery = "rack"`) the recovery marks the
+//! or on a retransmission timeout (all outstanding, as `tcp_enter_loss`; under RACK all but the
+//! segments sent less than RACK.rtt ago, [`RateState::on_timeout_except`], as
+//! `tcp_timeout_mark_lost`). A retransmission that is lost again is not detected, and one marked
+//! lost again at a timeout is not counted in `lost` a second time (Linux's `tp->lost` counts it:
+//! a known difference, left). Under RACK (`[tcp] recovery = "rack"`) the recovery marks the
 //! losses instead ([`RateState::external_losses`], [`RateState::mark_seg_lost`]): RACK's time-based
 //! marks, lost retransmissions included, as Linux's `tp->lost` counts them.
 

@@ -744,9 +744,10 @@ impl Rack {
         self.timer = TimerMode::Rto;
     }
 
-    /// The one timer after an ACK, as Linux's `tcp_ack`: the reordering timer when RACK waits
-    /// (`tcp_rack_mark_lost` clears FLAG_SET_XMIT_TIMER), else a PTO after progress when a probe
-    /// is allowed, else, when the ACK advanced snd_una or SACKed data sent before the head's
+    /// The one timer after an ACK, after Linux's `tcp_ack`: the reordering timer when RACK waits
+    /// (`tcp_rack_mark_lost` clears FLAG_SET_XMIT_TIMER), else a PTO after progress (any ACK or
+    /// SACK of new data: wider than Linux, which arms one only under FLAG_SET_XMIT_TIMER in Open
+    /// or CWR) when a probe is allowed, else, when the ACK advanced snd_una or SACKed data sent before the head's
     /// last transmission (`set_xmit`: FLAG_SET_XMIT_TIMER), the RTO re-armed
     /// ([`Rack::rearm_rto`]); else the pending timer is left as it is.
     fn arm(
