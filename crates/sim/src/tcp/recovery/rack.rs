@@ -56,6 +56,7 @@
 
 use super::{Prr, Recovery, DUP_THRESH};
 use crate::packet::Packet;
+use crate::tcp::cc::AckSample;
 use crate::tcp::Sender;
 use aqm::Time;
 use std::collections::VecDeque;
@@ -259,44 +260,8 @@ impl Recovery for Rack {
         // A controller that sets cwnd itself (BBR, Linux's `cong_control`): no PRR, no deflation
         // to ssthresh (Linux's tcp_end_cwnd_reduction returns early for it).
         let own = s.cc.controls_cwnd();
-        if s.in_recovery {
-            if s.snd_una >= self.recover {
-                if !own {
-                    s.cwnd = s.ssthresh; // RFC 6937 s. 3.1 / Linux tcp_end_cwnd_reduction
-                }
-                s.in_recovery = false;
-            } else if !own {
-                self.prr_step(s, delivered, now, out);
-            }
-        } else if newly > 0 && !own {
-            s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, &sample);
-        }
-        // Linux's tcp_time_to_recover: recovery starts while any segment is marked lost
-        // (`tp->lost_out`, which keeps a lost segment until it is ACKed or SACKed, retransmitted
-        // or not); so the ACK that ends an episode at RecoveryPoint starts the next one at once
-        // when a retransmission of a later loss is still in flight (tcp_fastretrans_alert: the
-        // exit check "D" runs before "E", which calls tcp_enter_recovery).
-        //
-        // After a timeout (Linux's CA_Loss) no recovery starts until the data outstanding then is
-        // acknowledged, unless this ACK found a retransmission lost: tcp_fastretrans_alert's
-        // TCP_CA_Loss case falls through to tcp_enter_recovery on FLAG_LOST_RETRANS, and the
-        // lost segments are then retransmitted (the go-back-N alone never resends a segment it
-        // has passed).
-        let loss_ok = !self.after_timeout(s) || self.lost_retrans;
-        if self.after_timeout(s) && self.newly_lost {
-            // Linux's CA_Loss resends every segment marked lost (tcp_process_loss: REXMIT_LOST),
-            // also one RACK marks after the timeout left it in flight: the go-back-N returns to it.
-            if let Some(k) = self.next_lost(s) {
-                s.snd_nxt = s.snd_nxt.min(k);
-            }
-        }
-        if !s.in_recovery && loss_ok && self.lost_seen {
-            if self.any_lost(s) {
-                self.enter(s, delivered, now, out);
-            } else {
-                self.lost_seen = false;
-            }
-        }
+        self.window_step(s, newly, &sample, own, now, out);
+        self.maybe_enter(s, delivered, now, out);
         if newly > 0 {
             s.after_new_ack(true, now);
             s.on_ecn_echo(ack, now);
@@ -580,6 +545,63 @@ impl Rack {
             self.send_own(s, now, out);
         } else {
             self.prr_step(s, delivered, now, out);
+        }
+    }
+
+    /// The window after an ACK outside a controller that sets it itself: recovery ends at
+    /// RecoveryPoint (cwnd = ssthresh, RFC 6937 s. 3.1 / Linux `tcp_end_cwnd_reduction`), PRR
+    /// within it, the controller's growth outside it.
+    fn window_step(
+        &mut self,
+        s: &mut Sender,
+        newly: u32,
+        sample: &AckSample,
+        own: bool,
+        now: Time,
+        out: &mut Vec<Packet>,
+    ) {
+        if s.in_recovery {
+            if s.snd_una >= self.recover {
+                if !own {
+                    s.cwnd = s.ssthresh;
+                }
+                s.in_recovery = false;
+            } else if !own {
+                self.prr_step(s, sample.delivered as u64, now, out);
+            }
+        } else if newly > 0 && !own {
+            s.cwnd = s.cc.on_ack(s.cwnd, s.ssthresh, sample);
+        }
+    }
+
+    /// Whether this ACK starts a recovery episode (and, after a timeout, where the go-back-N
+    /// resumes).
+    fn maybe_enter(&mut self, s: &mut Sender, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+        // Linux's tcp_time_to_recover: recovery starts while any segment is marked lost
+        // (`tp->lost_out`, which keeps a lost segment until it is ACKed or SACKed, retransmitted
+        // or not); so the ACK that ends an episode at RecoveryPoint starts the next one at once
+        // when a retransmission of a later loss is still in flight (tcp_fastretrans_alert: the
+        // exit check "D" runs before "E", which calls tcp_enter_recovery).
+        //
+        // After a timeout (Linux's CA_Loss) no recovery starts until the data outstanding then is
+        // acknowledged, unless this ACK found a retransmission lost: tcp_fastretrans_alert's
+        // TCP_CA_Loss case falls through to tcp_enter_recovery on FLAG_LOST_RETRANS, and the
+        // lost segments are then retransmitted (the go-back-N alone never resends a segment it
+        // has passed).
+        let loss_ok = !self.after_timeout(s) || self.lost_retrans;
+        if self.after_timeout(s) && self.newly_lost {
+            // Linux's CA_Loss resends every segment marked lost (tcp_process_loss: REXMIT_LOST),
+            // also one RACK marks after the timeout left it in flight: the go-back-N returns to it.
+            if let Some(k) = self.next_lost(s) {
+                s.snd_nxt = s.snd_nxt.min(k);
+            }
+        }
+        if !s.in_recovery && loss_ok && self.lost_seen {
+            if self.any_lost(s) {
+                self.enter(s, delivered, now, out);
+            } else {
+                self.lost_seen = false;
+            }
         }
     }
 
