@@ -23,9 +23,10 @@
 //! when DupThresh segments above it are SACKed (RFC 6675 IsLost, as the SACK recovery decides)
 //! or on a retransmission timeout (all outstanding, as `tcp_enter_loss`; under RACK all but the
 //! segments sent less than RACK.rtt ago, [`RateState::on_timeout_except`], as
-//! `tcp_timeout_mark_lost`). A retransmission that is lost again is not detected, and one marked
-//! lost again at a timeout is not counted in `lost` a second time (Linux's `tp->lost` counts it:
-//! a known difference, left). Under RACK (`[tcp] recovery = "rack"`) the recovery marks the
+//! `tcp_timeout_mark_lost`). A retransmission that is lost again is not detected until a timeout,
+//! which marks it lost again and counts it in `lost` again (`tcp_mark_skb_lost`: a segment LOST
+//! and SACKED_RETRANS is "lost again", `tcp_notify_skb_loss_event` adds it to `tp->lost`; before
+//! 2026-11-29 it was counted once). Under RACK (`[tcp] recovery = "rack"`) the recovery marks the
 //! losses instead ([`RateState::external_losses`], [`RateState::mark_seg_lost`]): RACK's time-based
 //! marks, lost retransmissions included, as Linux's `tp->lost` counts them.
 
@@ -453,15 +454,15 @@ impl RateState {
 
     /// A retransmission timeout that leaves the segments `keep` names as they are (RACK's
     /// recently sent ones: Linux's `tcp_timeout_mark_lost`); every other outstanding undelivered
-    /// segment is marked lost and out of flight. Not a rate sample's loss (Linux's `tp->lost`
-    /// grows, but the next ACK's `rs->losses` counts only that ACK's marks).
+    /// segment is marked lost and out of flight, and counted in `lost`, a retransmission marked
+    /// lost before included (Linux's `tcp_mark_skb_lost`: `tp->lost` grows for a segment not yet
+    /// marked and for one LOST and SACKED_RETRANS, lost again). Not a rate sample's loss (the
+    /// next ACK's `rs->losses` counts only that ACK's marks).
     pub fn on_timeout_except(&mut self, keep: impl Fn(u32) -> bool) {
         let base = self.base;
         for (i, r) in self.recs.iter_mut().enumerate() {
             if !r.acked && (!r.lost || r.retrans) && !keep(base + i as u32) {
-                if !r.lost {
-                    self.lost += 1;
-                }
+                self.lost += 1;
                 r.lost = true;
                 r.retrans = false;
                 self.in_flight = self.in_flight.saturating_sub(1);
@@ -630,6 +631,33 @@ mod tests {
         assert_eq!((a.repaired, b.repaired, c.repaired), (0, 0, 0));
         assert!(d.is_retrans);
         assert_eq!(d.rtt_ns, -1, "no RTT from a retransmission (Karn)");
+    }
+
+    /// Linux's `tcp_timeout_mark_lost` -> `tcp_mark_skb_lost`: a timeout counts in `tp->lost`
+    /// every outstanding segment not marked lost and every retransmission of one marked lost
+    /// before (LOST and SACKED_RETRANS: "retransmits that are lost again"). By hand: 0..5 sent;
+    /// SACKs of 1..4 mark 0 lost (IsLost: 3 SACKed above): lost 1, in flight 5 - 3 - 1 = 1 (4);
+    /// 0 is retransmitted (in flight 2); the timeout marks the retransmission of 0 again and 4
+    /// for the first time: lost 1 + 2 = 3, in flight 0. The segment sent next carries
+    /// `lost_at_send` 3, and none of these is a sample's loss.
+    #[test]
+    fn a_timeout_counts_a_lost_retransmission_again() {
+        let mut r = RateState::default();
+        for s in 0..5u32 {
+            r.on_send(s, s as Time * MS, s);
+        }
+        r.on_sack(&[(1, 4)], 0, 5);
+        let a = r.gen(100 * MS, 50.0 * MS as f64);
+        assert_eq!((a.losses, a.total_lost, a.in_flight), (1, 1, 1));
+        r.on_send(0, 101 * MS, 5);
+        assert_eq!(r.in_flight, 2);
+        r.on_timeout();
+        assert_eq!((r.lost, r.in_flight), (3, 0));
+        r.on_send(5, 400 * MS, 5);
+        assert_eq!(r.recs.back().map(|x| x.lost_at_send), Some(3));
+        r.on_cum_ack(0, 6);
+        let b = r.gen(500 * MS, 50.0 * MS as f64);
+        assert_eq!((b.losses, b.total_lost), (0, 3));
     }
 
     #[test]

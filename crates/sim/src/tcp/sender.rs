@@ -120,6 +120,9 @@ pub struct Sender {
     /// Without SACK: duplicate ACKs counted as one delivered segment each and not yet covered
     /// by a cumulative ACK (Linux's `sacked_out` under `tcp_add_reno_sack`).
     dup_delivered: u32,
+    /// [`Sender::send_allowed`] resent the head (snd_una, below snd_max) of a sender that keeps
+    /// send times (RACK), not yet told to the recovery ([`Recovery::head_retransmitted`]).
+    pub(crate) head_resent: bool,
 }
 
 impl SenderParams {
@@ -210,6 +213,7 @@ impl Sender {
             accecn: None,
             ce_pending: false,
             dup_delivered: 0,
+            head_resent: false,
         };
         // Without the handshake, the mode the SYN exchange would have given (the SYN-ACK sets it
         // again when the handshake is simulated).
@@ -425,6 +429,9 @@ impl Sender {
             if self.pacer.on {
                 self.pacer.sent(now, self.pacing_rate());
             }
+            if self.snd_nxt == self.snd_una && self.snd_nxt < self.snd_max {
+                self.head_resent |= self.rack_sent.is_some();
+            }
             let p = self.make_segment(self.snd_nxt, now);
             out.push(p);
             self.snd_nxt += 1;
@@ -447,12 +454,7 @@ impl Sender {
     /// or, for SACK recovery, RFC 6675 NextSeg.
     pub fn send_paced(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.in_recovery && self.cc.controls_cwnd() {
-            let mut r = self
-                .recovery
-                .take()
-                .expect("recovery is back after each call");
-            let sent = r.send_paced_in_recovery(self, now, out);
-            self.recovery = Some(r);
+            let sent = self.with_recovery(|r, s| r.send_paced_in_recovery(s, now, out));
             if sent {
                 return;
             }
@@ -461,6 +463,26 @@ impl Sender {
             self.send_by_next_seg(now, out);
         } else {
             self.send_allowed(now, out);
+            self.tell_head_resent(now);
+        }
+    }
+
+    /// Calls the recovery with the sender (taken out while it runs, put back after).
+    fn with_recovery<T>(&mut self, f: impl FnOnce(&mut dyn Recovery, &mut Sender) -> T) -> T {
+        let mut r = self
+            .recovery
+            .take()
+            .expect("recovery is back after each call");
+        let v = f(r.as_mut(), self);
+        self.recovery = Some(r);
+        v
+    }
+
+    /// Tells the recovery that [`Sender::send_allowed`] resent the head, if it did (RACK restarts
+    /// the RTO then: Linux's `tcp_xmit_retransmit_queue`).
+    fn tell_head_resent(&mut self, now: Time) {
+        if std::mem::take(&mut self.head_resent) {
+            self.with_recovery(|r, s| r.head_retransmitted(s, now));
         }
     }
 
@@ -475,12 +497,7 @@ impl Sender {
         if self.connecting || ack.flags & SYN != 0 {
             self.on_synack(ack, now, out);
         } else {
-            let mut r = self
-                .recovery
-                .take()
-                .expect("recovery is back after each call");
-            r.on_ack(self, ack, now, out);
-            self.recovery = Some(r);
+            self.with_recovery(|r, s| r.on_ack(s, ack, now, out));
         }
     }
 
@@ -666,12 +683,7 @@ impl Sender {
         if self.snd_una >= self.snd_max {
             return;
         }
-        let mut r = self
-            .recovery
-            .take()
-            .expect("recovery is back after each call");
-        let handled = r.on_timer(self, now, out);
-        self.recovery = Some(r);
+        let handled = self.with_recovery(|r, s| r.on_timer(s, now, out));
         if handled {
             return; // the recovery's own timer (RACK's reordering timer, TLP's probe)
         }
@@ -697,12 +709,7 @@ impl Sender {
         if let Some(r) = self.rate.as_mut().filter(|r| !r.external_losses) {
             r.on_timeout();
         }
-        let mut r = self
-            .recovery
-            .take()
-            .expect("recovery is back after each call");
-        r.on_timeout(self, now);
-        self.recovery = Some(r);
+        self.with_recovery(|r, s| r.on_timeout(s, now));
         // Linux's tcp_enter_loss (net/ipv4/tcp_input.c): cwnd = tcp_packets_in_flight + 1 after
         // tcp_timeout_mark_lost, which leaves RACK's recently sent segments in flight (over SACK
         // recovery every unSACKed segment is lost: cwnd 1). Only where the window counts the
@@ -713,5 +720,6 @@ impl Sender {
         }
         self.rto = (self.rto * 2).min(self.params.max_rto);
         self.send_allowed(now, out);
+        self.tell_head_resent(now);
     }
 }

@@ -82,6 +82,10 @@ pub trait Recovery: std::fmt::Debug + Send {
         false
     }
 
+    /// The sender's own send loop ([`Sender::send_allowed`], after a timeout) retransmitted the
+    /// head at `now` (RACK restarts the RTO, as Linux's `tcp_xmit_retransmit_queue`).
+    fn head_retransmitted(&mut self, _s: &mut Sender, _now: Time) {}
+
     /// Processes an ACK; segments to send go to `out`.
     fn on_ack(&mut self, s: &mut Sender, ack: &Packet, now: Time, out: &mut Vec<Packet>);
 

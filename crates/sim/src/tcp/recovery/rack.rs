@@ -275,9 +275,16 @@ impl Recovery for Rack {
         }
         if !s.in_recovery {
             s.send_allowed(now, out);
+            if std::mem::take(&mut s.head_resent) {
+                self.head_sent(s, s.snd_una, now);
+            }
         }
         let progress = newly > 0 || sacked > 0 || s.snd_max > sent_before;
         self.arm(s, timeout, progress, set_xmit, now);
+    }
+
+    fn head_retransmitted(&mut self, s: &mut Sender, now: Time) {
+        self.head_sent(s, s.snd_una, now);
     }
 
     fn on_timer(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) -> bool {
@@ -1352,5 +1359,49 @@ mod tests {
         paced_until(&mut s, 500 * MS, &mut out);
         assert_eq!(seqs(&out), vec![1], "the head, paced");
         assert_eq!(s.rate.as_ref().unwrap().in_flight, k);
+    }
+
+    /// Linux's `tcp_xmit_retransmit_queue` restarts the RTO when it retransmits the head, on
+    /// the go-back-N after a timeout too (CA_Loss), whoever calls it: here the pacing clock.
+    /// BBR over RACK, as above, the timeout spurious (ACKs delayed): the RTO at 300 ms marks all
+    /// 10 lost and resends 0. An ACK at 400 ms covers 0..5 (the originals arrived): 5, the new
+    /// head, goes at once (the pacer idle since 300 ms). An ACK at 401 ms covers 5's original:
+    /// 6 is the head, marked lost by the timeout; the ACK re-arms the RTO (401 ms + RTO), and
+    /// the pacer, which holds the go-back-N until its next slot t1 > 401 ms, resends 6 there:
+    /// the RTO restarts at t1 + RTO (before 2026-11-29 it stayed at 401 ms + RTO).
+    #[test]
+    fn a_paced_head_retransmission_after_a_timeout_restarts_the_rto() {
+        let (mut s, _) = bbr_rack_sender();
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        paced_until(&mut s, MS, &mut out);
+        s.stop_new_data();
+        out.clear();
+        s.on_timeout(300 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![0]);
+        out.clear();
+        s.on_ack(&sack(5, 0, &[]), 400 * MS, &mut out);
+        assert_eq!(seqs(&out), vec![5]);
+        out.clear();
+        s.on_ack(&sack(6, 0, &[]), 401 * MS, &mut out);
+        assert!(
+            out.is_empty(),
+            "the pacer holds the go-back-N: {:?}",
+            seqs(&out)
+        );
+        assert_eq!(
+            s.rto_deadline,
+            Some(401 * MS + s.rto),
+            "re-armed by the ACK"
+        );
+        let t1 = s.pacer.deadline.expect("a pacing slot");
+        assert!(t1 > 401 * MS);
+        paced_until(&mut s, t1, &mut out);
+        assert_eq!(out.first().map(|p| p.seq), Some(6), "the head, at its slot");
+        assert_eq!(
+            s.rto_deadline,
+            Some(t1 + s.rto),
+            "restarted by the head's retransmission"
+        );
     }
 }
