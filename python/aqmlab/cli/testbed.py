@@ -8,6 +8,17 @@ import sys
 from aqmlab.errors import InputError
 
 
+def _pairs(items: list[str] | None, flag: str, example: str) -> dict[str, str]:
+    """KEY=VALUE arguments of a repeatable option as a dict; one without "=" refused."""
+    out = {}
+    for item in items or []:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise InputError(f"{flag} {item}: write it KEY=VALUE ({example})")
+        out[key.strip()] = value
+    return out
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -31,6 +42,9 @@ def _cmd(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-hold"
         testbed.hold(sc, out=out, seed=args.seed, cc=args.cc)
         return 0
+    # Refused before the run, not after it.
+    sysctls = testbed.check_sysctls(_pairs(args.sysctl, "--sysctl", "net.ipv4.tcp_frto=0"))
+    route = testbed.check_route_options(_pairs(args.route_option, "--route-option", "quickack=1"))
     if not args.out:  # the default runs/<name>-testbed must stay under runs/
         outdir.safe_name(sc.name, "name (the default output directory runs/<name> comes from it)")
     out = outdir.check(Path(args.out) if args.out else Path("runs") / f"{sc.name}-testbed")
@@ -44,7 +58,15 @@ def _cmd(args: argparse.Namespace) -> int:
         f"lacking {plan.lacking_line(lacking)}",
         file=sys.stderr,
     )
-    res = testbed.testbed(sc, seed=args.seed, out=out, plot=not args.no_plot, cc=args.cc)
+    res = testbed.testbed(
+        sc,
+        seed=args.seed,
+        out=out,
+        plot=not args.no_plot,
+        cc=args.cc,
+        sysctls=sysctls,
+        route=route,
+    )
     # The shared table sums per-flow timeouts, which TCP_INFO does not give: shown as 0 there.
     view = dict(
         res.summary, flows=[dict(f, timeouts=f["timeouts"] or 0) for f in res.summary["flows"]]
@@ -74,6 +96,20 @@ def register(sub) -> None:
         help="kernel TCP for every flow group, overriding the scenario's tcp.variant: one of "
         "aqmlab's names (newreno, sack, cubic, bbr, dctcp, prague) or any congestion control in "
         "the kernel's tcp_available_congestion_control (the run prints which it has and lacks)",
+    )
+    t.add_argument(
+        "--sysctl",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a net.ipv4.tcp_* sysctl for the sender and receiver namespaces (repeatable), e.g. "
+        "net.ipv4.tcp_recovery=0 (RACK off); recorded in summary.json's testbed.sysctls",
+    )
+    t.add_argument(
+        "--route-option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an extra metric of the sender and receiver routes (repeatable): quickack=1 turns "
+        "the receivers' delayed ACKs off; recorded in summary.json's testbed.routes",
     )
     t.add_argument("--no-plot", action="store_true", help="no queue.png / report.html")
     t.add_argument(

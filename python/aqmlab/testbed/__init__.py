@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -31,7 +32,7 @@ from aqmlab.testbed import net
 if TYPE_CHECKING:
     from aqmlab.testbed import plan
 
-__all__ = ["cleanup", "testbed"]
+__all__ = ["check_route_options", "check_sysctls", "cleanup", "testbed"]
 
 PORT = 5001
 #: The traffic tool (source and sink) runs at this niceness: in the paper the senders and
@@ -211,15 +212,31 @@ def _udp_counts(sink: subprocess.Popen, path: Path) -> dict[str, list[int]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict]:
+def _run_network(
+    p: plan.Plan,
+    n: net.Net,
+    work: Path,
+    sysctls: dict[str, str] | None = None,
+    route: dict[str, str] | None = None,
+) -> tuple[dict, dict, dict]:
     """Builds the network ``n``, runs forwarder and traffic, returns (forwarder stats, traffic,
-    notes)."""
+    notes). ``sysctls``: extra ``net.ipv4.tcp_*`` settings for the end namespaces; ``route``:
+    extra route metrics of their routes."""
+    import threading
+
     from aqmlab.testbed import plan
 
     procs: list[subprocess.Popen] = []
+    counters: dict[str, dict[str, dict[str, int]]] = {}
+    timer: threading.Timer | None = None
     try:
         n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
-        n.route_options(p.init_cwnd, p.min_rto_ms)
+        n.route_options(p.init_cwnd, p.min_rto_ms, route)
+        routes = {
+            r: n.exec(ns, "ip", "route", check=False).stdout.strip()
+            for r, ns in (("snd", n.snd), ("rcv", n.rcv))
+        }
+        set_sysctls = n.set_tcp_sysctls(sysctls) if sysctls else {}
         offl = n.offloads()
         # As the senders see it: the list is the kernel's, read inside their namespace.
         ccs = n.exec(n.snd, "cat", plan.AVAILABLE_CC, check=False).stdout.split()
@@ -265,9 +282,19 @@ def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict
         t_fwd = int(_wait_ready(fwd, "aqmlab-fwd").split()[1])
         src.stdin.write(f"{t_fwd + int(LEAD_S * 1e9)}\n")
         src.stdin.flush()
+
+        def at_warmup() -> None:
+            counters["warmup"] = {r: n.tcp_counters(r) for r in ("snd", "rcv")}
+
+        # The kernel's TCP counters at the warm-up (to a few ms) and at the end: the window's
+        # counts are the difference (timeouts, recoveries: what TCP_INFO does not give).
+        timer = threading.Timer(LEAD_S + p.warmup_s, at_warmup)
+        timer.start()
         _, err = src.communicate(timeout=LEAD_S + p.duration_s + 60)
         if src.returncode != 0:
             raise RuntimeError(f"traffic source failed: {err.strip()[-500:]}")
+        timer.join()
+        counters["end"] = {r: n.tcp_counters(r) for r in ("snd", "rcv")}
         fwd.wait(timeout=LEAD_S + p.duration_s + 30)
         if fwd.returncode != 0:
             raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
@@ -278,8 +305,13 @@ def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict
         env = {"offloads": offl, "notes": n.notes, "prefix": n.tag}
         env["programs"] = {"forwarder": str(forwarder_binary()), "traffic": str(traffic_binary())}
         env["congestion_controls"] = {"available": ccs, "lacking": lacking}
+        env["sysctls"] = set_sysctls
+        env["routes"] = routes
+        env["kernel_counters"] = counters
         return stats, traffic, env
     finally:
+        if timer is not None:
+            timer.cancel()
         for pr in procs:
             if pr.poll() is None:
                 pr.terminate()
@@ -288,6 +320,48 @@ def _run_network(p: plan.Plan, n: net.Net, work: Path) -> tuple[dict, dict, dict
                 except subprocess.TimeoutExpired:
                     pr.kill()
         n.close()
+
+
+_SYSCTL_RE = re.compile(r"^net\.ipv4\.tcp_[a-z0-9_]+$")
+
+
+def check_sysctls(settings: dict[str, str]) -> dict[str, str]:
+    """Extra sysctls for the end namespaces: only ``net.ipv4.tcp_*`` keys (per network
+    namespace, so the host's stay as they are) with a value of digits, letters, dots and spaces
+    (``tcp_rmem`` takes three numbers); anything else is refused in one line naming it."""
+    out = {}
+    for key, value in settings.items():
+        if not _SYSCTL_RE.match(key):
+            raise InputError(
+                f"--sysctl {key}: only net.ipv4.tcp_* settings are accepted (they are per "
+                "network namespace; the testbed sets them in its sender and receiver namespaces)"
+            )
+        v = str(value).strip()
+        if not v or not re.fullmatch(r"[A-Za-z0-9_. ]+", v):
+            raise InputError(f"--sysctl {key}={value}: the value must be a number or a word")
+        out[key] = v
+    return out
+
+
+#: Route metrics ``--route-option`` accepts (ip-route(8)): ``quickack 1`` turns the receivers'
+#: delayed ACKs off (RTAX_QUICKACK: an ACK for every segment), as ns-3's ``DelAckCount 1``.
+ROUTE_OPTIONS = ("quickack",)
+
+
+def check_route_options(options: dict[str, str]) -> dict[str, str]:
+    """Extra route metrics for the end namespaces' routes: only :data:`ROUTE_OPTIONS`, each
+    with a whole-number value; anything else refused in one line naming it."""
+    out = {}
+    for key, value in options.items():
+        if key not in ROUTE_OPTIONS:
+            raise InputError(
+                f"--route-option {key}: accepted are {', '.join(ROUTE_OPTIONS)} (initcwnd and "
+                "rto_min come from the scenario's tcp.init_cwnd and tcp.min_rto)"
+            )
+        if not str(value).strip().isdigit():
+            raise InputError(f"--route-option {key}={value}: the value must be a whole number")
+        out[key] = str(value).strip()
+    return out
 
 
 def _refuse_python_aqm(sc: Any) -> None:
@@ -310,10 +384,16 @@ def testbed(
     out: str | Path | None = None,
     plot: bool = True,
     cc: str | None = None,
+    sysctls: dict[str, str] | None = None,
+    route: dict[str, str] | None = None,
 ):
     """Runs a scenario (object, dict or TOML path) on the testbed; returns a runner ``Result``
     (written as a run directory when ``out`` is given). ``cc`` (newreno, sack, cubic, bbr) replaces
-    every flow group's TCP variant, for kernel congestion controls the scenario schema lacks."""
+    every flow group's TCP variant, for kernel congestion controls the scenario schema lacks.
+    ``sysctls`` ({"net.ipv4.tcp_recovery": "0"}): extra ``net.ipv4.tcp_*`` settings of the
+    senders' and receivers' namespaces (:func:`check_sysctls`), recorded in ``testbed.sysctls``.
+    ``route`` ({"quickack": "1"}): extra metrics of their routes (:func:`check_route_options`;
+    ``testbed.routes`` keeps ``ip route`` as set)."""
     from aqmlab.running import runner
     from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
@@ -323,6 +403,8 @@ def testbed(
     _require_root()
     if out is not None:  # refused before the run, not after it (issue 19)
         outdir.check(out, "out")
+    sysctls = check_sysctls(sysctls or {})
+    route = check_route_options(route or {})
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
     _check_outputs(sc, out)
@@ -337,7 +419,7 @@ def testbed(
     try:
         n = net.Net()
         with n.workdir() as tmp:
-            stats, traffic, env = _run_network(p, n, Path(tmp))
+            stats, traffic, env = _run_network(p, n, Path(tmp), sysctls, route)
     except _TerminatedError:
         if partial is not None:
             outdir.discard(partial)

@@ -21,6 +21,7 @@ to ``aqmlab testbed --cleanup``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import secrets
@@ -39,6 +40,28 @@ _NS_RE = re.compile(rf"^({PREFIX}[0-9a-f]{{6}})(?:-(\d+)-(\d+)-(\d+))?-(snd|rtr|
 TMP_PREFIX = "aqmlab-testbed-"
 _TMP_RE = re.compile(rf"^{TMP_PREFIX}({PREFIX}[0-9a-f]{{6}})-(\d+)-(\d+)-(\d+)-[A-Za-z0-9_]+$")
 SUBNET = "10.77"
+
+
+def parse_proc_counters(text: str, groups: tuple[str, ...]) -> dict[str, int]:
+    """Counters of ``/proc/net/netstat`` or ``/proc/net/snmp`` text (pairs of lines, ``Group:
+    names...`` then ``Group: values...``) for the given groups, named group + counter as
+    ``nstat`` names them (``TcpExtTCPTimeouts``)."""
+    out: dict[str, int] = {}
+    lines = text.splitlines()
+    for head, vals in itertools.pairwise(lines):
+        g, _, names = head.partition(":")
+        g2, _, values = vals.partition(":")
+        if (
+            g != g2
+            or g not in groups
+            or not names.split()
+            or names.split()[0].lstrip("-").isdigit()
+        ):
+            continue
+        for name, v in zip(names.split(), values.split(), strict=False):
+            if v.lstrip("-").isdigit():
+                out[g + name] = int(v)
+    return out
 
 
 def _start_time(pid: int) -> int | None:
@@ -260,6 +283,31 @@ class Net:
             self._sysctl(ns, "net.ipv4.tcp_sack", 1 if sack else 0)
             self._sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
 
+    def set_tcp_sysctls(self, settings: dict[str, str]) -> dict[str, dict[str, str]]:
+        """Sets extra ``net.ipv4.tcp_*`` sysctls (``aqmlab testbed --sysctl``) in the senders'
+        and receivers' namespaces, after the testbed's own; returns the values read back per
+        namespace. They are per network namespace on recent kernels (struct netns_ipv4), so the
+        host's are not touched."""
+        got: dict[str, dict[str, str]] = {}
+        for role, ns in (("snd", self.snd), ("rcv", self.rcv)):
+            got[role] = {}
+            for key, value in settings.items():
+                self._sysctl(ns, key, value)
+                r = self.exec(ns, "sysctl", "-n", key, check=False)
+                got[role][key] = r.stdout.strip()
+        return got
+
+    def tcp_counters(self, role: str) -> dict[str, int]:
+        """The ``Tcp`` and ``TcpExt`` counters of the senders' (``role`` "snd") or receivers'
+        ("rcv") namespace, as ``nstat -a`` names them (``TcpExtTCPSackRecovery``,
+        ``TcpRetransSegs``), read from ``/proc/net/netstat`` and ``/proc/net/snmp`` there
+        (per network namespace); {} when they cannot be read."""
+        ns = self.snd if role == "snd" else self.rcv
+        r = self.exec(ns, "cat", "/proc/net/netstat", "/proc/net/snmp", check=False)
+        if r.returncode != 0:
+            return {}
+        return parse_proc_counters(r.stdout, ("Tcp", "TcpExt"))
+
     def offloads(self) -> dict[str, dict[str, str]]:
         """The offload settings of every veth end, as ethtool reports them."""
         out = {}
@@ -283,8 +331,12 @@ class Net:
             }
         return out
 
-    def route_options(self, init_cwnd: int, min_rto_ms: int) -> None:
-        """Initial window and minimum RTO of the senders' and receivers' route (``ip route``)."""
+    def route_options(
+        self, init_cwnd: int, min_rto_ms: int, extra: dict[str, str] | None = None
+    ) -> None:
+        """Initial window and minimum RTO of the senders' and receivers' route (``ip route``),
+        plus ``extra`` route metrics (``aqmlab testbed --route-option quickack=1``)."""
+        more = [x for k, v in (extra or {}).items() for x in (k, v)]
         for ns, dev in ((self.snd, self.if_snd), (self.rcv, self.if_rcv)):
             r = run(
                 "ip",
@@ -299,6 +351,7 @@ class Net:
                 str(init_cwnd),
                 "rto_min",
                 f"{min_rto_ms}ms",
+                *more,
                 check=False,
             )
             if r.returncode != 0:
