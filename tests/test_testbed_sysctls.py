@@ -62,6 +62,9 @@ def test_only_namespaced_tcp_sysctls_are_accepted():
     for bad_value in ("", "1;reboot", "$(id)"):
         with pytest.raises(InputError, match="number or a word"):
             check_sysctls({"net.ipv4.tcp_recovery": bad_value})
+    # A name of the right form that this kernel does not have: refused before any namespace.
+    with pytest.raises(InputError, match="no such setting"):
+        check_sysctls({"net.ipv4.tcp_no_such_setting": "1"})
 
 
 def test_only_known_route_options_are_accepted():

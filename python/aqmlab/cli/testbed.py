@@ -102,7 +102,8 @@ def register(sub) -> None:
         action="append",
         metavar="KEY=VALUE",
         help="a net.ipv4.tcp_* sysctl for the sender and receiver namespaces (repeatable), e.g. "
-        "net.ipv4.tcp_recovery=0 (RACK off); recorded in summary.json's testbed.sysctls",
+        "net.ipv4.tcp_frto=0 (F-RTO off; note Linux 6.17 and later ignore tcp_recovery=0: RACK "
+        "stays on); recorded in summary.json's testbed.sysctls",
     )
     t.add_argument(
         "--route-option",

@@ -336,6 +336,8 @@ def check_sysctls(settings: dict[str, str]) -> dict[str, str]:
                 f"--sysctl {key}: only net.ipv4.tcp_* settings are accepted (they are per "
                 "network namespace; the testbed sets them in its sender and receiver namespaces)"
             )
+        if not Path("/proc/sys", *key.split(".")).exists():
+            raise InputError(f"--sysctl {key}: this kernel has no such setting (/proc/sys)")
         v = str(value).strip()
         if not v or not re.fullmatch(r"[A-Za-z0-9_. ]+", v):
             raise InputError(f"--sysctl {key}={value}: the value must be a number or a word")

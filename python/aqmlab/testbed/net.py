@@ -32,6 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from aqmlab.errors import InputError
+
 PREFIX = "aqtb"
 #: ``<prefix><6 hex>[-<pid>-<start>-<pidns>]-<role>``; the owner part is absent in namespaces of
 #: versions before owners were recorded.
@@ -292,7 +294,10 @@ class Net:
         for role, ns in (("snd", self.snd), ("rcv", self.rcv)):
             got[role] = {}
             for key, value in settings.items():
-                self._sysctl(ns, key, value)
+                try:
+                    self._sysctl(ns, key, value)
+                except RuntimeError as e:  # a value the kernel refuses (the key was checked)
+                    raise InputError(f"--sysctl {key}={value}: the kernel refused it ({e})") from e
                 r = self.exec(ns, "sysctl", "-n", key, check=False)
                 got[role][key] = r.stdout.strip()
         return got
