@@ -125,9 +125,14 @@ impl BinSeries {
     }
 
     /// Records value `v` at time `t`.
+    #[inline]
     pub fn add(&mut self, t: Time, v: f64) {
-        self.cover(t);
-        let k = (t / self.interval) as usize;
+        let mut k = (t / self.interval) as usize;
+        // A bin that exists lies below the capacity: `cover` would change nothing.
+        if k >= self.count.len() {
+            self.cover(t);
+            k = (t / self.interval) as usize;
+        }
         self.count[k] += 1;
         self.sum[k] += v;
         self.max[k] = self.max[k].max(v);

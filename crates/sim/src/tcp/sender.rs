@@ -374,7 +374,10 @@ impl Sender {
     /// while the window is open only by SACKs are left out of the FlightSize that sets ssthresh,
     /// as limited-transmit segments (RFC 5681 s. 3.2 step 2).
     pub fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let win = (self.cwnd.floor() as u32).min(self.snd_wnd).max(1);
+        // `x as u32` truncates toward zero and saturates (NaN to 0): for every f64 the same
+        // as `x.floor() as u32` (a negative x floors to 0 or less, saturating to 0 too), without
+        // the call to libm's floor that the baseline x86-64 target makes.
+        let win = (self.cwnd as u32).min(self.snd_wnd).max(1);
         // Under a controller that sets cwnd itself (BBR as in Linux, over RACK or SACK
         // recovery), the window limits the packets in flight, not the span from snd_una
         // (Linux's tcp_cwnd_test in every state: SACKed and lost segments do not count; ns-3's
@@ -382,7 +385,7 @@ impl Sender {
         // from snd_una: after a timeout each hole more than cwnd above snd_una waited a round
         // trip (docs/crosscheck-ns3.md s. 1.5).
         let by_flight = self.by_flight();
-        let cwnd = (self.cwnd.floor() as u32).max(1);
+        let cwnd = (self.cwnd as u32).max(1); // = floor (above)
         let mut pipe = match self.sb.as_ref() {
             Some(b) if self.params.pipe_window && !by_flight => {
                 let sacked = b.sacked_below(self.snd_nxt) - b.sacked_below(self.snd_una);

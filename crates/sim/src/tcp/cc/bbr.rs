@@ -765,7 +765,9 @@ impl CongestionControl for Bbr {
         };
         self.edt = s.rate.edt;
         let (state, _) = self.loss.on_ack(s);
-        let mut w = cwnd.floor().max(1.0) as u32;
+        // = `cwnd.floor().max(1.0) as u32` for every f64 (NaN and below 1 give 1 both ways), without
+        // libm's floor call: a cast truncates toward zero and saturates.
+        let mut w = (cwnd as u32).max(1);
         self.update_bw(s);
         let bw = self.max_bw();
         if self.ns3.ack_agg {

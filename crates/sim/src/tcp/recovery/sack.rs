@@ -367,6 +367,45 @@ mod tests {
     }
 
     #[test]
+    fn apply_counts_and_sets_flags_across_the_deque_wrap() {
+        // Random blocks on a board whose deque wraps (advanced as it grows), against a plain
+        // array of flags updated segment by segment: the newly SACKed counts and every flag.
+        let mut b = Scoreboard::default();
+        let mut want = vec![false; 4000];
+        let mut x: u64 = 3;
+        let mut rnd = |m: u32| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as u32 % m
+        };
+        for round in 0..3000u32 {
+            let una = round / 2;
+            b.advance(una);
+            let snd_max = una + 60;
+            let blocks: Vec<SackBlock> = (0..3)
+                .map(|_| {
+                    let a = una.saturating_sub(5) + rnd(70);
+                    (a, a + rnd(40))
+                })
+                .collect();
+            let mut newly = 0;
+            for &(a, e) in &blocks {
+                for s in a.max(una)..e.min(snd_max) {
+                    newly += !want[s as usize] as u32;
+                    want[s as usize] = true;
+                }
+            }
+            assert_eq!(b.apply(&blocks, snd_max), newly, "round {round}");
+            for s in una..snd_max + 40 {
+                assert_eq!(b.is_sacked(s), want[s as usize], "round {round}, segment {s}");
+            }
+            let n = (una..snd_max + 40).filter(|&s| want[s as usize]).count();
+            assert_eq!(b.sacked_count() as usize, n, "round {round}");
+        }
+    }
+
+    #[test]
     fn is_lost_needs_dupthresh_sacked_segments_above() {
         let b = board();
         // 0: 8 SACKed above -> lost; 4: 5 above (5..9) -> lost.
