@@ -29,7 +29,9 @@
 // --limitedTransmit, --minRto (ms), --delAck (DelAckCount), --delAckTimeout (ms), --hystart
 // (TcpCubic's HyStart), --mtu, --fqQuantum, --probePrr (a unit probe of ns-3's PRR, no network),
 // --rtoTrace (a line per timeout and fast-recovery entry, below), --dropTrace (a line per drop at the
-// bottleneck queue disc, below), --ackTrace (a line per receiver arrival and ACK with its reason, below). Defaults
+// bottleneck queue disc, below), --ackTrace (a line per receiver arrival and ACK with its reason, below),
+// --bbrTrace and --phantomTrace (each sender's TcpBbr state; its sent list against the queue disc's
+// drops; 10 ms samples, below). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
 // MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
 // DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
@@ -1079,6 +1081,213 @@ RtoTraceConnect(uint32_t i, Ptr<Socket> so)
             i));
 }
 
+// --phantomTrace=FILE: every sender's sent list (TcpTxBuffer) against what became of each
+// segment at the first monitored queue disc, sampled every 10 ms (diagnostics, issue 22):
+//   T FLOW INFLIGHT COUNTED NET SACKRTX DROP1 DROPRTX GONE SPUR CA
+// T seconds; INFLIGHT the socket's BytesInFlight (tcp-tx-buffer.cc: sent - SACKed - lost +
+// retransmitted), segments of 1460 B; COUNTED the same summed item by item from the sent list
+// (its operator<<, the only public view of the items' lost / retrans / sacked flags: each item
+// counts 1 - sacked - lost + retrans segments); the rest split COUNTED by the truth, from the
+// socket's Tx trace (copies sent) and the queue disc's Dequeue, DropBeforeEnqueue and
+// DropAfterDequeue traces (copies through or dropped): NET copies still before the queue disc's
+// exit or through it within the last 100 ms (at most the base RTT of these dumbbells, so still
+// on their way to the receiver or their ACK to the sender); SACKRTX items SACKed that still count
+// because their retrans flag was never cleared; DROP1 unSACKed, never-retransmitted items not
+// marked lost whose one copy was dropped; DROPRTX retransmitted unSACKed items whose last copy
+// was dropped (a lost retransmission); GONE the other counted copies not in the network (through
+// the queue disc over 100 ms ago: delivered, not yet SACKed or ACKed); SPUR items marked lost,
+// not retransmitted, with a copy still in the network (not counted: spurious marks). CA the
+// congestion state (0 open .. 4 loss).
+struct PhantomSeg
+{
+    uint32_t sent = 0;
+    uint32_t through = 0;
+    uint32_t dropped = 0;
+    double lastThrough = -1;
+    bool lastDropped = false;
+};
+
+struct PhantomFlow
+{
+    Ptr<TcpSocketBase> sock;
+    std::map<uint32_t, PhantomSeg> segs;
+    int ca = 0;
+};
+
+std::unique_ptr<std::ofstream> g_phantomTrace;
+std::vector<PhantomFlow> g_phantomFlows;
+
+// The flow and first segment of a queue disc item (SegOf's numbering), or flow -1.
+std::pair<int64_t, uint32_t>
+PhantomSegOf(Ptr<const QueueDiscItem> item)
+{
+    TcpHeader h;
+    Ptr<Packet> p = item->GetPacket()->Copy();
+    if (p->PeekHeader(h) > 0 && h.GetDestinationPort() >= 10000 && p->GetSize() > h.GetSerializedSize())
+    {
+        return {h.GetDestinationPort() - 10000, SegOf(h.GetSequenceNumber())};
+    }
+    return {-1, 0};
+}
+
+void
+PhantomSample(double end)
+{
+    double now = Simulator::Now().GetSeconds();
+    for (size_t i = 0; i < g_phantomFlows.size(); i++)
+    {
+        PhantomFlow& f = g_phantomFlows[i];
+        if (!f.sock)
+        {
+            continue;
+        }
+        Ptr<TcpTxBuffer> b = f.sock->GetTxBuffer();
+        uint32_t una = SegOf(b->HeadSequence());
+        f.segs.erase(f.segs.begin(), f.segs.lower_bound(una));
+        std::ostringstream os;
+        os << *b;
+        std::string s = os.str();
+        // Items: "{[START;END|SIZE][lost],[retrans],[sacked],[TIME]}"
+        double counted = 0, net = 0, sackrtx = 0, drop1 = 0, droprtx = 0, gone = 0, spur = 0;
+        size_t pos = 0;
+        while ((pos = s.find("{[", pos)) != std::string::npos)
+        {
+            size_t close = s.find('}', pos);
+            std::string it = s.substr(pos, close - pos);
+            pos = close;
+            uint32_t start = std::stoul(it.substr(2));
+            double seg = std::stoul(it.substr(it.find('|') + 1)) / 1460.0;
+            bool lost = it.find("[lost]") != std::string::npos;
+            bool retrans = it.find("[retrans]") != std::string::npos;
+            bool sacked = it.find("[sacked]") != std::string::npos;
+            double c = seg * (1.0 - sacked - lost + retrans);
+            counted += c;
+            auto sit = f.segs.find(SegOf(SequenceNumber32(start)));
+            PhantomSeg t = sit == f.segs.end() ? PhantomSeg() : sit->second;
+            double pending = double(t.sent) - t.through - t.dropped; // before the queue's exit
+            double live = pending + (t.lastThrough >= 0 && now - t.lastThrough < 0.1 &&
+                                             !t.lastDropped
+                                         ? 1
+                                         : 0);
+            if (lost && !retrans && !sacked && live > 0)
+            {
+                spur += seg;
+            }
+            if (c <= 0)
+            {
+                continue;
+            }
+            if (sacked)
+            {
+                sackrtx += c; // delivered (SACKed), counted by its retrans flag
+                continue;
+            }
+            double in = std::min(c, live * seg);
+            net += in;
+            double ph = c - in;
+            if (ph <= 0)
+            {
+                continue;
+            }
+            if (t.lastDropped && !retrans && !lost)
+            {
+                drop1 += ph;
+            }
+            else if (t.lastDropped && retrans)
+            {
+                droprtx += ph;
+            }
+            else
+            {
+                gone += ph;
+            }
+        }
+        *g_phantomTrace << now << ' ' << i << ' ' << f.sock->GetTxBuffer()->BytesInFlight() / 1460.0
+                        << ' ' << counted << ' ' << net << ' ' << sackrtx << ' ' << drop1 << ' '
+                        << droprtx << ' ' << gone << ' ' << spur << ' ' << f.ca << '\n';
+    }
+    if (now + 0.01 < end)
+    {
+        Simulator::Schedule(MilliSeconds(10), &PhantomSample, end);
+    }
+}
+
+// Opens FILE, connects each flow's socket just after its application creates it, follows each
+// data copy through the queue disc and starts the 10 ms samples at `from` seconds.
+void
+PhantomTraceStart(const std::string& path, const std::vector<double>& starts, Ptr<QueueDisc> qdisc,
+                  double from, double end)
+{
+    g_phantomTrace = std::make_unique<std::ofstream>(path);
+    g_phantomTrace->precision(6);
+    g_phantomFlows.resize(starts.size());
+    for (uint32_t i = 0; i < starts.size(); i++)
+    {
+        Simulator::Schedule(Seconds(starts[i]) + NanoSeconds(3), [i]() {
+            Ptr<Socket> so = g_flows[i].app->GetSocket();
+            g_phantomFlows[i].sock = DynamicCast<TcpSocketBase>(so);
+            so->TraceConnectWithoutContext(
+                "Tx",
+                MakeBoundCallback(
+                    +[](uint32_t k, Ptr<const Packet> p, const TcpHeader& h,
+                        Ptr<const TcpSocketBase>) {
+                        if (p->GetSize() > 0)
+                        {
+                            PhantomSeg& t = g_phantomFlows[k].segs[SegOf(h.GetSequenceNumber())];
+                            t.sent++;
+                            t.lastDropped = false;
+                        }
+                    },
+                    i));
+            using State = TcpSocketState::TcpCongState_t;
+            so->TraceConnectWithoutContext(
+                "CongState",
+                MakeBoundCallback(+[](uint32_t k, State, State v) { g_phantomFlows[k].ca = v; },
+                                  i));
+        });
+    }
+    auto drop = +[](Ptr<const QueueDiscItem> item, const char*) {
+        auto [f, s] = PhantomSegOf(item);
+        if (f >= 0 && size_t(f) < g_phantomFlows.size())
+        {
+            PhantomSeg& t = g_phantomFlows[f].segs[s];
+            t.dropped++;
+            t.lastDropped = true;
+        }
+    };
+    qdisc->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(drop));
+    // A single-queue CoDel's head drop fires "Dequeue" first (the comment at the top): undo its
+    // count as through.
+    qdisc->TraceConnectWithoutContext(
+        "DropAfterDequeue",
+        MakeCallback(+[](Ptr<const QueueDiscItem> item, const char*) {
+            auto [f, s] = PhantomSegOf(item);
+            if (f >= 0 && size_t(f) < g_phantomFlows.size())
+            {
+                PhantomSeg& t = g_phantomFlows[f].segs[s];
+                if (t.through > 0 && t.lastThrough == Simulator::Now().GetSeconds())
+                {
+                    t.through--;
+                    t.lastThrough = -1;
+                }
+                t.dropped++;
+                t.lastDropped = true;
+            }
+        }));
+    qdisc->TraceConnectWithoutContext(
+        "Dequeue",
+        MakeCallback(+[](Ptr<const QueueDiscItem> item) {
+            auto [f, s] = PhantomSegOf(item);
+            if (f >= 0 && size_t(f) < g_phantomFlows.size())
+            {
+                PhantomSeg& t = g_phantomFlows[f].segs[s];
+                t.through++;
+                t.lastThrough = Simulator::Now().GetSeconds();
+            }
+        }));
+    Simulator::Schedule(Seconds(from), &PhantomSample, end);
+}
+
 // --ackTrace=FILE: one line per data segment reaching a receiver and per ACK a receiver sends
 // (diagnostics: why ns-3's receivers ACK as often as they do, docs/crosscheck-ns3.md s. 1.8 item 5):
 //   T FLOW KIND SEG
@@ -1506,6 +1715,7 @@ struct Options
     std::string dropTrace;
     std::string ackTrace;
     std::string bbrTrace;
+    std::string phantomTrace;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
@@ -1566,6 +1776,10 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("ackTrace", "file for a line per receiver arrival and ACK, with its reason", o.ackTrace);
     cmd.AddValue("bbrTrace", "file for every TcpBbr sender's state each 10 ms (diagnostics)",
                  o.bbrTrace);
+    cmd.AddValue("phantomTrace",
+                 "file for every sender's sent list against the queue disc's drops each 10 ms "
+                 "from the warmup (diagnostics)",
+                 o.phantomTrace);
     cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
     cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
@@ -1842,6 +2056,15 @@ main(int argc, char* argv[])
             starts.push_back(fs.start);
         }
         BbrTraceStart(o.bbrTrace, starts, mons[0]->qdisc, o.duration);
+    }
+    if (!o.phantomTrace.empty())
+    {
+        std::vector<double> starts;
+        for (const FlowSpec& fs : g.flows)
+        {
+            starts.push_back(fs.start);
+        }
+        PhantomTraceStart(o.phantomTrace, starts, mons[0]->qdisc, o.warmup, o.duration);
     }
     Simulator::Schedule(Seconds(o.warmup), [&]() {
         for (auto& m : mons)

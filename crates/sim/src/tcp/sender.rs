@@ -111,6 +111,9 @@ pub struct Sender {
     /// Per-segment send records and delivery state for the delivery-rate sample
     /// ([`super::rate`]), kept when the controller asks for it.
     pub rate: Option<super::rate::RateState>,
+    /// ns-3.44's SACKed retransmissions still counted in flight (`cc = "bbr-ns3:rtxsack"` over
+    /// SACK recovery; [`super::recovery::sack::Ns3RetransSacked`]).
+    pub ns3_rtx_sacked: Option<super::recovery::sack::Ns3RetransSacked>,
     /// The ECN feedback mode negotiated ([`super::accecn`]).
     pub ecn_mode: EcnMode,
     /// AccECN's s.cep, in AccECN mode.
@@ -173,6 +176,13 @@ impl Sender {
         // (docs/transports.md) and stay as they were cross-checked. `sack_window = "span"` keeps
         // ns-2 Sack1's window (docs/scenarios.md).
         let pipe_window = recovery.window_by_pipe() && !cc.controls_cwnd() && !cfg.sack_window_span;
+        let ns3_rtx_sacked = (sb.is_some()
+            && rate.is_some()
+            && cc
+                .as_any()
+                .and_then(|a| a.downcast_ref::<super::cc::Bbr>())
+                .is_some_and(|b| b.ns3.rtx_sacked))
+        .then(Default::default);
         let mut s = Sender {
             params: SenderParams::new(cfg, ecn_support, cc.l4s(), pipe_window),
             recovery: Some(recovery),
@@ -209,6 +219,7 @@ impl Sender {
                 ..Default::default()
             },
             rate,
+            ns3_rtx_sacked,
             ecn_mode: EcnMode::Classic,
             accecn: None,
             ce_pending: false,
@@ -360,6 +371,12 @@ impl Sender {
         self.cc.controls_cwnd() && self.rate.is_some()
     }
 
+    /// Segments counted in flight beyond the rate state's count: ns-3.44's SACKed
+    /// retransmissions under `bbr-ns3:rtxsack` (0 otherwise).
+    pub(crate) fn ns3_held(&self) -> u32 {
+        self.ns3_rtx_sacked.as_ref().map_or(0, |h| h.count())
+    }
+
     /// Sends what the window allows into `out` (skipping segments the receiver has SACKed, as
     /// after a timeout: RFC 6675 s. 5.1).
     ///
@@ -395,7 +412,9 @@ impl Sender {
         };
         while self.more_data(self.snd_nxt)
             && if by_flight {
-                self.rate.as_ref().is_some_and(|r| r.in_flight < cwnd)
+                self.rate
+                    .as_ref()
+                    .is_some_and(|r| r.in_flight + self.ns3_held() < cwnd)
                     && self.snd_nxt < self.snd_una + self.snd_wnd.max(1)
             } else if let Some(p) = pipe {
                 p < win && self.snd_nxt < self.snd_una + self.snd_wnd.max(1)
@@ -521,11 +540,18 @@ impl Sender {
         now: Time,
     ) -> AckSample {
         let mut rate = super::rate::RateSample::default();
+        let held_before = self.ns3_held();
         if let Some(r) = self.rate.as_mut() {
             if self.sb.is_some() {
+                if let Some(h) = self.ns3_rtx_sacked.as_mut() {
+                    h.on_sack(&ack.sack, self.snd_una, self.snd_max, |seg| {
+                        r.record(seg).is_some_and(|x| x.retrans && !x.acked)
+                    });
+                }
                 r.on_sack(&ack.sack, self.snd_una, self.snd_max);
             }
             rate = r.gen(now, self.min_rtt);
+            rate.prior_in_flight += held_before;
             rate.in_recovery = self.in_recovery;
         }
         let (ece, ce) = if self.accecn.is_some() {
@@ -588,7 +614,7 @@ impl Sender {
     /// window after this ACK, given the flight and recovery state the ACK left.
     pub(crate) fn cc_control(&mut self, sample: &mut AckSample) {
         if let Some(r) = self.rate.as_ref() {
-            sample.rate.in_flight = r.in_flight;
+            sample.rate.in_flight = r.in_flight + self.ns3_held();
         }
         sample.rate.in_recovery = self.in_recovery;
         sample.rate.high_data = self.snd_max;
@@ -635,6 +661,9 @@ impl Sender {
         }
         if let Some(r) = self.rate.as_mut() {
             r.on_cum_ack(self.snd_una, a);
+        }
+        if let Some(h) = self.ns3_rtx_sacked.as_mut() {
+            h.advance(a);
         }
         self.snd_una = a;
         self.lt_sent = 0;
@@ -709,6 +738,9 @@ impl Sender {
         self.dup_delivered = 0;
         self.snd_nxt = self.snd_una;
         // A recovery that marks losses itself (RACK) marks them in the rate state too.
+        if let Some(h) = self.ns3_rtx_sacked.as_mut() {
+            h.clear();
+        }
         if let Some(r) = self.rate.as_mut().filter(|r| !r.external_losses) {
             r.on_timeout();
         }

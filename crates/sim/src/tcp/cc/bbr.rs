@@ -114,6 +114,14 @@ pub struct Ns3Model {
     /// an ACK that delivers k segments marked lost and marks m counts |m - k| (Linux: m,
     /// `tp->lost` only grows). With `losses`, recovery takes each repaired segment off cwnd.
     pub lost_out: bool,
+    /// `rtxsack`: a retransmission that is SACKed stays counted in flight until the cumulative
+    /// ACK passes it or a timeout (ns-3.44's socket, not TcpBbr: `TcpTxBuffer::Update` keeps the
+    /// item's retrans flag, tcp-tx-buffer.cc l. 808-818, and `BytesInFlight` adds the
+    /// retransmitted bytes, l. 1055-1073; Linux's `tcp_sacktag_one` clears it). The in-flight
+    /// count is the window's (`AvailableWindow`, tcp-socket-base.cc l. 3570-3575), NextSeg's
+    /// pipe and the one BBR sees. Kept by the sender
+    /// ([`crate::tcp::recovery::sack::Ns3RetransSacked`]), over SACK recovery only.
+    pub rtx_sacked: bool,
 }
 
 impl Ns3Model {
@@ -130,6 +138,7 @@ impl Ns3Model {
         ts_rtt: true,
         gain: true,
         lost_out: true,
+        rtx_sacked: true,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
@@ -148,10 +157,11 @@ impl Ns3Model {
                 "tsrtt" => &mut m.ts_rtt,
                 "gain" => &mut m.gain,
                 "lostout" => &mut m.lost_out,
+                "rtxsack" => &mut m.rtx_sacked,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain, lostout)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack)"
                     ))
                 }
             };

@@ -794,3 +794,64 @@ fn after_a_timeout_bbr_sends_every_hole_the_window_allows() {
         vec![101, 150, 160, 161]
     );
 }
+
+/// Runs the sender's pacing clock from `t` until it sends nothing more within a second.
+fn drain_paced(s: &mut Sender, mut t: Time, out: &mut Vec<Packet>) {
+    s.send_paced(t, out);
+    while let Some(d) = s.pacer.deadline.filter(|&d| d < t + NS_PER_SEC) {
+        let n = out.len();
+        t = d.max(t);
+        s.send_paced(t, out);
+        if out.len() == n && s.pacer.deadline == Some(d) {
+            break;
+        }
+    }
+}
+
+/// `bbr-ns3:rtxsack` by hand (ns-3.44's TcpTxBuffer: a SACKed retransmission keeps its retrans
+/// flag and stays in `BytesInFlight` until the cumulative ACK). Ten segments 0-9 sent, 0 and 2
+/// lost: the ACK of 0 with SACK 1, 3-9 marks both lost (8 and 7 SACKed above, DupThresh 3); 0, 2
+/// and new segments 10-16 go out. 2's retransmission arrives first (ACK of 0, SACK 1-9), the
+/// window is 10 on both: Linux and RFC 6675 count in flight 0's retransmission and 10-16 (8),
+/// so 17 and 18 go out (10 in flight); ns-3 counts 2's SACKed retransmission as well (9), so
+/// only 17 (10 counted, 9 in the network). The cumulative ACK past them ends the hold.
+#[test]
+fn ns3_sacked_retransmission_stays_in_flight_until_the_cumulative_ack() {
+    let run = |cc: &str| {
+        let cfg = TcpConfig {
+            cc: Some(cc.into()),
+            ..bbr_cfg(RecoveryKind::Sack)
+        };
+        let mut s = Sender::new(&cfg, None, None);
+        let mut out = Vec::new();
+        drain_paced(&mut s, 0, &mut out);
+        assert_eq!(
+            out.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            (0..10).collect::<Vec<_>>()
+        );
+        let mut a = crate::tcp::tests::ack(0, 0);
+        a.sack[0] = (3, 10);
+        a.sack[1] = (1, 2);
+        out.clear();
+        s.on_ack(&a, 50 * MS, &mut out);
+        drain_paced(&mut s, 50 * MS, &mut out);
+        assert_eq!(
+            out.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            vec![0, 2, 10, 11, 12, 13, 14, 15, 16]
+        );
+        let mut b = crate::tcp::tests::ack(0, 0);
+        b.sack[0] = (1, 10);
+        out.clear();
+        s.on_ack(&b, 100 * MS, &mut out);
+        assert_eq!(s.cwnd, 10.0);
+        drain_paced(&mut s, 100 * MS, &mut out);
+        let after_b: Vec<u32> = out.iter().map(|p| p.seq).collect();
+        let in_network = s.rate.as_ref().unwrap().in_flight;
+        let held = s.ns3_held();
+        let c = crate::tcp::tests::ack(s.snd_max, 0);
+        s.on_ack(&c, 150 * MS, &mut out);
+        (after_b, in_network, held, s.ns3_held())
+    };
+    assert_eq!(run("bbr"), (vec![17, 18], 10, 0, 0));
+    assert_eq!(run("bbr-ns3:rtxsack"), (vec![17], 9, 1, 0));
+}

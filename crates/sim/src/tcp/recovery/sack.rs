@@ -173,6 +173,61 @@ fn count_true(x: &[bool]) -> u32 {
     x.iter().map(|&x| x as u32).sum()
 }
 
+/// ns-3.44's count of a SACKed retransmission as still in flight (`cc = "bbr-ns3:rtxsack"`,
+/// [`crate::tcp::cc::bbr::Ns3Model::rtx_sacked`]): the segments retransmitted and then SACKed
+/// that ns-3's `TcpTxBuffer::BytesInFlight` still counts, until the cumulative ACK passes them
+/// or a timeout.
+///
+/// ns-3.44's `BytesInFlight` is sent - SACKed - lost + retransmitted over its sent list
+/// (tcp-tx-buffer.cc l. 1055-1073). `Update` marks an item SACKed and clears its lost flag but
+/// leaves its retrans flag and the retransmitted count (l. 808-818), which fall only when the
+/// cumulative ACK removes the item (`RemoveFromCounts`, l. 616-635) or a timeout clears every
+/// flag (`SetSentListLost`, l. 1260-1306). So a retransmission that is SACKed counts 1 - 1 - 0 +
+/// 1 = 1 segment in flight. RFC 6675 SetPipe counts only unSACKed octets, and Linux clears
+/// `TCPCB_SACKED_RETRANS` and `retrans_out` when it SACKs a retransmission
+/// (net/ipv4/tcp_input.c, `tcp_sacktag_one`), as `rate.rs`'s count does.
+#[derive(Clone, Debug, Default)]
+pub struct Ns3RetransSacked {
+    /// The segments held: retransmitted, SACKed, not yet cumulatively ACKed.
+    held: std::collections::BTreeSet<u32>,
+}
+
+impl Ns3RetransSacked {
+    /// Before the ACK's SACK blocks are delivered: each segment of `blocks` in `[lo, hi)` that
+    /// `retransmitted_undelivered` says was retransmitted and is not yet delivered (so this ACK
+    /// SACKs it) is held.
+    pub fn on_sack(
+        &mut self,
+        blocks: &[SackBlock],
+        lo: u32,
+        hi: u32,
+        retransmitted_undelivered: impl Fn(u32) -> bool,
+    ) {
+        for &(a, b) in blocks {
+            for seg in a.max(lo)..b.min(hi) {
+                if retransmitted_undelivered(seg) {
+                    self.held.insert(seg);
+                }
+            }
+        }
+    }
+
+    /// The cumulative ACK reached `una`: the segments below it leave the count.
+    pub fn advance(&mut self, una: u32) {
+        self.held = self.held.split_off(&una);
+    }
+
+    /// A timeout clears every retrans flag (`SetSentListLost`): none is held.
+    pub fn clear(&mut self) {
+        self.held.clear();
+    }
+
+    /// Segments held: what ns-3 counts in flight beyond the RFC 6675 / Linux count.
+    pub fn count(&self) -> u32 {
+        self.held.len() as u32
+    }
+}
+
 /// SACK loss recovery's state (`[tcp] recovery = "sack"`); the scoreboard is the sender's
 /// ([`Sender::sb`]).
 #[derive(Clone, Debug, Default)]
@@ -337,7 +392,9 @@ impl Sender {
     /// segments chosen by NextSeg while pipe < cwnd (Linux's tcp_xmit_retransmit_queue under
     /// `cong_control`), paced when pacing is on (Linux paces retransmissions too).
     pub(crate) fn send_by_next_seg(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let mut pipe = self.sb.as_ref().map_or(0, |b| b.pipe(self.snd_max));
+        // ns-3.44's AvailableWindow under `bbr-ns3:rtxsack` also counts the SACKed
+        // retransmissions ([`Ns3RetransSacked`]); 0 otherwise.
+        let mut pipe = self.sb.as_ref().map_or(0, |b| b.pipe(self.snd_max)) + self.ns3_held();
         while (pipe as f64) < self.cwnd.floor() {
             let Some(seg) = self.next_seg_now() else {
                 break;
@@ -364,6 +421,37 @@ mod tests {
         let mut b = Scoreboard::default();
         assert_eq!(b.apply(&[(5, 10), (1, 4)], 10), 8);
         b
+    }
+
+    /// ns-3.44's SACKed retransmissions by hand: 0..10 sent, 2 and 5 retransmitted; an ACK
+    /// SACKing 1..4 and 5..7 holds 2 and 5 (retransmitted, not yet delivered), not 1, 3, 6; the
+    /// same block again holds nothing new; the cumulative ACK to 4 lets 2 go; a timeout, 5.
+    #[test]
+    fn ns3_sacked_retransmissions_count_until_the_cumulative_ack() {
+        let mut h = Ns3RetransSacked::default();
+        let mut delivered = [false; 10];
+        let retrans = [2u32, 5];
+        let blocks = [(1, 4), (5, 7)];
+        h.on_sack(&blocks, 0, 10, |s| {
+            retrans.contains(&s) && !delivered[s as usize]
+        });
+        assert_eq!(h.count(), 2);
+        for (a, b) in blocks {
+            for s in a..b {
+                delivered[s as usize] = true;
+            }
+        }
+        h.on_sack(&blocks, 0, 10, |s| {
+            retrans.contains(&s) && !delivered[s as usize]
+        });
+        assert_eq!(h.count(), 2);
+        // Blocks are clipped to [lo, hi): a block below snd_una holds nothing.
+        h.on_sack(&[(0, 3)], 3, 10, |_| true);
+        assert_eq!(h.count(), 2);
+        h.advance(4);
+        assert_eq!(h.count(), 1);
+        h.clear();
+        assert_eq!(h.count(), 0);
     }
 
     #[test]
