@@ -109,7 +109,9 @@ mod tests {
         ];
         let mut x: u64 = 7;
         for _ in 0..10_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             // Rates of 1..10^8 segments per second: gaps of 10..10^9 ns with fractions.
             xs.push(1e9 / (1.0 + (x >> 11) as f64 / (1u64 << 53) as f64 * 1e8));
         }

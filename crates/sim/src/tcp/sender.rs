@@ -542,13 +542,15 @@ impl Sender {
         let mut rate = super::rate::RateSample::default();
         let held_before = self.ns3_held();
         if let Some(r) = self.rate.as_mut() {
-            if self.sb.is_some() {
+            if let Some(sb) = self.sb.as_ref() {
                 if let Some(h) = self.ns3_rtx_sacked.as_mut() {
                     h.on_sack(&ack.sack, self.snd_una, self.snd_max, |seg| {
                         r.record(seg).is_some_and(|x| x.retrans && !x.acked)
                     });
                 }
-                r.on_sack(&ack.sack, self.snd_una, self.snd_max);
+                // The scoreboard has just applied this ACK's blocks (SACK and RACK recovery).
+                let (runs, top) = sb.last_sacks();
+                r.on_new_sacks(runs, top);
             }
             rate = r.gen(now, self.min_rtt);
             rate.prior_in_flight += held_before;

@@ -21,6 +21,11 @@ pub struct Scoreboard {
     n_sacked: u32,
     /// Highest segment retransmitted in this recovery (RFC 6675 HighRxt).
     pub high_rxt: Option<u32>,
+    /// The runs `[a, b)` of segments the last [`Scoreboard::apply`] newly SACKed, and the top of
+    /// its blocks (the highest end of a non-empty one): what the delivery-rate state needs of
+    /// the ACK ([`crate::tcp::rate::RateState::on_new_sacks`]) without walking the blocks again.
+    newly: Vec<(u32, u32)>,
+    top: Option<u32>,
 }
 
 impl Scoreboard {
@@ -40,22 +45,44 @@ impl Scoreboard {
     /// segments newly SACKed.
     pub fn apply(&mut self, blocks: &[SackBlock], snd_max: u32) -> u32 {
         let mut newly = 0;
+        self.newly.clear();
+        self.top = None;
         for &(a, b) in blocks {
             let (a, b) = (a.max(self.base), b.min(snd_max));
             if a >= b {
                 continue;
             }
+            self.top = self.top.max(Some(b));
             let need = (b - self.base) as usize;
             if self.sacked.len() < need {
                 self.sacked.resize(need, false);
             }
-            for x in self.sacked.range_mut((a - self.base) as usize..need) {
-                newly += !*x as u32;
-                *x = true;
+            let mut run = None;
+            for (x, seg) in self
+                .sacked
+                .range_mut((a - self.base) as usize..need)
+                .zip(a..)
+            {
+                if !*x {
+                    *x = true;
+                    newly += 1;
+                    run.get_or_insert(seg);
+                } else if let Some(r) = run.take() {
+                    self.newly.push((r, seg));
+                }
+            }
+            if let Some(r) = run {
+                self.newly.push((r, b));
             }
         }
         self.n_sacked += newly;
         newly
+    }
+
+    /// The runs of segments the last [`Scoreboard::apply`] newly SACKed, and the top of its
+    /// blocks.
+    pub(crate) fn last_sacks(&self) -> (&[(u32, u32)], Option<u32>) {
+        (&self.newly, self.top)
     }
 
     /// Whether segment `s` has been SACKed.
@@ -486,7 +513,11 @@ mod tests {
             }
             assert_eq!(b.apply(&blocks, snd_max), newly, "round {round}");
             for s in una..snd_max + 40 {
-                assert_eq!(b.is_sacked(s), want[s as usize], "round {round}, segment {s}");
+                assert_eq!(
+                    b.is_sacked(s),
+                    want[s as usize],
+                    "round {round}, segment {s}"
+                );
             }
             let n = (una..snd_max + 40).filter(|&s| want[s as usize]).count();
             assert_eq!(b.sacked_count() as usize, n, "round {round}");
