@@ -728,7 +728,10 @@ mod tests {
             assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "ACK {t}");
             assert_eq!((a.in_flight, a.lost), (b.in_flight, b.lost), "ACK {t}");
         }
-        assert!(a.delivered > 1_000 && a.lost > 0, "the walk covered deliveries and losses");
+        assert!(
+            a.delivered > 1_000 && a.lost > 0,
+            "the walk covered deliveries and losses"
+        );
     }
 
     #[test]
