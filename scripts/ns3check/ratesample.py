@@ -171,7 +171,8 @@ def sliding_max_mean(t: np.ndarray, r: np.ndarray, win: float, t0: float, t1: fl
 def counterfactual(side: dict[int, dict[str, np.ndarray]], t0: float, t1: float) -> None:
     """Sums over flows of the sliding 10-RTT max of the valid samples: as sampled, with the
     stale samples capped, and with the stale samples left out; and the sum of the flows' p90 of
-    their fresh samples over [t0, t1]."""
+    their fresh samples over [t0, t1], and of the flows' delivery (the connection's delivered
+    count) over one median sample interval (every 5 ms of [t0, t1])."""
     tot = defaultdict(float)
     for d in side.values():
         valid = (d["interval"] > 0) & (d["delivered"] >= 0)
@@ -181,6 +182,9 @@ def counterfactual(side: dict[int, dict[str, np.ndarray]], t0: float, t1: float)
         tot["stale capped"] += sliding_max_mean(t, d["capped"][valid], win, t0, t1)
         fresh = ~d["stale"][valid]
         tot["stale dropped"] += sliding_max_mean(t[fresh], d["rate"][valid][fresh], win, t0, t1)
+        grid = np.arange(t0 + win / 10, t1, 0.005)
+        acked = np.interp(grid, d["t"], d["total"]) - np.interp(grid - win / 10, d["t"], d["total"])
+        tot["delivery p90 over one RTT"] += float(np.percentile(acked * 8 / (win / 10), 90))
         inw = fresh & (t >= t0) & (t <= t1)
         tot["fresh p90 in window"] += float(np.percentile(d["rate"][valid][inw], 90))
     print("  ".join(f"{k} {v / 1e6:.1f}" for k, v in tot.items()), "(Mb/s, summed over flows)")
