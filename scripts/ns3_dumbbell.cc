@@ -31,7 +31,7 @@
 // --rtoTrace (a line per timeout and fast-recovery entry, below), --dropTrace (a line per drop at the
 // bottleneck queue disc, below), --ackTrace (a line per receiver arrival and ACK with its reason, below),
 // --bbrTrace and --phantomTrace (each sender's TcpBbr state; its sent list against the queue disc's
-// drops; 10 ms samples, below). Defaults
+// drops; 10 ms samples, below), --rateTrace (each TcpBbr sender's rate sample per ACK, below). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
 // MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
 // DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
@@ -1428,6 +1428,52 @@ AckTraceConnect(const std::string& file, const Graph& g, const Net& net)
     }
 }
 
+// --rateTrace=FILE: every rate sample that ns-3's TcpRateLinux hands to a TcpBbr sender, one line
+// per ACK (diagnostics; ns3::TcpBbr senders only):
+//   T FLOW DELIVERED INTERVAL SEND_EL ACK_EL APPLTD PRIOR_DELIVERED PRIOR_T RATE CONN_DELIVERED BW
+// T seconds; DELIVERED bytes over the sample (-1 invalid); INTERVAL, SEND_EL, ACK_EL seconds
+// (TcpRateLinux::GenerateSample: interval = max(send, ack elapsed), 0 when below min_rtt);
+// APPLTD the app-limited flag; PRIOR_DELIVERED bytes, PRIOR_T seconds, the sample's start
+// (TcpRateLinux::SkbDelivered); RATE the sample's m_deliveryRate, bit/s (what TcpBbr::UpdateBtlBw
+// feeds its max filter when INTERVAL > 0 and DELIVERED >= 0); CONN_DELIVERED the connection's
+// delivered bytes; BW the max-bw estimate after the ACK, from the pacing rate as for --bbrTrace.
+// The senders run TcpBbrRateTap, a TcpBbr whose CongControl logs its arguments and then calls
+// TcpBbr's: the same model, so the run's summary is unchanged.
+std::unique_ptr<std::ofstream> g_rateTrace;
+
+class TcpBbrRateTap : public TcpBbr
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpBbrRateTap")
+                                .SetParent<TcpBbr>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpBbrRateTap>();
+        return tid;
+    }
+
+    /// The flow this sender belongs to (set once its application created the socket).
+    int64_t flow = -1;
+
+    void CongControl(Ptr<TcpSocketState> tcb,
+                     const TcpRateOps::TcpRateConnection& rc,
+                     const TcpRateOps::TcpRateSample& rs) override
+    {
+        TcpBbr::CongControl(tcb, rc, rs);
+        double pg = GetPacingGain();
+        double pacing = tcb->m_pacingRate.Get().GetBitRate();
+        *g_rateTrace << Simulator::Now().GetSeconds() << ' ' << flow << ' ' << rs.m_delivered << ' '
+                     << rs.m_interval.GetSeconds() << ' ' << rs.m_sendElapsed.GetSeconds() << ' '
+                     << rs.m_ackElapsed.GetSeconds() << ' ' << rs.m_isAppLimited << ' '
+                     << rs.m_priorDelivered << ' ' << rs.m_priorTime.GetSeconds() << ' '
+                     << rs.m_deliveryRate.GetBitRate() << ' ' << rc.m_delivered << ' '
+                     << (pg > 0 ? pacing / (pg * 0.99) : 0) << '\n';
+    }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpBbrRateTap);
+
 // The TCP congestion control named (--tcp, or a flow line's last field); exits with 2 otherwise.
 TypeId
 CcType(const std::string& name)
@@ -1446,6 +1492,10 @@ CcType(const std::string& name)
     }
     if (name == "bbr")
     {
+        if (g_rateTrace)
+        {
+            return TcpBbrRateTap::GetTypeId(); // TcpBbr with its rate samples logged
+        }
         return TcpBbr::GetTypeId(); // v1, paced (SetTcpDefaults turns pacing on)
     }
     if (name == "ledbat")
@@ -1498,6 +1548,15 @@ InstallFlows(const Graph& g, const Net& net)
             so->TraceConnectWithoutContext("RTO", MakeCallback(&Rto));
             so->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retx));
             so->TraceConnectWithoutContext("Tx", MakeBoundCallback(&FlowTx, i));
+            if (g_rateTrace)
+            {
+                PointerValue cc;
+                so->GetAttribute("CongestionOps", cc);
+                if (auto tap = DynamicCast<TcpBbrRateTap>(cc.Get<TcpCongestionOps>()))
+                {
+                    tap->flow = i;
+                }
+            }
             so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&FlowAck, i));
             if (g_rtoTrace)
             {
@@ -1715,6 +1774,7 @@ struct Options
     std::string dropTrace;
     std::string ackTrace;
     std::string bbrTrace;
+    std::string rateTrace;
     std::string phantomTrace;
     double minTh = 50;
     double maxTh = 150;
@@ -1776,6 +1836,8 @@ Parse(Options& o, int argc, char* argv[])
     cmd.AddValue("ackTrace", "file for a line per receiver arrival and ACK, with its reason", o.ackTrace);
     cmd.AddValue("bbrTrace", "file for every TcpBbr sender's state each 10 ms (diagnostics)",
                  o.bbrTrace);
+    cmd.AddValue("rateTrace", "file for every rate sample of a TcpBbr sender, per ACK (diagnostics)",
+                 o.rateTrace);
     cmd.AddValue("phantomTrace",
                  "file for every sender's sent list against the queue disc's drops each 10 ms "
                  "from the warmup (diagnostics)",
@@ -1807,6 +1869,11 @@ Parse(Options& o, int argc, char* argv[])
 void
 SetTcpDefaults(const Options& o)
 {
+    if (!o.rateTrace.empty())
+    {
+        g_rateTrace = std::make_unique<std::ofstream>(o.rateTrace);
+        g_rateTrace->precision(9);
+    }
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(CcType(o.tcpCc)));
     if (o.tcpCc == "bbr")
     {
