@@ -176,13 +176,8 @@ impl Sender {
         // (docs/transports.md) and stay as they were cross-checked. `sack_window = "span"` keeps
         // ns-2 Sack1's window (docs/scenarios.md).
         let pipe_window = recovery.window_by_pipe() && !cc.controls_cwnd() && !cfg.sack_window_span;
-        let ns3_rtx_sacked = (sb.is_some()
-            && rate.is_some()
-            && cc
-                .as_any()
-                .and_then(|a| a.downcast_ref::<super::cc::Bbr>())
-                .is_some_and(|b| b.ns3.rtx_sacked))
-        .then(Default::default);
+        let ns3_rtx_sacked = (sb.is_some() && rate.is_some() && cc.counts_sacked_retransmissions())
+            .then(Default::default);
         let mut s = Sender {
             params: SenderParams::new(cfg, ecn_support, cc.l4s(), pipe_window),
             recovery: Some(recovery),

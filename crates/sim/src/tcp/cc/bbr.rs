@@ -746,6 +746,10 @@ impl CongestionControl for Bbr {
         true
     }
 
+    fn counts_sacked_retransmissions(&self) -> bool {
+        self.ns3.rtx_sacked
+    }
+
     fn needs_pacing(&self) -> bool {
         true
     }

@@ -147,6 +147,12 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn asks_app_limited(&mut self) -> bool {
         false
     }
+    /// The sender is to count a SACKed retransmission in flight until the cumulative ACK, as
+    /// ns-3.44's `TcpTxBuffer::BytesInFlight` does (`cc = "bbr-ns3:rtxsack"`, a cross-check
+    /// model; [`super::recovery::sack::Ns3RetransSacked`]).
+    fn counts_sacked_retransmissions(&self) -> bool {
+        false
+    }
     /// The controller itself, for tests and traces that read its state (`None`: not offered).
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
