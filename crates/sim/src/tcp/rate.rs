@@ -354,7 +354,10 @@ impl RateState {
         }
     }
 
-    /// The ACK's SACK blocks (segments in `[lo, hi)` only).
+    /// The ACK's SACK blocks (segments in `[lo, hi)` only), each walked whole: the tests'
+    /// reference for [`RateState::on_new_sacks`], which the sender uses (since 2026-11-28 the
+    /// scoreboard says which segments an ACK newly SACKed).
+    #[cfg(test)]
     pub fn on_sack(&mut self, blocks: &[(u32, u32)], lo: u32, hi: u32) {
         self.begin();
         let mut top = None;
@@ -391,9 +394,9 @@ impl RateState {
 
     /// The ACK's SACK information as the scoreboard found it ([`Scoreboard::last_sacks`]): the
     /// runs of newly SACKed segments are delivered, and IsLost marks below `top` (the highest
-    /// end of the ACK's blocks). The same as [`RateState::on_sack`] with the blocks, since a
-    /// segment the scoreboard had SACKed before was delivered here by the ACK that SACKed it,
-    /// without walking every block again on every ACK that carries it.
+    /// end of the ACK's blocks). The same as walking the blocks whole (`on_sack`, kept as the
+    /// tests' reference), since a segment the scoreboard had SACKed before was delivered here by
+    /// the ACK that SACKed it, without walking every block again on every ACK that carries it.
     ///
     /// [`Scoreboard::last_sacks`]: crate::tcp::recovery::Scoreboard
     pub fn on_new_sacks(&mut self, runs: &[(u32, u32)], top: Option<u32>) {
