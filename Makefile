@@ -34,6 +34,7 @@ demo: build
 lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 	$(BIN)/ruff check python tests benches scripts examples
 	$(BIN)/ruff format --check python tests benches scripts examples
 

@@ -64,7 +64,7 @@ impl Ord for Key {
     }
 }
 
-/// Pending events: a binary heap of [`Key`]s and the events in slots, reused once popped.
+/// Pending events: a binary heap of `Key`s (time, scheduling number) and the events in slots, reused once popped.
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Key>,

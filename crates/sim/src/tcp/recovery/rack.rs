@@ -9,7 +9,7 @@
 //!   RTT below min_RTT, or the echoed timestamp older than the retransmission);
 //!   a delivered never-retransmitted segment below RACK.fack sets RACK.reordering_seen (step 3);
 //!   an unacknowledged segment sent before it (equal timestamps: by the order of transmission,
-//!   where the RFC compares end sequences: see [`sent_after`]) is lost once
+//!   where the RFC compares end sequences: see `sent_after`) is lost once
 //!   `xmit_ts + RACK.rtt + RACK.reo_wnd <= now` (step 5), else the reordering timer is armed for
 //!   the largest remaining time.
 //! - **reo_wnd** (step 4): `min(RACK.min_RTT / 4, SRTT)`, but 0 while no reordering has been

@@ -1,7 +1,7 @@
 //! Fast retransmit and fast recovery without SACK (RFC 5681 s. 3.2): the third duplicate ACK
 //! halves the window (through the congestion controller) and retransmits the first
 //! unacknowledged segment, each further duplicate ACK inflates the window by one segment, and
-//! the first new ACK deflates it to ssthresh and ends recovery. [`fast_recovery_ack`] is shared
+//! the first new ACK deflates it to ssthresh and ends recovery. `fast_recovery_ack` is shared
 //! with NewReno ([`super::newreno`]), which adds RFC 6582's `recover` rules to it.
 
 use super::{NewReno, Recovery, DUP_THRESH};
