@@ -44,8 +44,8 @@ pub struct SenderParams {
     /// `[tcp] pacing`: pacing asked for by the configuration.
     pub cfg_pacing: bool,
     /// Outside fast recovery the window limits the segments in flight, SACKed ones not counted
-    /// ([`super::recovery::Recovery::window_by_pipe`], controllers that do not set cwnd
-    /// themselves), instead of the span from snd_una.
+    /// ([`super::recovery::Recovery::window_by_pipe`]; a controller that sets cwnd itself
+    /// counts the flight from its rate state instead), instead of the span from snd_una.
     pub pipe_window: bool,
 }
 
@@ -172,10 +172,11 @@ impl Sender {
             (true, true) => EcnSupport::AccEcn,
             (true, false) => EcnSupport::Ecn,
         };
-        // Not under a controller that sets cwnd itself (BBR): its window rules are its own
-        // (docs/transports.md) and stay as they were cross-checked. `sack_window = "span"` keeps
-        // ns-2 Sack1's window (docs/scenarios.md).
-        let pipe_window = recovery.window_by_pipe() && !cc.controls_cwnd() && !cfg.sack_window_span;
+        // A controller that sets cwnd itself (BBR, TCP Prague) counts the flight from its rate
+        // state instead (`by_flight`: its window rules are its own, docs/transports.md); the
+        // pipe window still serves it if it stops setting cwnd (Prague's fallback to Reno).
+        // `sack_window = "span"` keeps ns-2 Sack1's window (docs/scenarios.md).
+        let pipe_window = recovery.window_by_pipe() && !cfg.sack_window_span;
         let ns3_rtx_sacked = (sb.is_some() && rate.is_some() && cc.counts_sacked_retransmissions())
             .then(Default::default);
         let mut s = Sender {
