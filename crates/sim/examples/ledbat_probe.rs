@@ -1,7 +1,7 @@
-//! Debug aid (issue 22, docs/crosscheck-ns3.md s. 3.2): `ledbat_probe CONFIG_JSON END_S DROPS_OUT`
-//! runs the simulator on a run's `config.json` up to END_S seconds, stepping 1 ms, and prints a
-//! line whenever a TCP sender's fast retransmits, timeouts or recovery state change, plus its
-//! window every 100 ms:
+//! Debug aid (issue 22, docs/crosscheck-ns3.md s. 3.2): `ledbat_probe CONFIG_JSON END_S DROPS_OUT
+//! [FLOW]` runs the simulator on a run's `config.json` up to END_S seconds, stepping 1 ms, and
+//! prints a line whenever a TCP sender's fast retransmits, timeouts or recovery state change, plus
+//! its window every 100 ms (every 1 ms for FLOW, when given):
 //!   T FLOW EVENT UNA NXT MAX CWND SSTHRESH REC FR TO
 //! (segments; EVENT `fr` a new fast retransmit, `rto` a new timeout, `exit` recovery left, `w`
 //! the 100 ms sample). The bottleneck's drops go to DROPS_OUT as `T FLOW` lines (from its event
@@ -13,6 +13,7 @@ fn main() {
     let path = arg(1).expect("usage: ledbat_probe CONFIG_JSON END_S DROPS_OUT");
     let end_s: f64 = arg(2).and_then(|s| s.parse().ok()).unwrap_or(6.0);
     let drops_out = arg(3).unwrap_or_else(|| "drops.txt".into());
+    let every_ms: Option<usize> = arg(4).and_then(|s| s.parse().ok());
     let text = std::fs::read_to_string(&path).expect("a readable config.json");
     let mut cfg: sim::config::Config = serde_json::from_str(&text).expect("an aqmlab config.json");
     let end = (end_s * 1e9) as u64;
@@ -38,7 +39,7 @@ fn main() {
                 Some("fr")
             } else if last[i].2 && !now.2 {
                 Some("exit")
-            } else if t % 100_000_000 == 0 {
+            } else if t % 100_000_000 == 0 || every_ms == Some(i) {
                 Some("w")
             } else {
                 None
