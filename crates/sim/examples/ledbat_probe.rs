@@ -2,8 +2,8 @@
 //! [FLOW]` runs the simulator on a run's `config.json` up to END_S seconds, stepping 1 ms, and
 //! prints a line whenever a TCP sender's fast retransmits, timeouts or recovery state change, plus
 //! its window every 100 ms (every 1 ms for FLOW, when given):
-//!   T FLOW EVENT UNA NXT MAX CWND SSTHRESH REC FR TO
-//! (segments; EVENT `fr` a new fast retransmit, `rto` a new timeout, `exit` recovery left, `w`
+//!   T FLOW EVENT UNA NXT MAX CWND SSTHRESH REC FR TO QUEUE
+//! (segments; QUEUE the bottleneck's packets; EVENT `fr` a new fast retransmit, `rto` a new timeout, `exit` recovery left, `w`
 //! the 100 ms sample). The bottleneck's drops go to DROPS_OUT as `T FLOW` lines (from its event
 //! log), the same shape as `ns3_dumbbell.cc --dropTrace`'s first two columns.
 use sim::Sim;
@@ -28,6 +28,7 @@ fn main() {
     while t < end {
         t += step;
         sim.run_until(t);
+        let queue = sim.links[0].len_pkts();
         for (i, f) in sim.flows.iter().enumerate() {
             let Some(s) = f.tcp().map(|c| &c.sender) else {
                 continue;
@@ -46,7 +47,7 @@ fn main() {
             };
             if let Some(ev) = ev {
                 println!(
-                    "{:.3} {} {} {} {} {} {:.1} {:.1} {} {} {}",
+                    "{:.3} {} {} {} {} {} {:.1} {:.1} {} {} {} {}",
                     t as f64 / 1e9,
                     i,
                     ev,
@@ -57,7 +58,8 @@ fn main() {
                     s.ssthresh.min(1e9),
                     u8::from(s.in_recovery),
                     s.stats.fast_retransmits,
-                    s.stats.timeouts
+                    s.stats.timeouts,
+                    queue
                 );
             }
             last[i] = now;
