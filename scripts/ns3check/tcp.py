@@ -24,7 +24,9 @@ The matrix: TCP x AQM x number of flows on one dumbbell, plus a parking lot and 
 aqmlab builds each network (its ``build_config``); the same nodes, links and flows (start times,
 web arrival times and sizes, drawn once by aqmlab from the seed) go to ``scripts/ns3_dumbbell.cc
 --graph``. ns-3 opens every connection with a handshake and aqmlab does not, so each ns-3 flow
-starts one base RTT earlier than aqmlab's, and its data starts at about aqmlab's time.
+starts one base RTT earlier than aqmlab's, and its data starts at about aqmlab's time (later by
+the queueing its SYN and SYN-ACK meet); a flow whose aqmlab side opens with a handshake too
+(``[tcp] handshake = true``) starts at the same time on both sides.
 
 Usage (repository root, project venv; ns-3 in /work/ns3venv):
 
@@ -321,7 +323,9 @@ def ns3_aqm_flags(aqm: dict, pkt: int) -> list[str]:
 
 
 def graph_text(cfg: dict) -> str:
-    """aqmlab's network as ns3_dumbbell.cc --graph lines; ns-3's starts one handshake earlier."""
+    """aqmlab's network as ns3_dumbbell.cc --graph lines; ns-3's starts one handshake earlier,
+    except a flow whose aqmlab side opens with a handshake too (``[tcp] handshake = true``):
+    both sides then start it at the same time."""
     links = cfg["links"]
     lines = [f"node {n['kind']}" for n in cfg["nodes"]]
     for ln in links:
@@ -334,6 +338,8 @@ def graph_text(cfg: dict) -> str:
         )
     for f in cfg["flows"]:
         rtt = sum(links[i]["delay_ns"] for i in f["path"] + f["rev_path"]) / 1e9
+        if (f.get("tcp") or {}).get("handshake"):
+            rtt = 0.0
         start = f["start_ns"] / 1e9 - rtt
         if start < 0:
             raise SystemExit(

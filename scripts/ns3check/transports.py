@@ -25,6 +25,16 @@ settings (SACK, PRR, timestamps, DelAckCount 2 with a 200 ms timer, MinRto 1 s) 
 ``--ledbat-cc ledbat-ns3`` runs aqmlab's LEDBAT flows with ns-3.44's cap (``cc = "ledbat-ns3"``,
 crates/sim/src/tcp/cc/ledbat.rs) instead of RFC 6817's, cached under the tag ``ledbat-ns3``.
 
+``--handshake`` opens aqmlab's LEDBAT-case flows with a handshake too (``[tcp] handshake =
+true``), each started one base RTT earlier, at ns-3's application start: both SYNs then meet the
+same queue, where by default aqmlab's first data leaves one base RTT after ns-3's SYN whatever
+the queue (``tcp.graph_text``). ns-3's side is the same network and options as without it; the
+tag gets ``-hs``.
+
+ns-3's side of a run is taken from any cached run of the same ns-3 command on the same network
+(``bbr.reuse_ns3``), so a tagged run whose overrides are aqmlab's alone (``--ledbat-cc``,
+``--handshake``, ``--aqmlab-tcp``) runs aqmlab only.
+
 Usage (repository root, project venv; ns-3 in /work/ns3venv):
 
     .venv/bin/python scripts/crosscheck_ns3.py transports --jobs 2
@@ -36,11 +46,14 @@ Usage (repository root, project venv; ns-3 in /work/ns3venv):
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
+from ns3check import bbr, tcp
 from ns3check import common as base
-from ns3check import tcp
 from ns3check.common import ROOT
 
 DOC = ROOT / "docs" / "crosscheck-ns3.md"
@@ -116,6 +129,28 @@ def ledbat(k: int, duration: float, warmup: float, cc: str = "ledbat", reno: boo
     }
 
 
+def with_handshake(sc: dict) -> dict:
+    """``sc`` with aqmlab's flows opening with a handshake (``[tcp] handshake = true``), each
+    starting one base RTT (its path's propagation delays both ways) earlier: at the time ns-3's
+    application starts (``tcp.graph_text``), so the two SYNs leave together and meet the same
+    queue. ns-3's network and start times are unchanged. Flows of one connection each only."""
+    from aqmlab.scenario import schema as scenario
+
+    with tempfile.TemporaryDirectory() as d:
+        toml = Path(d) / "case.toml"
+        toml.write_text(tcp.dumps(sc))
+        cfg = scenario.build_config(scenario.load(toml))
+    if len(cfg["flows"]) != len(sc["flows"]):
+        raise SystemExit(f"{sc['name']}: --handshake needs one connection per flow entry")
+    out = json.loads(json.dumps(sc))
+    out["tcp"]["handshake"] = True
+    links = cfg["links"]
+    for f, c in zip(out["flows"], cfg["flows"], strict=True):
+        rtt = sum(links[i]["delay_ns"] for i in c["path"] + c["rev_path"])
+        f["start"] = f"{(c['start_ns'] - rtt) / 1e9:.9f}s"
+    return out
+
+
 def cases(duration: float, warmup: float, ledbat_cc: str = "ledbat") -> dict[str, dict]:
     out = [
         dctcp(10, duration, warmup),
@@ -151,15 +186,26 @@ def main(argv: list[str] | None = None) -> None:
         help="aqmlab's LEDBAT: RFC 6817's window cap (default) or ns-3.44's (a diagnostic; "
         "its runs are cached under the tag ledbat-ns3 unless --tag names another)",
     )
+    ap.add_argument(
+        "--handshake",
+        action="store_true",
+        help="aqmlab's LEDBAT-case flows open with a handshake, started at ns-3's application "
+        "start (a diagnostic; the tag gets -hs)",
+    )
     tcp.add_run_options(ap, ROOT / "target" / "crosscheck-ns3-transports")
     a = ap.parse_args(argv)
     if a.ledbat_cc != "ledbat" and not a.tag:
         a.tag = a.ledbat_cc
+    if a.handshake and not a.tag.endswith("hs"):
+        a.tag = f"{a.tag}-hs" if a.tag else "hs"
+    bbr.reuse_ns3()
     a.workdir.mkdir(parents=True, exist_ok=True)
     tcp.TCPS.update(TRANSPORTS)
     tcp.NS3_CC.update({"ledbat-ns3": "ledbat"})  # ns-3's side is TcpLedbat either way
     a.exe = tcp.build_exe(a)
     todo = cases(a.duration, a.warmup, a.ledbat_cc)
+    if a.handshake:
+        todo = {k: with_handshake(v) if k.startswith("ledbat") else v for k, v in todo.items()}
     t0 = time.monotonic()
     results = tcp.run_cases(todo, a)
     meta = (
@@ -167,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
         f"(aqmlab {base.git_state()}, ns-3 {base.ns3_version(a.ns3_venv)}; {a.duration:g} s "
         f"simulated, metrics after {a.warmup:g} s; seeds {', '.join(map(str, a.seeds))}; "
         + (f"aqmlab's LEDBAT cc = {a.ledbat_cc!r}; " if a.ledbat_cc != "ledbat" else "")
+        + ("aqmlab's flows open with a handshake; " if a.handshake else "")
         + f"{time.monotonic() - t0:.0f} s wall)."
     )
     shares = []
