@@ -1,0 +1,333 @@
+"""BBR v1 per flow, the kernel's against the simulator's, over many runs (issue 22).
+
+    sudo .venv/bin/python benches/bbr_flows.py testbed --runs 10 [--out runs/bbr_flows]
+    .venv/bin/python benches/bbr_flows.py sim --seeds 1-30 [--label sim] [--tcp delack=true]
+    .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
+
+The networks of benches/fwd_vs_sim.py ``--bbr`` (docs/testbed.md, BBR v1 section):
+``scenarios/crosscheck/{dt,codel}-het-n50.toml`` with 10 flows (100 Mb/s / 2 ms bottleneck,
+buffer 300 packets, base RTTs 8, 16, ..., 80 ms), 30 s with 10 s of warm-up.
+
+``testbed``: the kernel's ``bbr`` (SACK, RACK-TLP), one run at a time, FIFO and CoDel in turn,
+each in ``{aqm}-tb-NN`` with the 1-minute load average before and after it (``load.json``).
+``sim``: the simulator's ``cc = "bbr"`` over ``recovery = "rack"``, one run per seed in
+``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label).
+``table``: reads the runs' ``summary.json`` and prints, per AQM and flow (by base RTT), the mean
+goodput and its standard error on each side, the ratio of the means with a 95 % bootstrap
+interval (runs resampled on each side), whether that interval lies inside [0.9, 1.1] ("yes"),
+outside it ("no") or neither ("undecided"), Welch's t-test and its Holm-adjusted p over the ten
+flows; then per-run distribution statistics (Jain's index, the largest flows' shares, the shares
+of three RTT classes) with bootstrap intervals and a Mann-Whitney test, and which flow was the
+largest in how many runs. ``--plot``: per-flow mean +- s.e. by base RTT, both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The two queues compared: the scenario file's stem.
+AQMS = ("dt", "codel")
+
+
+def _scenario(aqm: str, sim: bool, tcp: dict | None = None):
+    from aqmlab.scenario import schema as scenario
+
+    d = tomllib.loads((ROOT / "scenarios" / "crosscheck" / f"{aqm}-het-n50.toml").read_text())
+    d["name"] = f"{aqm}-het-n10"
+    d["duration"], d["warmup"] = "30s", "10s"
+    d["flows"][0]["count"] = 10
+    d["tcp"].update(variant="sack")
+    if sim:
+        d["tcp"].update(cc="bbr", recovery="rack", **(tcp or {}))
+    return scenario.from_dict(d)
+
+
+def _next_index(out: Path, aqm: str, kind: str) -> int:
+    have = [int(p.name.rsplit("-", 1)[1]) for p in out.glob(f"{aqm}-{kind}-[0-9]*")]
+    return max(have, default=0) + 1
+
+
+def run_testbed(out: Path, runs: int) -> None:
+    """``runs`` kernel runs per AQM, alternating FIFO and CoDel."""
+    from aqmlab import testbed
+
+    for _ in range(runs):
+        for aqm in AQMS:
+            i = _next_index(out, aqm, "tb")
+            d = out / f"{aqm}-tb-{i:02d}"
+            before = os.getloadavg()
+            res = testbed.testbed(_scenario(aqm, sim=False), out=d, plot=False, cc="bbr")
+            after = os.getloadavg()
+            (d / "load.json").write_text(json.dumps({"before": before, "after": after}))
+            g = [f["goodput_bps"] / 1e6 for f in res.summary["flows"]]
+            print(
+                f"{d.name}: load {before[0]:.1f}->{after[0]:.1f} goodput "
+                + " ".join(f"{x:.1f}" for x in g),
+                flush=True,
+            )
+
+
+def run_sim(out: Path, seeds: list[int], label: str = "sim", tcp: dict | None = None) -> None:
+    """One simulator run per AQM and seed, in ``{aqm}-{label}-sNN``; ``tcp``: extra ``[tcp]``
+    settings (a variant: ``delack = true``, ``timestamps = true``)."""
+    import aqmlab
+
+    for seed in seeds:
+        for aqm in AQMS:
+            d = out / f"{aqm}-{label}-s{seed:02d}"
+            if (d / "summary.json").exists():
+                continue
+            res = aqmlab.run(_scenario(aqm, sim=True, tcp=tcp), seed=seed, out=d)
+            g = [f["goodput_bps"] / 1e6 for f in res.summary["flows"]]
+            print(f"{d.name}: goodput " + " ".join(f"{x:.1f}" for x in g), flush=True)
+
+
+#: RTT classes for the share statistics: (label, base RTTs in ms).
+CLASSES = (("8-16 ms", (8, 16)), ("24-48 ms", (24, 32, 40, 48)), ("56-80 ms", (56, 64, 72, 80)))
+
+
+def load_runs(out: Path, aqm: str, kind: str) -> list[dict]:
+    """Every run of one AQM and side: per-flow goodput (Mb/s, ordered by base RTT), base RTTs (ms),
+    the mean queue and, for the testbed, the load average before the run."""
+    runs = []
+    pattern = f"{aqm}-tb-[0-9][0-9]" if kind == "tb" else f"{aqm}-{kind}-s[0-9][0-9]"
+    for d in sorted(out.glob(pattern)):
+        f = d / "summary.json"
+        if not f.exists():
+            continue
+        s = json.loads(f.read_text())
+        flows = sorted(s["flows"], key=lambda x: x["base_rtt_s"])
+        load = (
+            json.loads((d / "load.json").read_text())["before"][0]
+            if (d / "load.json").exists()
+            else None
+        )
+        runs.append(
+            {
+                "name": d.name,
+                "gp": [x["goodput_bps"] / 1e6 for x in flows],
+                "rtt": [round(x["base_rtt_s"] * 1e3) for x in flows],
+                "queue": next(x for x in s["links"] if x["name"] == "bottleneck")[
+                    "queue_mean_pkts"
+                ],
+                "load": load,
+            }
+        )
+    return runs
+
+
+def stats_of(gp, rtts) -> dict[str, float]:
+    """Distribution statistics of one run that do not name a flow (shares of the total goodput)."""
+    import numpy as np
+
+    g = np.asarray(gp)
+    tot = g.sum()
+    st = {
+        "Jain's index": tot**2 / (len(g) * (g**2).sum()),
+        "largest flow's share": g.max() / tot,
+        "two largest flows' share": np.sort(g)[-2:].sum() / tot,
+    }
+    for label, members in CLASSES:
+        st[f"share of {label}"] = sum(x for x, r in zip(g, rtts, strict=True) if r in members) / tot
+    return st
+
+
+def _se(x) -> float:
+    """The standard error of the mean of ``x`` (sample standard deviation / sqrt(n))."""
+    import numpy as np
+
+    return float(np.std(x, ddof=1) / np.sqrt(len(x)))
+
+
+def _holm(ps: list[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (Holm 1979): the k-th smallest times (m - k + 1), made
+    monotone, at most 1."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out, run = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        run = max(run, min(1.0, ps[i] * (len(ps) - rank)))
+        out[i] = run
+    return out
+
+
+def _boot_ci(
+    a, b, n: int, rng
+) -> tuple[tuple[float, float], tuple[float, float], tuple[float, float]]:
+    """95 % percentile bootstrap intervals of mean(a), mean(b) and mean(b) - mean(a), resampling
+    runs independently on each side."""
+    import numpy as np
+
+    a, b = np.asarray(a), np.asarray(b)
+    ma = a[rng.integers(0, len(a), (n, len(a)))].mean(axis=1)
+    mb = b[rng.integers(0, len(b), (n, len(b)))].mean(axis=1)
+
+    def ci(x):
+        return tuple(np.percentile(x, [2.5, 97.5]))
+
+    return ci(ma), ci(mb), ci(mb - ma)
+
+
+def table(out: Path, boot: int, label: str = "sim") -> None:
+    """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
+    kernel's against the simulator runs labelled ``label``."""
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    for aqm in AQMS:
+        tb, sim = load_runs(out, aqm, "tb"), load_runs(out, aqm, label)
+        if not tb or not sim:
+            continue
+        rtts = tb[0]["rtt"]
+        assert all(r["rtt"] == rtts for r in tb + sim), "runs with different flows"
+        loads = [r["load"] for r in tb if r["load"] is not None]
+        name = {"dt": "FIFO", "codel": "CoDel"}[aqm]
+        print(
+            f"\n{name}: kernel {len(tb)} runs (load average {min(loads):.1f}-{max(loads):.1f}), "
+            f"simulator {len(sim)} seeds"
+        )
+        print(
+            "\n| base RTT (ms) | kernel mean +- s.e. (Mb/s) | sim mean +- s.e. "
+            "| sim / kernel (95% CI) | within 10%? | Welch p | Holm p |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        K = np.array([r["gp"] for r in tb])
+        S = np.array([r["gp"] for r in sim])
+        rows = []
+        for j, rtt in enumerate(rtts):
+            k, s = K[:, j], S[:, j]
+            idx_k = rng.integers(0, len(k), (boot, len(k)))
+            idx_s = rng.integers(0, len(s), (boot, len(s)))
+            lo, hi = np.percentile(s[idx_s].mean(axis=1) / k[idx_k].mean(axis=1), [2.5, 97.5])
+            p = stats.ttest_ind(s, k, equal_var=False).pvalue
+            rows.append((rtt, k, s, lo, hi, p))
+        holm = _holm([r[5] for r in rows])
+        for (rtt, k, s, lo, hi, p), ph in zip(rows, holm, strict=True):
+            # Within 10 % only if the whole 95 % interval of the ratio is in [0.9, 1.1]; outside
+            # if the whole interval is; else the runs cannot tell.
+            verdict = (
+                "yes"
+                if 0.9 <= lo and hi <= 1.1
+                else ("no" if hi < 0.9 or lo > 1.1 else "undecided")
+            )
+            print(
+                f"| {rtt} | {k.mean():.1f} +- {_se(k):.1f} | {s.mean():.1f} +- {_se(s):.1f} | "
+                f"{s.mean() / k.mean():.2f} ({lo:.2f}-{hi:.2f}) | {verdict} | {p:.4f} | {ph:.3f} |"
+            )
+        tot_k, tot_s = K.sum(axis=1), S.sum(axis=1)
+        qk, qs = np.mean([r["queue"] for r in tb]), np.mean([r["queue"] for r in sim])
+        print(
+            f"\ntotal goodput: kernel {tot_k.mean():.1f} +- {_se(tot_k):.1f}, "
+            f"sim {tot_s.mean():.1f} +- {_se(tot_s):.1f} Mb/s; "
+            f"mean queue kernel {qk:.1f}, sim {qs:.1f} pkts"
+        )
+        print(
+            "\n| statistic (per run) | kernel mean (95% CI) | sim mean (95% CI) "
+            "| sim - kernel (95% CI) | Mann-Whitney p |"
+        )
+        print("|---|---|---|---|---|")
+        st_k = [stats_of(r["gp"], rtts) for r in tb]
+        st_s = [stats_of(r["gp"], rtts) for r in sim]
+        for key in st_k[0]:
+            a, b = [x[key] for x in st_k], [x[key] for x in st_s]
+            (al, ah), (bl, bh), (dl, dh) = _boot_ci(a, b, boot, rng)
+            p = stats.mannwhitneyu(b, a).pvalue
+            print(
+                f"| {key} | {np.mean(a):.3f} ({al:.3f}-{ah:.3f}) "
+                f"| {np.mean(b):.3f} ({bl:.3f}-{bh:.3f}) | "
+                f"{np.mean(b) - np.mean(a):+.3f} ({dl:+.3f} to {dh:+.3f}) | {p:.3f} |"
+            )
+        hk = np.bincount(K.argmax(axis=1), minlength=len(rtts))
+        hs = np.bincount(S.argmax(axis=1), minlength=len(rtts))
+        print(
+            "\nlargest flow's base RTT (runs): "
+            + "; ".join(
+                f"{rtt} ms: kernel {a}, sim {b}"
+                for rtt, a, b in zip(rtts, hk, hs, strict=True)
+                if a or b
+            )
+        )
+
+
+def plot(out: Path, path: Path, label: str = "sim") -> None:
+    """Per-flow mean goodput +- one standard error by base RTT, the kernel's against the
+    simulator's, one panel per AQM."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axes = plt.subplots(1, len(AQMS), figsize=(10, 3.8), sharey=True)
+    for ax, aqm in zip(axes, AQMS, strict=True):
+        for kind, name, colour, dx in (
+            ("tb", "kernel bbr", "C0", -0.8),
+            (label, "simulator", "C3", 0.8),
+        ):
+            runs = load_runs(out, aqm, kind)
+            if not runs:
+                continue
+            g = np.array([r["gp"] for r in runs])
+            x = np.array(runs[0]["rtt"]) + dx
+            se = g.std(axis=0, ddof=1) / np.sqrt(len(g))
+            ax.errorbar(
+                x,
+                g.mean(axis=0),
+                yerr=se,
+                fmt="o",
+                color=colour,
+                capsize=3,
+                label=f"{name} ({len(g)} runs)",
+            )
+        ax.set_title({"dt": "FIFO (300 packets)", "codel": "CoDel"}[aqm])
+        ax.set_xlabel("base RTT (ms)")
+        ax.set_xticks(range(8, 81, 8))
+        ax.grid(alpha=0.3)
+        ax.legend()
+    axes[0].set_ylabel("goodput, mean +- s.e. (Mb/s)")
+    fig.suptitle("BBR v1, 10 flows, 100 Mb/s: per-flow goodput over runs (10-30 s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def _seeds(text: str) -> list[int]:
+    lo, _, hi = text.partition("-")
+    return list(range(int(lo), int(hi or lo) + 1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("testbed", "sim", "table"))
+    ap.add_argument("--out", default="runs/bbr_flows")
+    ap.add_argument("--runs", type=int, default=10, help="testbed: runs per AQM")
+    ap.add_argument("--seeds", default="1-30", help="sim: seeds, LO-HI")
+    ap.add_argument("--boot", type=int, default=10000, help="table: bootstrap resamples")
+    ap.add_argument("--plot", help="table: also plot the per-flow means to this PNG")
+    ap.add_argument("--label", default="sim", help="sim, table: the simulator runs' label")
+    ap.add_argument(
+        "--tcp", action="append", default=[], help="sim: an extra [tcp] setting, KEY=VALUE (TOML)"
+    )
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.what == "testbed":
+        run_testbed(out, args.runs)
+    elif args.what == "sim":
+        tcp = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (x.split("=", 1) for x in args.tcp)}
+        run_sim(out, _seeds(args.seeds), args.label, tcp)
+    else:
+        table(out, args.boot, args.label)
+        if args.plot:
+            plot(out, Path(args.plot), args.label)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
