@@ -69,10 +69,13 @@ def split_case(name: str) -> tuple[str, int]:
     return rest, int(flows.removeprefix("n"))
 
 
-def reuse_ns3() -> None:
+def reuse_ns3(fresh: bool = False) -> None:
     """ns-3's side of a run from a cached run (any case, any tag) that ran ns-3 with the same
     options on the same network: a tagged run whose overrides are aqmlab's alone, or a row whose
-    aqmlab setting ns-3 has no counterpart for (``fq_codel-flow`` runs ns-3's ``fq_codel``)."""
+    aqmlab setting ns-3 has no counterpart for (``fq_codel-flow`` runs ns-3's ``fq_codel``).
+    ``fresh`` (``--fresh``): no reuse, ns-3 runs again."""
+    if fresh:
+        return
     run_ns3 = tcp.run_ns3
 
     def run(exe: Path, cfg: dict, sc: dict, d: Path, extra: list[str]) -> dict:
@@ -131,13 +134,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spread", type=int, default=0)
     ap.add_argument("--cases", nargs="*")
     ap.add_argument("--aqmlab-tcp", action="append", default=[])
+    ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--duration", type=float, default=15.0)
     ap.add_argument("--warmup", type=float, default=5.0)
     known, _ = ap.parse_known_args(argv)
     if known.spread:
         spread(known.spread, known)
         return
-    reuse_ns3()
+    reuse_ns3(known.fresh)
     extra = any(split_case(c)[0] in EXTRA_AQMS for c in known.cases or [])
 
     def cases(quick: bool, duration: float, warmup: float) -> dict[str, dict]:

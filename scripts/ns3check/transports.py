@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
         a.tag = a.ledbat_cc
     if a.handshake and not a.tag.endswith("hs"):
         a.tag = f"{a.tag}-hs" if a.tag else "hs"
-    bbr.reuse_ns3()
+    bbr.reuse_ns3(a.fresh)
     a.workdir.mkdir(parents=True, exist_ok=True)
     tcp.TCPS.update(TRANSPORTS)
     tcp.NS3_CC.update({"ledbat-ns3": "ledbat"})  # ns-3's side is TcpLedbat either way
