@@ -9,7 +9,9 @@
 //! st T FLOW FROM TO UNA HIGH    a change of state: 0 open, 3 recovery, 4 loss
 //! ```
 //!
-//! Sampled every 0.1 ms of simulated time (a change is stamped with the end of its step). The
+//! Sampled every 0.1 ms of simulated time (a change is stamped with the end of its step; an exit
+//! from recovery and a new entry within one step, found by the count of fast retransmits, are
+//! both printed). The
 //! Loss state is BBR's view of it (`Bbr::prev_ca_state`, set from the sender's state on each
 //! ACK): from a timeout until the ACK that leaves it.
 use sim::tcp::cc::bbr_common::CaState;
@@ -27,6 +29,7 @@ fn main() {
     let n = sim.flows.len();
     let mut state = vec![0u8; n];
     let mut timeouts = vec![0u64; n];
+    let mut entries = vec![0u64; n];
     let mut t = 0;
     while t < cfg.duration_ns {
         t += step;
@@ -56,6 +59,14 @@ fn main() {
             } else {
                 0
             };
+            // An ACK that ends a recovery may start the next one (the next hole is already
+            // lost): an exit and an entry within one step.
+            let entered = s.stats.fast_retransmits > entries[i];
+            entries[i] = s.stats.fast_retransmits;
+            if entered && now == 3 && state[i] == 3 {
+                println!("st {secs:.4} {i} 3 0 {} {}", s.snd_una, s.snd_max);
+                state[i] = 0;
+            }
             if now != state[i] {
                 if now == 3 {
                     println!("rec {secs:.4} {i} {} {}", s.snd_una, s.snd_max);
