@@ -206,7 +206,9 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
-    ("prague", || Box::new(Prague::default())),
+    ("prague", || Box::new(Prague::v06())),
+    ("prague-0.6", || Box::new(Prague::v06())),
+    ("prague-0.7", || Box::new(Prague::new(prague::Params::V07))),
 ];
 
 /// The controller registered as `name`, or BBR v1 with some of ns-3.44's departures
