@@ -17,7 +17,11 @@
 //!
 //! ```text
 //! dup open N recovery N loss N old N
+//! dup after_rto_100ms N rcv_nxt_above_snd_una N
 //! ```
+//!
+//! (the second line: within 100 ms after the flow's last timeout; while the receiver's RCV.NXT
+//! was above the sender's snd_una, i.e. the cumulative ACK covering the duplicate was on its way).
 use sim::tcp::cc::bbr_common::CaState;
 use sim::tcp::cc::Bbr;
 use sim::tcp::AckReason;
@@ -78,6 +82,14 @@ fn main() {
     // Duplicates by the sender's state at the end of each 0.1 ms step.
     let mut by_state = [0u64; 3];
     let mut dups: Vec<u64> = w.iter().map(|x| x.dup).collect();
+    // Duplicates within 100 ms of the flow's last timeout, and those that came while the
+    // receiver's RCV.NXT was above the sender's snd_una (its cumulative ACK on the way).
+    let (mut after_rto, mut acked_ahead) = (0u64, 0u64);
+    let mut rto: Vec<(u64, u64)> = sim
+        .flows
+        .iter()
+        .map(|f| (f.tcp().map_or(0, |c| c.sender.stats.timeouts), 0))
+        .collect();
     let old_w = old_acks(&sim);
     let mut t = cfg.warmup_ns;
     while t < cfg.duration_ns {
@@ -87,6 +99,15 @@ fn main() {
             let Some(c) = f.tcp() else { continue };
             let d = c.receiver.stats.duplicates - dups[i];
             dups[i] = c.receiver.stats.duplicates;
+            if c.sender.stats.timeouts > rto[i].0 {
+                rto[i] = (c.sender.stats.timeouts, t);
+            }
+            if rto[i].1 > 0 && t - rto[i].1 < 100_000_000 {
+                after_rto += d;
+            }
+            if c.receiver.rcv_nxt > c.sender.snd_una {
+                acked_ahead += d;
+            }
             let loss = c
                 .sender
                 .cc
@@ -131,4 +152,5 @@ fn main() {
         by_state[2],
         old_e - old_w
     );
+    println!("dup after_rto_100ms {after_rto} rcv_nxt_above_snd_una {acked_ahead}");
 }
