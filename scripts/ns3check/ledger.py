@@ -6,8 +6,11 @@
 SENT and RETX are not in the trace (printed as -1; ns-3's JSON has ``retransmits_window``);
 ARRIVED the ``data`` lines in [warmup, duration), DUP those whose segment the receiver already
 held (below RCV.NXT or out of order), DELIVERED RCV.NXT's advance over the window, HELD_W/E the
-out-of-order segments held at the window's start and end. Usage:
-``python scripts/ns3check/ledger.py ACKTRACE [--warmup 5 --duration 15]``."""
+out-of-order segments held at the window's start and end. With ``--rto RTOTRACE``
+(``--rtoTrace``'s file of the same run) also, over the window's timeouts, the arrivals within
+100 ms after each of segments at or below the highest that arrived before it, and how many of
+those the receiver already held. Usage:
+``python scripts/ns3check/ledger.py ACKTRACE [--rto RTOTRACE] [--warmup 5 --duration 15]``."""
 
 from __future__ import annotations
 
@@ -60,11 +63,42 @@ def ledger(path: str, warmup: float, duration: float) -> dict[int, list[int]]:
     return dict(row)
 
 
+def after_timeouts(ack: str, rto: str, warmup: float, duration: float) -> tuple[int, int, int]:
+    """(timeouts in the window, arrivals within 100 ms after one of segments at or below the
+    highest that arrived before it, those already held)."""
+    times: dict[int, list[float]] = defaultdict(list)
+    with open(rto) as fh:
+        for line in fh:
+            p = line.split()
+            if p[0] == "rto" and warmup <= float(p[1]) < duration:
+                times[int(p[2])].append(float(p[1]))
+    arr: dict[int, list[tuple[float, int]]] = defaultdict(list)
+    with open(ack) as fh:
+        for line in fh:
+            t, f, kind, seg = line.split()
+            if kind == "data" and int(f) in times:
+                arr[int(f)].append((float(t), int(seg)))
+    n = old = held = 0
+    for f, ts in times.items():
+        for t0 in ts:
+            n += 1
+            seen = {s for t, s in arr[f] if t < t0}
+            top = max(seen, default=-1)
+            for t, s in arr[f]:
+                if t0 <= t < t0 + 0.1:
+                    if s <= top:
+                        old += 1
+                        held += s in seen
+                    seen.add(s)
+    return n, old, held
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("acktrace")
     ap.add_argument("--warmup", type=float, default=5.0)
     ap.add_argument("--duration", type=float, default=15.0)
+    ap.add_argument("--rto", help="--rtoTrace file of the same run")
     a = ap.parse_args()
     rows = ledger(a.acktrace, a.warmup, a.duration)
     tot = [0] * 7
@@ -72,6 +106,9 @@ def main() -> None:
         print("flow", f, *rows[f])
         tot = [x + y for x, y in zip(tot, rows[f], strict=True)]
     print("total", *tot)
+    if a.rto:
+        n, old, held = after_timeouts(a.acktrace, a.rto, a.warmup, a.duration)
+        print(f"timeouts {n} old_arrivals_100ms {old} already_held {held}")
 
 
 if __name__ == "__main__":
