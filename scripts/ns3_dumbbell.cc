@@ -991,10 +991,13 @@ BbrTraceStart(const std::string& path, const std::vector<double>& starts, Ptr<Qu
 // before it changes the congestion state and cwnd), and one line per entry into fast recovery:
 //   rto T FLOW STATE UNA HIGH CWND SSTHRESH SACKED HEAD_TX RECOVERIES
 //   rec T FLOW UNA HIGH
+//   st T FLOW FROM TO UNA HIGH
 // T seconds; STATE the congestion state before the timeout (0 open, 1 disorder, 2 cwr,
 // 3 recovery, 4 loss); UNA and HIGH the first unacknowledged and the next new segment (segments
 // of 1460 B from 0); CWND, SSTHRESH segments; SACKED segments SACKed above UNA; HEAD_TX the
-// transmissions of segment UNA so far; RECOVERIES the flow's entries into fast recovery so far.
+// transmissions of segment UNA so far; RECOVERIES the flow's entries into fast recovery so far;
+// `st` every change of the congestion state, FROM and TO as STATE (after the change's `rec` or
+// `rto` line), so that episodes of recovery and of Loss can be timed.
 struct RtoTrace
 {
     std::ofstream out;
@@ -1038,6 +1041,12 @@ RtoTraceState(uint32_t i, TcpSocketState::TcpCongState_t from, TcpSocketState::T
         Ptr<TcpTxBuffer> b = t.sock[i]->GetTxBuffer();
         t.out << "rec " << Simulator::Now().GetSeconds() << " " << i << " "
               << SegOf(b->HeadSequence()) << " " << t.high[i] << "\n";
+    }
+    if (to != from)
+    {
+        Ptr<TcpTxBuffer> b = t.sock[i]->GetTxBuffer();
+        t.out << "st " << Simulator::Now().GetSeconds() << " " << i << " " << int(from) << " "
+              << int(to) << " " << SegOf(b->HeadSequence()) << " " << t.high[i] << "\n";
     }
 }
 

@@ -107,6 +107,7 @@ def test_the_scenarios_cc_and_recovery_choose_the_module_and_sack(monkeypatch):
     ("kv", "start", "why"),
     [
         ({"cc": "dctcp"}, "tcp.cc: the kernel has no 'dctcp'", "(it has cubic reno)"),
+        ({"cc": "prague-0.7", "ecn": True}, "tcp.cc: the kernel has no 'prague'", "tcp_prague "),
         ({"cc": "ledbat"}, "tcp.cc: 'ledbat' cannot run", "no LEDBAT module"),
         ({"cc": "ledbat-ns3"}, "tcp.cc: 'ledbat-ns3' cannot run", "no LEDBAT module"),
         ({"cc": "bbr3"}, "tcp.cc: 'bbr3' cannot run", "bbr is BBR v1"),

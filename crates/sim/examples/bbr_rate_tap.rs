@@ -101,6 +101,15 @@ impl CongestionControl for Tap {
     fn asks_app_limited(&mut self) -> bool {
         self.inner.asks_app_limited()
     }
+    fn counts_sacked_retransmissions(&self) -> bool {
+        self.inner.counts_sacked_retransmissions()
+    }
+    fn keeps_rate_sample_start(&self) -> bool {
+        self.inner.keeps_rate_sample_start()
+    }
+    fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
+        self.inner.restarts_rto_on_first_partial_ack_only()
+    }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         self.inner.as_any()
     }

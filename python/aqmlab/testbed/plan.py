@@ -43,7 +43,17 @@ NO_LINUX = {
 }
 
 #: aqmlab's congestion controllers (`[tcp] cc`) -> Linux modules; LEDBAT has none (NO_LINUX).
-CC_LINUX = {"reno": "reno", "cubic": "cubic", "dctcp": "dctcp", "bbr": "bbr", "prague": "prague"}
+#: The simulator's Prague versions (`prague-0.6`, `prague-0.7`: tcp_prague.c at two commits,
+#: docs/l4s.md) all run the kernel's `prague` module, whichever version it is.
+CC_LINUX = {
+    "reno": "reno",
+    "cubic": "cubic",
+    "dctcp": "dctcp",
+    "bbr": "bbr",
+    "prague": "prague",
+    "prague-0.6": "prague",
+    "prague-0.7": "prague",
+}
 
 #: aqmlab's loss recoveries (`[tcp] recovery`) -> SACK on. Linux recovers with RACK-TLP and SACK
 #: (or NewReno without SACK) whatever is chosen; classic Reno recovery it lacks (NO_LINUX).

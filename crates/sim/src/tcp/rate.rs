@@ -29,6 +29,20 @@
 //! 2026-11-29 it was counted once). Under RACK (`[tcp] recovery = "rack"`) the recovery marks the
 //! losses instead ([`RateState::external_losses`], [`RateState::mark_seg_lost`]): RACK's time-based
 //! marks, lost retransmissions included, as Linux's `tp->lost` counts them.
+//!
+//! ns-3.44's variant (`cc = "bbr-ns3:ratestart"`, [`RateState::ns3_keep_start`], a cross-check
+//! model; line numbers of ns-3.44, commit 43dce67): `TcpRateLinux` keeps its rate sample from
+//! ACK to ACK (`m_rateSample`, tcp-rate-ops.h l. 237) and a delivered segment becomes the
+//! sample's start only if the connection's delivered count when it was sent is above the kept
+//! start's
+//! (`SkbDelivered`, tcp-rate-ops.cc l. 173: `m_priorDelivered == 0 || m_delivered >
+//! m_priorDelivered`; SACKed segments first, `ReadOptions` before `DiscardUpTo`,
+//! tcp-socket-base.cc l. 1861, 1890). An ACK that delivers only segments sent under the kept
+//! start's count keeps its send-elapsed and ack-elapsed (taken on the ACK that chose it) while
+//! `GenerateSample` counts every segment delivered since (l. 91-92): the interval lags and the
+//! rate is high. An interval below the min RTT zeroes the kept prior time (l. 107), so later
+//! ACKs give no sample until a new start is chosen (l. 72). Linux starts each ACK's sample
+//! afresh (`struct rate_sample rs = { .prior_delivered = 0 }` in `tcp_ack`).
 
 use aqm::Time;
 use std::collections::VecDeque;
@@ -161,6 +175,11 @@ struct Pick {
     lost_at_send: u64,
     /// Send time of the newest non-retransmitted delivered segment (RTT sample).
     rtt_sent: Option<Time>,
+    /// ns-3's kept start only: now - the start's `delivered_time`, taken on the ACK that chose
+    /// it (`m_ackElapsed`).
+    ack_elapsed: Time,
+    /// ns-3's kept start only: its prior time is not zeroed (`!m_priorTime.IsZero()`).
+    valid: bool,
 }
 
 /// The sender's per-segment send records and the connection's delivery state.
@@ -196,6 +215,12 @@ pub struct RateState {
     /// The recovery marks losses itself ([`RateState::mark_seg_lost`], RACK): no RFC 6675 IsLost
     /// marking from SACK blocks.
     pub external_losses: bool,
+    /// ns-3.44's `TcpRateLinux` rule (module doc): the sample's start is kept across ACKs and
+    /// replaced only by a segment sent under a higher delivered count (`bbr-ns3:ratestart`).
+    pub ns3_keep_start: bool,
+    /// The ACK's deliveries under [`RateState::ns3_keep_start`]: (segment, its record, SACKed
+    /// rather than cumulatively ACKed), chosen from in ns-3's order when the sample is taken.
+    ns3_batch: Vec<(u32, TxRecord, bool)>,
 }
 
 impl Default for RateState {
@@ -217,7 +242,25 @@ impl Default for RateState {
             repaired_now: 0,
             prior_in_flight: None,
             external_losses: false,
+            ns3_keep_start: false,
+            ns3_batch: Vec::new(),
         }
+    }
+}
+
+impl Pick {
+    /// Segment `seq`, whose record is `r`, becomes the sample's start.
+    fn take(&mut self, seq: u32, r: &TxRecord) {
+        self.have = true;
+        self.sent = r.sent;
+        self.seq = seq;
+        self.prior_delivered = r.delivered;
+        self.prior_time = r.delivered_time;
+        self.send_elapsed = r.sent.saturating_sub(r.first_tx);
+        self.app_limited = r.app_limited;
+        self.retrans = r.retrans;
+        self.tx_in_flight = r.in_flight;
+        self.lost_at_send = r.lost_at_send;
     }
 }
 
@@ -290,15 +333,22 @@ impl RateState {
     fn begin(&mut self) {
         if self.prior_in_flight.is_none() {
             self.prior_in_flight = Some(self.in_flight);
-            self.pick = Pick::default();
+            if self.ns3_keep_start {
+                // ns-3's m_rateSample outlives the ACK; only the RTT sample is the ACK's own.
+                self.pick.rtt_sent = None;
+                self.ns3_batch.clear();
+            } else {
+                self.pick = Pick::default();
+            }
             self.acked_now = 0;
             self.lost_now = 0;
             self.repaired_now = 0;
         }
     }
 
-    /// Segment `seq` is delivered at `now` (`tcp_rate_skb_delivered`).
-    fn deliver(&mut self, seq: u32) {
+    /// Segment `seq` is delivered (`tcp_rate_skb_delivered`); `sacked`: by a SACK block, not
+    /// the cumulative ACK.
+    fn deliver(&mut self, seq: u32, sacked: bool) {
         let Some(i) = seq.checked_sub(self.base).map(|i| i as usize) else {
             return;
         };
@@ -316,20 +366,16 @@ impl RateState {
         self.delivered += 1;
         self.acked_now += 1;
         self.repaired_now += u32::from(r.lost);
+        if self.ns3_keep_start {
+            self.ns3_batch.push((seq, r, sacked));
+        }
         let p = &mut self.pick;
         // The most recently sent (later send time; same time: higher sequence), as
         // tcp_skb_sent_after.
-        if !p.have || r.sent > p.sent || (r.sent == p.sent && seq > p.seq) {
-            p.have = true;
-            p.sent = r.sent;
-            p.seq = seq;
-            p.prior_delivered = r.delivered;
-            p.prior_time = r.delivered_time;
-            p.send_elapsed = r.sent.saturating_sub(r.first_tx);
-            p.app_limited = r.app_limited;
-            p.retrans = r.retrans;
-            p.tx_in_flight = r.in_flight;
-            p.lost_at_send = r.lost_at_send;
+        if self.ns3_keep_start {
+            // Chosen in `gen`, in ns-3's order.
+        } else if !p.have || r.sent > p.sent || (r.sent == p.sent && seq > p.seq) {
+            p.take(seq, &r);
             // Later deliveries' intervals start at this segment's send (tp->first_tx_mstamp).
             self.first_tx = r.sent;
         }
@@ -343,7 +389,7 @@ impl RateState {
     pub fn on_cum_ack(&mut self, from: u32, to: u32) {
         self.begin();
         for s in from..to {
-            self.deliver(s);
+            self.deliver(s, false);
         }
         while self.base < to {
             if self.recs.pop_front().is_none() {
@@ -380,7 +426,7 @@ impl RateState {
                     break;
                 };
                 s += k as u32;
-                self.deliver(s);
+                self.deliver(s, true);
                 s += 1;
             }
             if a < b {
@@ -403,7 +449,7 @@ impl RateState {
         self.begin();
         for &(a, b) in runs {
             for seg in a..b {
-                self.deliver(seg);
+                self.deliver(seg, true);
             }
         }
         if let Some(top) = top.filter(|_| !self.external_losses) {
@@ -504,6 +550,9 @@ impl RateState {
         if self.acked_now > 0 {
             self.delivered_time = now;
         }
+        if self.ns3_keep_start {
+            self.ns3_choose_start(now);
+        }
         let p = self.pick;
         let mut rs = RateSample {
             acked_sacked: self.acked_now,
@@ -526,16 +575,47 @@ impl RateState {
         rs.tx_in_flight = p.tx_in_flight;
         rs.lost = self.lost - p.lost_at_send;
         let send_elapsed = p.send_elapsed as i64;
-        let ack_elapsed = self.delivered_time.saturating_sub(p.prior_time) as i64;
+        let ack_elapsed = if self.ns3_keep_start {
+            // tcp-rate-ops.cc l. 72: a zeroed prior time gives no sample.
+            if !p.valid {
+                return rs;
+            }
+            p.ack_elapsed as i64
+        } else {
+            self.delivered_time.saturating_sub(p.prior_time) as i64
+        };
         let interval = send_elapsed.max(ack_elapsed);
         // Linux: an interval below min RTT means mis-timed delivery (e.g. ACK compression or
         // a retransmission's stale record): no sample.
         if (interval as f64) < min_rtt_ns {
+            // ns-3 (l. 107) also zeroes the kept prior time.
+            self.pick.valid = false;
             return rs;
         }
         rs.delivered = (self.delivered - p.prior_delivered) as i64;
         rs.interval_ns = interval;
         rs
+    }
+
+    /// ns-3.44's `SkbDelivered` (tcp-rate-ops.cc l. 159-192) over the ACK's deliveries in
+    /// ns-3's order (SACKed segments first, then the cumulative ACK's; each part by sequence):
+    /// a segment becomes the kept sample's start when the kept start's delivered count is 0 or
+    /// below the segment's; its ack-elapsed is taken now.
+    fn ns3_choose_start(&mut self, now: Time) {
+        let mut batch = std::mem::take(&mut self.ns3_batch);
+        batch.sort_by_key(|&(seq, _, sacked)| (!sacked, seq));
+        let p = &mut self.pick;
+        for &(seq, r, _) in &batch {
+            if p.prior_delivered == 0 || r.delivered > p.prior_delivered {
+                p.take(seq, &r);
+                p.valid = true;
+                p.ack_elapsed = now.saturating_sub(r.delivered_time);
+                // m_rate.m_firstSentTime = the segment's send time (l. 183).
+                self.first_tx = r.sent;
+            }
+        }
+        batch.clear();
+        self.ns3_batch = batch;
     }
 
     /// `tcp_rate_check_app_limited` when the sender has no more data to send and fewer than
@@ -767,5 +847,84 @@ mod tests {
         assert_eq!((r.lost, r.in_flight), (5, 0));
         r.on_send(0, MS, 5);
         assert_eq!(r.in_flight, 1);
+    }
+
+    /// ns-3.44's kept sample start (`bbr-ns3:ratestart`) against Linux's per-ACK start, worked
+    /// from tcp-rate-ops.cc (`SkbDelivered` l. 159-192, `GenerateSample` l. 46-126) and
+    /// tcp_rate.c. Segment 0 is sent alone at 10 ms and ACKed at 110 ms; segments 1-4 are sent
+    /// at 110, 120, 130, 140 ms (delivered = 1, delivered time 110 ms, first_tx 110 ms in each
+    /// record) and ACKed one by one at 210, 220, 230, 240 ms; segment 5 at 215 ms (after 1's ACK:
+    /// delivered 2, delivered time 210 ms; first_tx 110 ms, 1's send) is ACKed at 315 ms; an
+    /// ACK at 245 ms delivers nothing. min RTT 50 ms.
+    ///
+    /// - ACK of 0 (both): start 0, ack_elapsed 110 - 10 = 100, send_elapsed 0: 1 / 100 ms.
+    /// - ACK of 1 (both): 1 was sent under delivered 1 > 0: ack_elapsed 210 - 110 = 100,
+    ///   send_elapsed 0: (2 - 1) / 100 ms.
+    /// - ACK of 2: Linux: 2's record, send_elapsed 120 - 110 = 10, ack_elapsed 220 - 110 = 110:
+    ///   (3 - 1) / 110 ms. ns-3: 2's delivered count 1 is not above the kept 1: the start stays
+    ///   1's, with its ack_elapsed 100 and send_elapsed 0: (3 - 1) / 100 ms.
+    /// - ACK of 3: Linux 3 / max(20, 120) = 3 / 120 ms; ns-3 3 / 100 ms. ACK of 4: Linux 4 / 130
+    ///   ms; ns-3 4 / 100 ms.
+    /// - The empty ACK at 245 ms: Linux none; ns-3 the kept start again: 4 / 100 ms.
+    /// - ACK of 5: 5 was sent under delivered 2 > 1, so ns-3 takes it as Linux does: send_elapsed
+    ///   215 - 110 = 105, ack_elapsed 315 - 210 = 105: (6 - 2) / 105 ms on both.
+    #[test]
+    fn ns3_keeps_the_sample_start_across_acks() {
+        let run = |keep: bool| {
+            let mut r = RateState {
+                ns3_keep_start: keep,
+                ..RateState::default()
+            };
+            let min_rtt = (50 * MS) as f64;
+            let mut got = Vec::new();
+            r.on_send(0, 10 * MS, 0);
+            r.on_cum_ack(0, 1);
+            got.push(r.gen(110 * MS, min_rtt));
+            for (k, seg) in (1..5).enumerate() {
+                r.on_send(seg, (110 + 10 * k as Time) * MS, k as u32);
+            }
+            r.on_cum_ack(1, 2);
+            got.push(r.gen(210 * MS, min_rtt));
+            r.on_send(5, 215 * MS, 3);
+            for (seg, t) in [(2, 220), (3, 230), (4, 240)] {
+                r.on_cum_ack(seg, seg + 1);
+                got.push(r.gen(t * MS, min_rtt));
+            }
+            got.push(r.gen(245 * MS, min_rtt));
+            r.on_cum_ack(5, 6);
+            got.push(r.gen(315 * MS, min_rtt));
+            got.iter()
+                .map(|s| {
+                    (
+                        s.delivered,
+                        if s.interval_ns < 0 {
+                            -1
+                        } else {
+                            s.interval_ns / MS as i64
+                        },
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let linux = [
+            (1, 100),
+            (1, 100),
+            (2, 110),
+            (3, 120),
+            (4, 130),
+            (-1, -1),
+            (4, 105),
+        ];
+        let ns3 = [
+            (1, 100),
+            (1, 100),
+            (2, 100),
+            (3, 100),
+            (4, 100),
+            (4, 100),
+            (4, 105),
+        ];
+        assert_eq!(run(false), linux);
+        assert_eq!(run(true), ns3);
     }
 }

@@ -164,6 +164,7 @@ impl Sender {
         let mut rate = cc.wants_rate_sample().then(super::rate::RateState::default);
         if let Some(r) = rate.as_mut() {
             r.external_losses = recovery.marks_losses();
+            r.ns3_keep_start = cc.keeps_rate_sample_start();
         }
         let pace = cfg.pacing || cc.needs_pacing();
         let rack_sent = recovery.keeps_send_times().then(Default::default);

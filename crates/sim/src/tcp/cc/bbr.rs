@@ -128,6 +128,20 @@ pub struct Ns3Model {
     /// `nolt`: no long-term (policer) bandwidth estimate (ns-3.44's `TcpBbr` has none; Linux:
     /// [`super::bbr_lt`]).
     pub no_lt: bool,
+    /// `ratestart`: the rate sample's start is kept from ACK to ACK and replaced only by a
+    /// delivered segment sent under a higher delivered count (ns-3.44's `TcpRateLinux`, not
+    /// TcpBbr: `m_rateSample` persists, tcp-rate-ops.h l. 237, and `SkbDelivered` tests
+    /// `m_delivered > m_priorDelivered`, tcp-rate-ops.cc l. 173; Linux zeroes the sample on
+    /// every ACK). Kept by the sender's rate state ([`crate::tcp::rate::RateState::ns3_keep_start`]).
+    pub rate_start: bool,
+    /// `rtofirst`: in fast recovery only the first partial ACK restarts the retransmission
+    /// timer (ns-3.44's socket, not TcpBbr: `NewAck(ackNumber, m_isFirstPartialAck)`,
+    /// tcp-socket-base.cc l. 2109-2118, the flag set again only on leaving recovery or Loss,
+    /// l. 2201, 2221; RFC 6582 s. 4's "Impatient" variant). A lost retransmission then ends
+    /// the recovery by a timeout one RTO after the first partial ACK, not after the last
+    /// ACK that advanced snd_una (Linux and RFC 6298 s. 5.3 restart it on every ACK of new
+    /// data). Kept by the SACK recovery ([`crate::tcp::recovery::sack::Sack`]).
+    pub rto_first: bool,
 }
 
 impl Ns3Model {
@@ -146,6 +160,8 @@ impl Ns3Model {
         lost_out: true,
         rtx_sacked: true,
         no_lt: true,
+        rate_start: true,
+        rto_first: true,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
@@ -166,10 +182,12 @@ impl Ns3Model {
                 "lostout" => &mut m.lost_out,
                 "rtxsack" => &mut m.rtx_sacked,
                 "nolt" => &mut m.no_lt,
+                "ratestart" => &mut m.rate_start,
+                "rtofirst" => &mut m.rto_first,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, nolt)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, nolt)"
                     ))
                 }
             };
@@ -827,6 +845,14 @@ impl CongestionControl for Bbr {
 
     fn counts_sacked_retransmissions(&self) -> bool {
         self.ns3.rtx_sacked
+    }
+
+    fn keeps_rate_sample_start(&self) -> bool {
+        self.ns3.rate_start
+    }
+
+    fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
+        self.ns3.rto_first
     }
 
     fn needs_pacing(&self) -> bool {

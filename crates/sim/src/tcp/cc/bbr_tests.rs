@@ -984,3 +984,66 @@ fn a_timeout_is_a_lossy_round_for_long_term_sampling() {
     b.on_timeout();
     assert!(!b.lt.is_sampling);
 }
+
+/// `ratestart` reaches the sender's rate state (`rate.rs`'s
+/// `ns3_keeps_the_sample_start_across_acks` works the rule by hand): on under `bbr-ns3` and
+/// `bbr-ns3:ratestart`, off under `bbr` and another rule alone.
+#[test]
+fn ns3_ratestart_sets_the_rate_state() {
+    let keeps = |cc: &str| {
+        let cfg = TcpConfig {
+            cc: Some(cc.into()),
+            ..bbr_cfg(RecoveryKind::Sack)
+        };
+        Sender::new(&cfg, None, None)
+            .rate
+            .as_ref()
+            .unwrap()
+            .ns3_keep_start
+    };
+    assert!(keeps("bbr-ns3"));
+    assert!(keeps("bbr-ns3:ratestart"));
+    assert!(!keeps("bbr"));
+    assert!(!keeps("bbr-ns3:rtxsack"));
+}
+
+/// `bbr-ns3:rtofirst` by hand (ns-3.44's `ProcessAck`: in CA_RECOVERY a partial ACK calls
+/// `NewAck(ackNumber, m_isFirstPartialAck)`, and the flag is cleared by the first one). Ten
+/// segments 0-9 sent at 0; 0, 3 and 6 lost. The ACK of 0 at 50 ms with SACK 1-2, 4-5, 7-9 marks
+/// all three lost (DupThresh SACKed above each) and enters recovery; RecoveryPoint = 10. The
+/// partial ACK of 3 at 100 ms is the recovery's first: both restart the timer, deadline 100 ms +
+/// RTO. The partial ACK of 6 at 150 ms: Linux (RFC 6298 s. 5.3) restarts it again, deadline
+/// 150 ms + RTO; ns-3 leaves it at 100 ms + the RTO of then.
+#[test]
+fn ns3_only_the_first_partial_ack_restarts_the_timer() {
+    let run = |cc: &str| {
+        let cfg = TcpConfig {
+            cc: Some(cc.into()),
+            ..bbr_cfg(RecoveryKind::Sack)
+        };
+        let mut s = Sender::new(&cfg, None, None);
+        let mut out = Vec::new();
+        drain_paced(&mut s, 0, &mut out);
+        assert_eq!(s.snd_max, 10);
+        let mut a = crate::tcp::tests::ack(0, 0);
+        a.sack = [(1, 3), (4, 6), (7, 10)];
+        s.on_ack(&a, 50 * MS, &mut out);
+        assert!(s.in_recovery);
+        let mut b = crate::tcp::tests::ack(3, 0);
+        b.sack[0] = (4, 6);
+        b.sack[1] = (7, 10);
+        s.on_ack(&b, 100 * MS, &mut out);
+        let after_b = (s.rto_deadline, 100 * MS + s.rto);
+        let mut c = crate::tcp::tests::ack(6, 0);
+        c.sack[0] = (7, 10);
+        s.on_ack(&c, 150 * MS, &mut out);
+        assert!(s.in_recovery);
+        (after_b, s.rto_deadline, 150 * MS + s.rto)
+    };
+    let ((linux_b, linux_b_want), linux_c, linux_c_want) = run("bbr");
+    assert_eq!(linux_b, Some(linux_b_want));
+    assert_eq!(linux_c, Some(linux_c_want));
+    let ((ns3_b, ns3_b_want), ns3_c, _) = run("bbr-ns3:rtofirst");
+    assert_eq!(ns3_b, Some(ns3_b_want));
+    assert_eq!(ns3_c, Some(ns3_b_want));
+}

@@ -154,6 +154,18 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn counts_sacked_retransmissions(&self) -> bool {
         false
     }
+    /// The sender's rate state is to keep the sample's start across ACKs as ns-3.44's
+    /// `TcpRateLinux` does (`cc = "bbr-ns3:ratestart"`, a cross-check model;
+    /// [`super::rate::RateState::ns3_keep_start`]).
+    fn keeps_rate_sample_start(&self) -> bool {
+        false
+    }
+    /// In SACK fast recovery only the first partial ACK restarts the retransmission timer, as
+    /// ns-3.44's `TcpSocketBase` (`cc = "bbr-ns3:rtofirst"`, a cross-check model; RFC 6298 s.
+    /// 5.3 and Linux restart it on every ACK of new data).
+    fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
+        false
+    }
     /// The controller itself, for tests and traces that read its state (`None`: not offered).
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
@@ -195,7 +207,9 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
-    ("prague", || Box::new(Prague::default())),
+    ("prague", || Box::new(Prague::v06())),
+    ("prague-0.6", || Box::new(Prague::v06())),
+    ("prague-0.7", || Box::new(Prague::new(prague::Params::V07))),
 ];
 
 /// The controller registered as `name`, or BBR v1 with some of ns-3.44's departures

@@ -39,6 +39,23 @@
 //! - Pacing at `frac_cwnd` x MTU / srtt, doubled while `snd_cwnd` < ssthresh / 2
 //!   (`prague_update_pacing_rate`), set at the end of every ACK.
 //!
+//! **Version 0.7** (commit 893e1479, 2024, the newest stored; [`Params::V07`], `cc =
+//! "prague-0.7"`; `cc = "prague"` and `"prague-0.6"` are 0.6) changes, each tested below:
+//! alpha in 2^-24 units (`PRAGUE_ALPHA_BITS` 24); alpha starting at 0, the first CE mark
+//! halving `frac_cwnd` (`prague_alpha_mode` 0); slow start copying `snd_cwnd` into
+//! `frac_cwnd`; RTT independence after 4 rounds (`prague_rtt_transition`), with srtt and the
+//! 25 ms target compared in `srtt_us` units (the CE and alpha gates at 25,000 us); the increase
+//! divided by `frac_cwnd` itself and scaled by 1500 / MTU; `snd_cwnd` at least 2
+//! (`MIN_CWND_RTT`); pacing at MTU / srtt x max(floor(`frac_cwnd`), packets in flight), at
+//! least 100 kb/s (`MINIMUM_RATE`), which becomes `rate_bytes`; the rate-based mode at or
+//! below 4 x 1500 B of window once CE was seen (`prague_cwnd_mode` 2): growth, CE and loss
+//! responses on `rate_bytes`, `frac_cwnd` derived from it over the slow srtt EWMA `hsrtt_us`,
+//! pacing 4/128 above `rate_bytes` in the first half of each virtual RTT after an alpha update
+//! and 4/128 below in the second (`RATE_OFFSET`). Not modelled at 0.7: the MSS lowered when the
+//! virtual window falls under 2 packets (`prague_update_alpha`'s `tcp_sync_mss`; the
+//! simulator's segment size is fixed), `sk_max_pacing_rate` and `snd_cwnd_clamp` (unlimited
+//! here).
+//!
 //! Not modelled, so stated (docs/l4s.md): the classic-ECN-bottleneck detection
 //! (`prague_classic_ecn_detection`, the draft s. 2.4.2; the kernel's default leaves it off,
 //! `prague_ecn_fallback = 0`), TSO burst sizing (every segment is paced on its own), the undo
@@ -73,12 +90,87 @@ pub const RTT_TARGET: u64 = 25_000 >> RTT_UNIT;
 pub const MAX_SCALED_RTT: u64 = 100_000;
 /// The smallest `snd_cwnd` a step down leaves (`MIN_CWND`).
 pub const MIN_CWND: u32 = 2;
+/// 0.7: alpha in units of 2^-24 (`PRAGUE_ALPHA_BITS` became 24).
+pub const ALPHA_BITS_07: u32 = 24;
+/// 0.7: the smallest `snd_cwnd` the fractional window rounds to (`MIN_CWND_RTT`).
+pub const MIN_CWND_RTT: u32 = 2;
+/// 0.7: the pacing floor, 100 kb/s in bytes per second (`MINIMUM_RATE`).
+pub const MINIMUM_RATE: u64 = 12_500;
+/// 0.7: the packet size the increase is normalised to (`MTU_SYS`).
+pub const MTU_SYS: u64 = 1500;
+/// 0.7: the pacing swing of the rate-based mode, 4/128 (`RATE_OFFSET` >> `OFFSET_UNIT`).
+pub const RATE_OFFSET: u64 = 4;
+/// 0.7: `OFFSET_UNIT`.
+pub const OFFSET_UNIT: u32 = 7;
+/// 0.7: the gain of `hsrtt_us`, 2^-7 (`HSRTT_SHIFT`).
+pub const HSRTT_SHIFT: u32 = 7;
+/// 0.7: rate x srtt_us >> 23 approximates bytes per second x (srtt_us / 8e6 s)
+/// (`RTT2SEC_SHIFT`).
+pub const RTT2SEC_SHIFT: u32 = 23;
 /// Linux's `TCP_INFINITE_SSTHRESH`, the initial ssthresh.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// Which tcp_prague.c the controller follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// Commit 02573a21, module version 0.6 (`cc = "prague-0.6"`).
+    V06,
+    /// Commit 893e1479, module version 0.7 (2024), the newest stored (`cc = "prague-0.7"`).
+    V07,
+}
+
+/// Version 0.7's module parameters, as the kernel's defaults (`module_param` in
+/// tcp_prague.c 893e1479); version 0.6's rules use none of them but `rtt_transition`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// The version of tcp_prague.c followed.
+    pub version: Version,
+    /// `prague_rtt_transition`: rounds after slow start before RTT independence (0.7: 4;
+    /// 0.6's [`RTT_TRANSITION`], 500).
+    pub rtt_transition: u32,
+    /// `prague_rtt_target`, us (25,000).
+    pub rtt_target_us: u64,
+    /// `prague_alpha_mode`: 0, alpha starts at 0 and the first CE mark halves the window; 1,
+    /// alpha starts at 1 (0.6's rule).
+    pub alpha_mode: u8,
+    /// `prague_cwnd_mode`: 0 fractional window, 1 rate-based, 2 switch between them at
+    /// `cwnd_transit` packets (default 2).
+    pub cwnd_mode: u8,
+    /// `prague_cwnd_transit`: the switching point, in `MTU_SYS` (1500 B) packets (4).
+    pub cwnd_transit: u64,
+    /// The packet size on the wire, bytes (`tcp_mss_to_mtu(mss_cache)`): 1500 for the
+    /// simulator's default mss 1460 plus 40 header bytes.
+    pub mtu: u64,
+}
+
+impl Params {
+    /// tcp_prague.c 02573a21 (0.6).
+    pub const V06: Params = Params {
+        version: Version::V06,
+        rtt_transition: RTT_TRANSITION,
+        rtt_target_us: 25_000,
+        alpha_mode: 1,
+        cwnd_mode: 0,
+        cwnd_transit: 4,
+        mtu: MTU_SYS,
+    };
+    /// tcp_prague.c 893e1479 (0.7) with its default module parameters.
+    pub const V07: Params = Params {
+        version: Version::V07,
+        rtt_transition: 4,
+        rtt_target_us: 25_000,
+        alpha_mode: 0,
+        cwnd_mode: 2,
+        cwnd_transit: 4,
+        mtu: MTU_SYS,
+    };
+}
 
 /// Prague's state (the kernel's `struct prague` and the `tcp_sock` fields it reads or sets).
 #[derive(Clone, Debug)]
 pub struct Prague {
+    /// The version followed and its module parameters.
+    pub params: Params,
     /// AccECN was not negotiated: `prague_reno` (Reno, Not-ECT, unpaced).
     pub reno: bool,
     /// Alpha upscaled by 2^4, units of 2^-20 (`upscaled_alpha`).
@@ -118,13 +210,45 @@ pub struct Prague {
     last_snd_max: u32,
     /// The pacing rate set at the end of the last ACK, segments per second.
     pacing: Option<f64>,
+    /// 0.7: the internal pacing rate, bytes per second (`rate_bytes`).
+    rate_bytes: u64,
+    /// 0.7: the rate and window when a loss response began (`loss_rate_bytes`, `loss_cwnd`;
+    /// kept for the undo, which is not modelled).
+    loss_rate_bytes: u64,
+    loss_cwnd: u32,
+    /// 0.7: the slow EWMA of srtt_us, upscaled by 2^7 (`hsrtt_us`, gain 1/128 per round).
+    hsrtt_us: u64,
+    /// 0.7: the rate-based mode is on (`cwnd_mode`).
+    rate_mode: bool,
 }
 
 impl Default for Prague {
+    /// The newest version, 0.7.
     fn default() -> Self {
+        Prague::new(Params::V07)
+    }
+}
+
+impl Prague {
+    /// Prague as tcp_prague.c 02573a21 (0.6).
+    pub fn v06() -> Self {
+        Prague::new(Params::V06)
+    }
+
+    /// Prague with the given version and module parameters (`prague_init`'s alpha).
+    pub fn new(params: Params) -> Self {
+        let alpha_bits = match params.version {
+            Version::V06 => ALPHA_BITS,
+            Version::V07 => ALPHA_BITS_07,
+        };
         Prague {
+            params,
             reno: false,
-            upscaled_alpha: MAX_ALPHA << SHIFT_G,
+            upscaled_alpha: if params.alpha_mode & 1 == 1 {
+                (1u64 << alpha_bits) << SHIFT_G
+            } else {
+                0
+            },
             frac_cwnd: None,
             ai_ack_increase: ONE_CWND,
             ssthresh: INFINITE_SSTHRESH,
@@ -146,6 +270,11 @@ impl Default for Prague {
             last_snd_una: 0,
             last_snd_max: 0,
             pacing: None,
+            rate_bytes: MINIMUM_RATE,
+            loss_rate_bytes: 0,
+            loss_cwnd: 0,
+            hsrtt_us: 1 << (HSRTT_SHIFT + 3),
+            rate_mode: params.cwnd_mode & 1 == 1,
         }
     }
 }
@@ -186,6 +315,38 @@ pub fn cwr_reduction(alpha: u64, frac_cwnd: u64) -> u64 {
     (alpha * frac_cwnd + MAX_ALPHA) >> (ALPHA_BITS + 1)
 }
 
+/// 0.7's EWMA step (`prague_update_alpha` at 893e1479): as [`ewma_upscaled`] with alpha in
+/// 2^-24 units, F = (ce << 24) / delivered, the upscaled alpha at most 2^28.
+#[inline]
+pub fn ewma_upscaled_07(upscaled: u64, ce: u64, delivered: u64) -> u64 {
+    let f = if ce > 0 {
+        (ce << ALPHA_BITS_07) / delivered.clamp(1, u64::from(u32::MAX))
+    } else {
+        0
+    };
+    (upscaled - (upscaled >> SHIFT_G) + f).min((1 << ALPHA_BITS_07) << SHIFT_G)
+}
+
+/// 0.7's additive increase per non-CE segment, 2^-20 units (`prague_ai_ack_increase` at
+/// 893e1479): one segment before `transition` rounds, without an RTT, above 100 ms or at or
+/// above the target; else round((srtt << 20) srtt / target^2) with srtt and target both in
+/// Linux's `srtt_us` units (eight times us; the target is `prague_rtt_target << 3`).
+#[inline]
+pub fn ai_ack_increase_07(srtt_us8: u64, round: u32, transition: u32, target_us: u64) -> u64 {
+    let target = target_us << 3;
+    if round < transition || srtt_us8 == 0 || srtt_us8 > 100_000 << 3 || srtt_us8 >= target {
+        return ONE_CWND;
+    }
+    let divisor = target * target;
+    ((srtt_us8 << CWND_UNIT) * srtt_us8 + (divisor >> 1)) / divisor
+}
+
+/// 0.7's reduction on entering CWR, alpha in 2^-24 units: (alpha frac + 2^24) >> 25.
+#[inline]
+pub fn cwr_reduction_07(alpha: u64, frac_cwnd: u64) -> u64 {
+    (alpha * frac_cwnd + (1 << ALPHA_BITS_07)) >> (ALPHA_BITS_07 + 1)
+}
+
 /// `snd_cwnd` as the fractional window rounds it: ceil(frac / 2^20), at least 1
 /// (`prague_frac_cwnd_to_snd_cwnd`).
 #[inline]
@@ -196,7 +357,58 @@ pub fn frac_to_cwnd(frac_cwnd: u64) -> u32 {
 impl Prague {
     /// Alpha (`upscaled_alpha >> PRAGUE_SHIFT_G`), as a fraction.
     pub fn alpha(&self) -> f64 {
-        (self.upscaled_alpha >> SHIFT_G) as f64 / MAX_ALPHA as f64
+        (self.upscaled_alpha >> SHIFT_G) as f64 / (1u64 << self.alpha_bits()) as f64
+    }
+
+    /// The version followed.
+    pub fn version(&self) -> Version {
+        self.params.version
+    }
+
+    fn v07(&self) -> bool {
+        self.params.version == Version::V07
+    }
+
+    /// `PRAGUE_ALPHA_BITS`: 20 at 0.6, 24 at 0.7.
+    fn alpha_bits(&self) -> u32 {
+        if self.v07() {
+            ALPHA_BITS_07
+        } else {
+            ALPHA_BITS
+        }
+    }
+
+    /// 0.7: the rate-based mode applies (`prague_is_rtt_indep && cwnd_mode == 1`).
+    fn rate_based(&self, cwnd: u32) -> bool {
+        self.v07() && self.rate_mode && self.is_rtt_indep(cwnd)
+    }
+
+    /// 0.7: the internal pacing rate, bytes per second (`rate_bytes`).
+    pub fn rate_bytes(&self) -> u64 {
+        self.rate_bytes
+    }
+
+    /// 0.7: `prague_frac_cwnd_to_pacing_rate`: MTU x 8e6 / srtt_us (truncated) x frac_cwnd
+    /// >> 20, at least [`MINIMUM_RATE`].
+    fn frac_to_pacing_rate(&self, frac: u64) -> u64 {
+        let per = 8_000_000 * self.params.mtu;
+        let rate = per.checked_div(self.srtt_us8).unwrap_or(per);
+        (((u128::from(rate) * u128::from(frac)) >> CWND_UNIT) as u64).max(MINIMUM_RATE)
+    }
+
+    /// 0.7: `prague_pacing_rate_to_frac_cwnd`: ceil((rate_bytes x rtt >> 3) / MTU), rtt the
+    /// slow EWMA `hsrtt_us >> 7` (or srtt_us if 0), in 2^-20 segments.
+    fn pacing_rate_to_frac(&self) -> u64 {
+        let h = self.hsrtt_us >> HSRTT_SHIFT;
+        let rtt = if h > 0 { h } else { self.srtt_us8 };
+        let x =
+            ((u128::from(self.rate_bytes) * u128::from(rtt)) >> (RTT2SEC_SHIFT - CWND_UNIT)) as u64;
+        x.div_ceil(self.params.mtu)
+    }
+
+    /// 0.7: `prague_virtual_rtt`: max(target, srtt), `srtt_us` units.
+    fn virtual_rtt(&self) -> u64 {
+        (self.params.rtt_target_us << 3).max(self.srtt_us8)
     }
 
     /// The fractional window, segments (`None` before the first ACK or event).
@@ -221,13 +433,35 @@ impl Prague {
     }
 
     /// RTT independence applies (`prague_is_rtt_indep`): out of slow start and after
-    /// [`RTT_TRANSITION`] rounds.
+    /// `rtt_transition` rounds ([`RTT_TRANSITION`] at 0.6, 4 at 0.7).
     pub fn is_rtt_indep(&self, cwnd: u32) -> bool {
-        !self.in_slow_start(cwnd) && self.round >= RTT_TRANSITION
+        !self.in_slow_start(cwnd) && self.round >= self.params.rtt_transition
     }
 
-    /// `frac_cwnd`, set from the window the first time it is needed (`prague_init`).
-    fn frac(&mut self, cwnd: u32) -> u64 {
+    /// The target RTT, us, as the version compares elapsed times with it: 0.6 in 128 us
+    /// units (24,960 us), 0.7 exactly (`prague_target_rtt(sk) >> 3`, 25,000 us).
+    fn target_us(&self) -> u64 {
+        if self.v07() {
+            self.params.rtt_target_us
+        } else {
+            RTT_TARGET << RTT_UNIT
+        }
+    }
+
+    /// `frac_cwnd`, set from the window the first time it is needed (`prague_init`; at 0.7
+    /// also `alpha_stamp`, `rate_bytes` and `hsrtt_us`).
+    fn frac(&mut self, cwnd: u32, now: Time) -> u64 {
+        if self.frac_cwnd.is_none() && self.v07() {
+            self.alpha_stamp_us = now / 1000;
+            self.rate_bytes = (8_000_000 * self.params.mtu)
+                .checked_div(self.srtt_us8)
+                .map_or(MINIMUM_RATE, |r| {
+                    (r * u64::from(cwnd.max(1))).max(MINIMUM_RATE)
+                });
+            if self.srtt_us8 > 0 {
+                self.hsrtt_us = self.srtt_us8 << HSRTT_SHIFT;
+            }
+        }
         *self
             .frac_cwnd
             .get_or_insert(u64::from(cwnd.max(1)) << CWND_UNIT)
@@ -235,7 +469,12 @@ impl Prague {
 
     /// `prague_cwnd_changed`: the additive increase is computed again.
     fn cwnd_changed(&mut self) {
-        self.ai_ack_increase = ai_ack_increase(self.srtt_us8, self.round);
+        self.ai_ack_increase = if self.v07() {
+            let p = &self.params;
+            ai_ack_increase_07(self.srtt_us8, self.round, p.rtt_transition, p.rtt_target_us)
+        } else {
+            ai_ack_increase(self.srtt_us8, self.round)
+        };
     }
 
     /// `tcp_cwnd_validate`'s latch (Linux 5.19 and later), at the ACK: the flight before it is
@@ -264,31 +503,67 @@ impl Prague {
     /// `prague_update_cwnd`: growth of the fractional window for the segments delivered
     /// without CE, then `snd_cwnd` one step towards it; returns the new `snd_cwnd`.
     fn update_cwnd(&mut self, cwnd: u32, s: &AckSample) -> u32 {
+        let v07 = self.v07();
         let mut w = cwnd;
-        let mut frac = self.frac(w);
+        let mut frac = self.frac(w, s.now);
         let mut acked = i64::from(s.delivered);
         if s.ce > 0 {
+            // 0.7, prague_alpha_mode 0: the first CE mark halves the window (alpha is 0).
+            if v07 && !self.saw_ce && self.params.alpha_mode & 1 == 0 {
+                frac = (frac + 1) >> 1;
+                self.frac_cwnd = Some(frac);
+            }
             self.saw_ce = true;
             acked -= i64::from(s.ce);
         }
         if acked > 0 && !self.in_loss && self.is_cwnd_limited(w) {
             if self.in_slow_start(w) {
-                // tcp_slow_start raises snd_cwnd up to ssthresh; frac_cwnd is left as it is.
+                // tcp_slow_start raises snd_cwnd up to ssthresh; at 0.6 frac_cwnd is left as
+                // it is, at 0.7 it is set to the new snd_cwnd.
                 let grown = (u64::from(w) + acked as u64).min(u64::from(self.ssthresh)) as u32;
                 acked -= i64::from(grown - w);
                 w = grown;
+                if v07 {
+                    frac = u64::from(w) << CWND_UNIT;
+                    self.frac_cwnd = Some(frac);
+                }
                 if acked == 0 {
                     self.cwnd_changed();
                     return w;
                 }
             }
-            let n = u64::from(frac_to_cwnd(frac));
-            let increase = (acked as u64 * self.ai_ack_increase + (n >> 1)) / n;
-            frac += increase.max(acked as u64);
+            let acked = acked as u64;
+            if !v07 {
+                let n = u64::from(frac_to_cwnd(frac));
+                let increase = (acked * self.ai_ack_increase + (n >> 1)) / n;
+                frac += increase.max(acked);
+            } else if self.rate_based(w) {
+                // Rate-based growth: MTU_SYS per virtual RTT per window's worth of ACKs.
+                let vrtt = self.virtual_rtt();
+                let increase = ((acked * MTU_SYS) << RTT2SEC_SHIFT) / vrtt;
+                let divisor = self.params.mtu << RTT2SEC_SHIFT;
+                let n = (self.rate_bytes * vrtt).div_ceil(divisor);
+                self.rate_bytes += (increase + n / 2).checked_div(n).unwrap_or(0);
+                frac = (frac + acked).max(self.pacing_rate_to_frac());
+            } else {
+                // Divided by frac_cwnd itself (in 2^-20 units), rounded; scaled by 1500 / MTU.
+                let mut increase = acked * self.ai_ack_increase;
+                increase = ((increase << CWND_UNIT) + frac / 2)
+                    .checked_div(frac)
+                    .unwrap_or(increase);
+                increase = increase * MTU_SYS / self.params.mtu;
+                frac += increase.max(acked);
+                self.rate_bytes = (self.rate_bytes + acked).max(self.frac_to_pacing_rate(frac));
+            }
             self.frac_cwnd = Some(frac);
         }
-        // adjust: one segment per ACK towards ceil(frac_cwnd); a step down sets ssthresh.
-        let target = frac_to_cwnd(frac);
+        // adjust: one segment per ACK towards ceil(frac_cwnd) (at 0.7 at least MIN_CWND_RTT);
+        // a step down sets ssthresh.
+        let target = if v07 {
+            frac_to_cwnd(frac).max(MIN_CWND_RTT)
+        } else {
+            frac_to_cwnd(frac)
+        };
         if w > target && w > MIN_CWND {
             w -= 1;
             self.ssthresh = w;
@@ -304,19 +579,27 @@ impl Prague {
     /// `snd_nxt`) and, under RTT independence, the target RTT has passed since the last update.
     fn should_update_ewma(&self, cwnd: u32, s: &AckSample) -> bool {
         let elapsed = (s.now / 1000).saturating_sub(self.alpha_stamp_us);
-        s.snd_una >= self.next_seq
-            && (!self.is_rtt_indep(cwnd) || elapsed >= RTT_TARGET << RTT_UNIT)
+        s.snd_una >= self.next_seq && (!self.is_rtt_indep(cwnd) || elapsed >= self.target_us())
     }
 
     /// `prague_update_alpha` (after the first CE mark) and `prague_new_round`.
     fn update_alpha(&mut self, cwnd: u32, s: &AckSample) {
         if self.saw_ce {
-            self.upscaled_alpha = ewma_upscaled(
+            let ewma = if self.v07() {
+                ewma_upscaled_07
+            } else {
+                ewma_upscaled
+            };
+            self.upscaled_alpha = ewma(
                 self.upscaled_alpha,
                 self.delivered_ce - self.old_delivered_ce,
                 self.delivered - self.old_delivered,
             );
             self.alpha_stamp_us = s.now / 1000;
+        }
+        if self.v07() {
+            // The slow srtt EWMA, gain 2^-7 per round, for the rate-based mode.
+            self.hsrtt_us = self.hsrtt_us + self.srtt_us8 - (self.hsrtt_us >> HSRTT_SHIFT);
         }
         self.next_seq = s.snd_nxt;
         self.old_delivered = self.delivered;
@@ -324,7 +607,7 @@ impl Prague {
         if !self.in_slow_start(cwnd) {
             self.round = self.round.wrapping_add(1);
             if self.round == 0 {
-                self.round = RTT_TRANSITION;
+                self.round = self.params.rtt_transition;
             }
         }
         self.cwnd_changed();
@@ -333,7 +616,11 @@ impl Prague {
     /// `prague_update_pacing_rate`: frac_cwnd x MTU / srtt, doubled while `snd_cwnd` <
     /// ssthresh / 2, in segments per second (the kernel's truncations to whole bytes per
     /// second left out: under 1 B/s).
-    fn update_pacing(&mut self, cwnd: u32) {
+    fn update_pacing(&mut self, cwnd: u32, s: &AckSample) {
+        if self.v07() {
+            self.update_pacing_07(cwnd, s);
+            return;
+        }
         let Some(frac) = self.frac_cwnd.filter(|_| self.srtt_us8 > 0) else {
             self.pacing = None;
             return;
@@ -341,6 +628,37 @@ impl Prague {
         let ratio = if cwnd < self.ssthresh / 2 { 2.0 } else { 1.0 };
         let per_window = ratio * 8e6 / self.srtt_us8 as f64;
         self.pacing = Some(per_window * frac as f64 / ONE_CWND as f64);
+    }
+
+    /// 0.7's `prague_update_pacing_rate`, in bytes per second as the kernel, handed to the
+    /// sender in segments per second (divided by the MTU): in the rate-based mode
+    /// `rate_bytes` 4/128 above in the first half of a virtual RTT after the last alpha
+    /// update and 4/128 below in the second (`RATE_OFFSET`); else MTU x 8e6 / srtt_us
+    /// (truncated) x max(floor(frac_cwnd), packets in flight), at least [`MINIMUM_RATE`],
+    /// which becomes `rate_bytes`. Doubled while `snd_cwnd` < ssthresh / 2.
+    fn update_pacing_07(&mut self, cwnd: u32, s: &AckSample) {
+        let mut rate = if self.rate_based(cwnd) {
+            let offset = (RATE_OFFSET * self.rate_bytes) >> OFFSET_UNIT;
+            let elapsed = (s.now / 1000).saturating_sub(self.alpha_stamp_us);
+            if self.virtual_rtt() >> 4 <= elapsed {
+                self.rate_bytes - offset
+            } else {
+                self.rate_bytes + offset
+            }
+        } else {
+            let frac = self.frac_cwnd.unwrap_or(ONE_CWND);
+            let inflight = (frac >> CWND_UNIT).max(u64::from(s.rate.in_flight));
+            let per = 8_000_000 * self.params.mtu;
+            let per = per.checked_div(self.srtt_us8).unwrap_or(per);
+            let r = (per * inflight).max(MINIMUM_RATE);
+            self.rate_bytes = r;
+            r
+        };
+        if cwnd < self.ssthresh / 2 {
+            rate <<= 1;
+        }
+        // Without an RTT the kernel's rate is MTU x 8e6 x flight: in effect unpaced.
+        self.pacing = (self.srtt_us8 > 0).then(|| rate as f64 / self.params.mtu as f64);
     }
 
     /// The kernel's ssthresh as the sender keeps it (infinite until set).
@@ -355,7 +673,10 @@ impl Prague {
 
 impl CongestionControl for Prague {
     fn name(&self) -> &'static str {
-        "prague"
+        match self.params.version {
+            Version::V06 => "prague-0.6",
+            Version::V07 => "prague-0.7",
+        }
     }
 
     fn on_ack_event(&mut self, s: &AckSample) {
@@ -381,7 +702,7 @@ impl CongestionControl for Prague {
     /// `prague_cong_control`: `prague_update_cwnd`, the round's alpha update, the pacing rate.
     fn cong_control(&mut self, cwnd: f64, s: &AckSample) -> f64 {
         let w = (cwnd as u32).max(1);
-        self.frac(w);
+        self.frac(w, s.now);
         // prague_ca_open: the loss episode is over once out of recovery past its snd_max.
         if self.in_loss && !s.rate.in_recovery && s.snd_una >= self.loss_high {
             self.in_loss = false;
@@ -391,7 +712,19 @@ impl CongestionControl for Prague {
         if self.should_update_ewma(w, s) {
             self.update_alpha(w, s);
         }
-        self.update_pacing(w);
+        self.update_pacing(w, s);
+        if self.v07() && self.params.cwnd_mode & 2 == 2 {
+            // prague_cwnd_mode 2: the rate-based mode at or below cwnd_transit packets once a
+            // CE mark has been seen; frac_cwnd and rate_bytes follow each other across.
+            let cwnd_bytes = u64::from(w) * self.params.mtu;
+            if self.saw_ce && cwnd_bytes <= self.params.cwnd_transit * MTU_SYS {
+                self.rate_mode = true;
+                self.frac_cwnd = Some(self.pacing_rate_to_frac());
+            } else {
+                self.rate_mode = false;
+                self.rate_bytes = self.frac_to_pacing_rate(self.frac_cwnd.unwrap_or(ONE_CWND));
+            }
+        }
         self.last_snd_una = s.snd_una;
         f64::from(w)
     }
@@ -403,8 +736,21 @@ impl CongestionControl for Prague {
         if self.reno {
             return Reno.on_congestion(cwnd, flight, now);
         }
-        let frac = self.frac((cwnd as u32).max(1));
-        self.frac_cwnd = Some(frac - (frac >> 1));
+        let w = (cwnd as u32).max(1);
+        let frac = self.frac(w, now);
+        if !self.v07() {
+            self.frac_cwnd = Some(frac - (frac >> 1));
+        } else {
+            self.loss_cwnd = w;
+            self.loss_rate_bytes = self.rate_bytes;
+            if self.rate_based(w) {
+                self.rate_bytes -= self.rate_bytes >> 1;
+                self.frac_cwnd = Some(self.pacing_rate_to_frac());
+            } else {
+                self.frac_cwnd = Some(frac - (frac >> 1));
+                self.rate_bytes = self.frac_to_pacing_rate(frac - (frac >> 1));
+            }
+        }
         self.in_loss = true;
         self.loss_high = self.last_snd_max;
         self.cwnd_changed();
@@ -419,16 +765,25 @@ impl CongestionControl for Prague {
             return Reno.on_congestion(cwnd, flight, now);
         }
         let w = (cwnd as u32).max(1);
-        let frac = self.frac(w);
+        let frac = self.frac(w, now);
         let now_us = now / 1000;
-        if self.is_rtt_indep(w)
-            && (RTT_TARGET << RTT_UNIT) > now_us.saturating_sub(self.cwr_stamp_us)
-        {
+        if self.is_rtt_indep(w) && self.target_us() > now_us.saturating_sub(self.cwr_stamp_us) {
             return self.ssthresh_f64();
         }
         self.cwr_stamp_us = now_us;
         let alpha = self.upscaled_alpha >> SHIFT_G;
-        self.frac_cwnd = Some(frac - cwr_reduction(alpha, frac));
+        if !self.v07() {
+            self.frac_cwnd = Some(frac - cwr_reduction(alpha, frac));
+        } else if self.rate_based(w) {
+            let reduction =
+                ((u128::from(self.rate_bytes) * u128::from(alpha)) >> (ALPHA_BITS_07 + 1)) as u64;
+            self.rate_bytes = (self.rate_bytes - reduction).max(MINIMUM_RATE);
+            self.frac_cwnd = Some(self.pacing_rate_to_frac());
+        } else {
+            let f = frac - cwr_reduction_07(alpha, frac);
+            self.frac_cwnd = Some(f);
+            self.rate_bytes = self.frac_to_pacing_rate(f);
+        }
         self.ssthresh_f64()
     }
 
@@ -524,7 +879,7 @@ mod tests {
             next_seq: u32::MAX,
             is_cwnd_limited: true,
             cwnd_usage_seq: u32::MAX,
-            ..Prague::default()
+            ..Prague::v06()
         }
     }
 
@@ -648,7 +1003,7 @@ mod tests {
     /// CE-marked grows nothing and steps snd_cwnd down (ssthresh = 19: slow start is over).
     #[test]
     fn slow_start_leaves_the_fractional_window_behind() {
-        let mut p = Prague::default();
+        let mut p = Prague::v06();
         let mut w = 10.0;
         for k in 0..5 {
             w = step(&mut p, w, &ack(2, 0, 2 * k + 2, 30, w as u32), false);
@@ -693,5 +1048,214 @@ mod tests {
         assert_eq!(p.ecn_alpha(), None);
         assert_eq!(p.on_ack(20.0, 10.0, &ack(1, 0, 0, 0, 20)), 20.05);
         assert_eq!(p.on_ecn_mode(EcnMode::Off), EcnMode::Off);
+    }
+
+    // ---- tcp_prague.c 893e1479 (0.7): each test fails under 0.6's rules.
+
+    /// A 0.7 Prague out of slow start (ssthresh = cwnd), `frac_cwnd` = cwnd, upscaled alpha
+    /// as given (2^-24 units x 16), srtt 20 ms, past the 4 transition rounds, a CE mark seen,
+    /// the window full at the last ACK, in the fractional-window mode.
+    fn in_ca07(cwnd: u32, upscaled_alpha: u64) -> Prague {
+        Prague {
+            frac_cwnd: Some(u64::from(cwnd) << CWND_UNIT),
+            ssthresh: cwnd,
+            upscaled_alpha,
+            srtt_us8: 160_000,
+            hsrtt_us: 160_000 << HSRTT_SHIFT,
+            round: 4,
+            saw_ce: true,
+            next_seq: u32::MAX,
+            is_cwnd_limited: true,
+            cwnd_usage_seq: u32::MAX,
+            ..Prague::default()
+        }
+    }
+
+    /// PRAGUE_ALPHA_BITS 24: a round of 3 segments with 1 CE from alpha 0 gives upscaled
+    /// (1 << 24) / 3 = 5,592,405, alpha 349,525 / 2^24; the CWR reduction of a 1000-segment
+    /// window is (349,525 x 1000 x 2^20 + 2^24) >> 25 = 10,922,656 (0.6's 20 bits: alpha
+    /// 21,845 / 2^20, reduction 10,922,500).
+    #[test]
+    fn v07_alpha_has_24_bits() {
+        assert_eq!(ewma_upscaled_07(0, 1, 3), 5_592_405);
+        assert_eq!(ewma_upscaled_07(1 << 28, 3, 3), 1 << 28, "at most 1");
+        let mut p = in_ca07(1000, 5_592_405);
+        p.round = 0; // no CWR gate
+        p.on_ecn(1000.0, 1000, 0);
+        assert_eq!(p.frac_cwnd, Some((1000 << 20) - 10_922_656));
+        assert!((p.alpha() - 349_525.0 / 16_777_216.0).abs() < 1e-12);
+    }
+
+    /// prague_alpha_mode 0: alpha starts at 0; the first CE-reporting ACK enters CWR with
+    /// reduction (0 + 2^24) >> 25 = 0, then halves frac_cwnd: (40 x 2^20 + 1) >> 1 = 20 x 2^20;
+    /// snd_cwnd steps 40 -> 39. The round (2 segments, 2 CE) ends: upscaled alpha = 0 + 2^24,
+    /// alpha 2^20 / 2^24 = 1/16; the next CWR takes (2^20 x 20 x 2^20 + 2^24) >> 25 = 655,360
+    /// (1/32 of the window). Under 0.6 alpha starts at 1 and the second CWR halves again.
+    #[test]
+    fn v07_alpha_starts_at_zero_and_the_first_mark_halves_the_window() {
+        let mut p = in_ca07(40, 0);
+        p.saw_ce = false;
+        p.round = 0;
+        p.next_seq = 0;
+        step(&mut p, 40.0, &ack(0, 0, 10, 20, 40), false); // a new round: snd_nxt 20
+        let w = step(&mut p, 40.0, &ack(2, 2, 12, 30, 40), true);
+        assert_eq!((w, p.frac_cwnd), (39.0, Some(20 << 20)));
+        assert_eq!(p.upscaled_alpha, 0, "round not over");
+        let w = step(&mut p, w, &ack(0, 0, 20, 30, 39), false);
+        assert_eq!(p.upscaled_alpha, 1 << 24);
+        let mut a = ack(0, 0, 22, 40, 38);
+        a.now = 100 * MS;
+        step(&mut p, w, &a, true);
+        assert_eq!(p.frac_cwnd, Some((20 << 20) - 655_360));
+    }
+
+    /// Slow start at 0.7: tcp_slow_start raises snd_cwnd 10 -> 20 over five ACKs of 2 and
+    /// frac_cwnd follows it (20 x 2^20); the pacing rate, doubled in slow start, is 2 x
+    /// (8e6 x 1500 / 160,000 = 75,000 B/s per segment) x 20 = 3,000,000 B/s, 2000 segments/s
+    /// (0.6: frac_cwnd stays 10 x 2^20, 1000 segments/s).
+    #[test]
+    fn v07_slow_start_copies_the_window_into_the_fractional_window() {
+        let mut p = Prague::default();
+        let mut w = 10.0;
+        for k in 0..5 {
+            w = step(&mut p, w, &ack(2, 0, 2 * k + 2, 30, w as u32), false);
+        }
+        assert_eq!(w, 20.0);
+        assert_eq!(p.frac_cwnd, Some(20 << 20));
+        assert!((p.pacing_rate().unwrap() - 2000.0).abs() < 1e-9);
+    }
+
+    /// RTT independence after 4 rounds with srtt and target in srtt_us units (8 x us; target
+    /// 25,000 << 3 = 200,000): srtt 20.4 ms = 163,200, ai = (163,200^2 x 2^20 + 2 x 10^10) /
+    /// (4 x 10^10) = 698,201 (0.6: 697,148 in 128 us units, and only from round 500); 24.96 ms
+    /// = 199,680: 1,045,223 (0.6: one segment); 25 ms: one segment; round 3: one segment.
+    #[test]
+    fn v07_rtt_scaling_after_four_rounds_in_srtt_units() {
+        let f = |srtt_us: u64, round| ai_ack_increase_07(8 * srtt_us, round, 4, 25_000);
+        assert_eq!(f(20_400, 4), 698_201);
+        assert_eq!(f(24_960, 4), 1_045_223);
+        assert_eq!(f(25_000, 4), ONE_CWND);
+        assert_eq!(f(20_400, 3), ONE_CWND);
+        assert_eq!(f(0, 4), ONE_CWND);
+        let mut p = in_ca07(40, 0);
+        p.srtt_us8 = 8 * 20_400;
+        p.cwnd_changed();
+        assert_eq!(p.ai_ack_increase, 698_201);
+    }
+
+    /// prague_enter_cwr's gate at 0.7: `prague_target_rtt >> 3` = 25,000 us exactly. With alpha
+    /// 1/2 (upscaled 2^27): at 1 s 40 -> 30 segments; at 1 s + 24.960 ms nothing (0.6's
+    /// 24,960 us gate would reduce); at 1 s + 25.000 ms 30 -> 22.5.
+    #[test]
+    fn v07_cwr_gate_of_25000_us() {
+        let mut p = in_ca07(40, 1 << 27);
+        let t = 1_000 * MS;
+        p.on_ecn(40.0, 40, t);
+        assert_eq!(p.frac_cwnd, Some(30 << 20));
+        p.on_ecn(40.0, 40, t + 24_960_000);
+        assert_eq!(p.frac_cwnd, Some(30 << 20), "24.960 ms: skipped");
+        p.on_ecn(40.0, 40, t + 25_000_000);
+        assert_eq!(p.frac_cwnd, Some((45 << 20) / 2), "25.000 ms: reduced");
+    }
+
+    /// prague_update_cwnd at 0.7 divides by frac_cwnd itself, rounded: frac 75.5 segments =
+    /// 79,167,488, an ACK of 2 without CE (ai one segment, round 0): (2 x 2^40 + 39,583,744) /
+    /// 79,167,488 = 27,777, times 1500 / MTU 1500 (0.6 divides by ceil = 76: 27,594).
+    #[test]
+    fn v07_increase_divided_by_the_fractional_window() {
+        let mut p = in_ca07(76, 0);
+        p.round = 0;
+        p.frac_cwnd = Some(79_167_488);
+        step(&mut p, 76.0, &ack(2, 0, 10, 200, 76), false);
+        assert_eq!(p.frac_cwnd, Some(79_167_488 + 27_777));
+    }
+
+    /// MIN_CWND_RTT: frac_cwnd half a segment rounds to snd_cwnd 2 at 0.7, so snd_cwnd 1 (as
+    /// after a timeout) steps up to 2; 0.6 rounds to 1 and stays.
+    #[test]
+    fn v07_window_at_least_two() {
+        let mut p = in_ca07(2, 0);
+        p.frac_cwnd = Some(1 << 19);
+        let w = step(&mut p, 1.0, &ack(0, 0, 10, 200, 1), false);
+        assert_eq!(w, 2.0);
+        let mut q = in_ca(2, 0);
+        q.frac_cwnd = Some(1 << 19);
+        assert_eq!(step(&mut q, 1.0, &ack(0, 0, 10, 200, 1), false), 1.0);
+    }
+
+    /// 0.7's pacing in the fractional-window mode: 75,000 B/s per segment at srtt 20 ms times
+    /// max(floor(frac_cwnd), packets in flight): frac 30.7, 25 in flight: 2,250,000 B/s = 1500
+    /// segments/s; 32 in flight: 1600 (0.6: 30.7 / 20 ms = 1535); frac 0.1, none in flight:
+    /// the 12,500 B/s floor, 8.33 segments/s.
+    #[test]
+    fn v07_pacing_from_the_whole_window_or_the_flight() {
+        let mut p = in_ca07(31, 0);
+        let frac = (30.7 * ONE_CWND as f64) as u64;
+        for (flight, want) in [(25, 1500.0), (32, 1600.0)] {
+            p.frac_cwnd = Some(frac);
+            let mut a = ack(0, 0, 10, 200, 31);
+            a.rate.in_flight = flight;
+            step(&mut p, 31.0, &a, false);
+            assert!((p.pacing_rate().unwrap() - want).abs() < 1e-9, "{flight}");
+        }
+        // At the end of the ACK, out of the rate-based mode (31 x 1500 B > 6000 B), rate_bytes
+        // is set from frac_cwnd: 75,000 x 32,191,283 >> 20 = 2,302,499.
+        assert_eq!(p.rate_bytes(), 2_302_499);
+        let mut q = in_ca07(31, 0);
+        q.frac_cwnd = Some(ONE_CWND / 10);
+        q.ssthresh = 2;
+        step(&mut q, 2.0, &ack(0, 0, 10, 200, 2), false);
+        assert!((q.pacing_rate().unwrap() - 12_500.0 / 1500.0).abs() < 1e-9);
+    }
+
+    /// prague_cwnd_mode 2: at or below 4 x 1500 B of window, once CE has been seen, the
+    /// rate-based mode. snd_cwnd 4 = 6000 B: the mode switches on at the end of the ACK and
+    /// frac_cwnd = ceil((rate 300,000 B/s x hsrtt 160,000 >> 3) / 1500) = 4,000,000. The
+    /// pacing rate is rate_bytes + 4/128 of it (309,375 B/s, 206.25 segments/s) in the first
+    /// half of the virtual RTT max(25 ms, srtt) after the last alpha update (12.5 ms), and -
+    /// 4/128 (290,625 B/s, 193.75 segments/s) after. A window of 5 (7500 B) leaves the mode.
+    #[test]
+    fn v07_rate_based_mode_with_its_three_percent_swing() {
+        let mut p = in_ca07(4, 1 << 27);
+        p.rate_bytes = 300_000;
+        p.alpha_stamp_us = 1_000_000;
+        let mut a = ack(0, 0, 10, 200, 4);
+        a.now = 1_010 * MS;
+        step(&mut p, 4.0, &a, false); // frac mode still: rate_bytes = 75,000 x 4
+        assert!(p.rate_mode);
+        assert_eq!(p.frac_cwnd, Some(4_000_000));
+        step(&mut p, 4.0, &a, false);
+        assert!((p.pacing_rate().unwrap() - 206.25).abs() < 1e-9);
+        a.now = 1_013 * MS;
+        step(&mut p, 4.0, &a, false);
+        assert!((p.pacing_rate().unwrap() - 193.75).abs() < 1e-9);
+        // Rate-based CWR: 300,000 x 2^23 >> 25 = 75,000 off; frac from the rate: 3,000,000.
+        p.on_ecn(4.0, 4, 2_000 * MS);
+        assert_eq!((p.rate_bytes(), p.frac_cwnd), (225_000, Some(3_000_000)));
+        // Rate-based loss: the rate halves, 112,500; frac 1,500,000.
+        p.on_congestion(4.0, 4, 2_001 * MS);
+        assert_eq!((p.rate_bytes(), p.frac_cwnd), (112_500, Some(1_500_000)));
+        let mut q = in_ca07(5, 0);
+        q.rate_mode = true;
+        step(&mut q, 5.0, &ack(0, 0, 10, 200, 5), false);
+        assert!(!q.rate_mode, "7500 B > 6000 B");
+        assert_eq!(q.rate_bytes(), 375_000);
+    }
+
+    /// Rate-based growth: an ACK of 1 segment, virtual RTT 200,000 (25 ms): increase = (1500
+    /// << 23) / 200,000 = 62,914; the window in packets ceil(300,000 x 200,000 / (1500 << 23))
+    /// = 5; rate_bytes += (62,914 + 2) / 5 = 12,583 -> 312,583; frac_cwnd = max(4 x 2^20 + 1,
+    /// ceil((312,583 x 160,000 >> 3) / 1500) = 4,167,774) = 4,194,305. The slow srtt EWMA at a
+    /// round's end with srtt 40 ms: 160,000 x 128 + 320,000 - 160,000 = 20,640,000.
+    #[test]
+    fn v07_rate_based_growth_and_the_slow_rtt() {
+        let mut p = in_ca07(4, 0);
+        p.rate_bytes = 300_000;
+        p.rate_mode = true;
+        p.update_cwnd(4, &ack(1, 0, 10, 200, 4));
+        assert_eq!((p.rate_bytes(), p.frac_cwnd), (312_583, Some(4_194_305)));
+        p.srtt_us8 = 320_000;
+        p.update_alpha(4, &ack(0, 0, 10, 200, 4));
+        assert_eq!(p.hsrtt_us, 20_640_000);
     }
 }

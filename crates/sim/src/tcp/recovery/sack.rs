@@ -265,6 +265,9 @@ pub struct Sack {
     recover_valid: bool,
     /// Proportional Rate Reduction of the current recovery.
     pub prr: Prr,
+    /// A partial ACK of the current recovery has restarted the retransmission timer (read only
+    /// under [`crate::tcp::cc::CongestionControl::restarts_rto_on_first_partial_ack_only`]).
+    partial_acked: bool,
 }
 
 impl Recovery for Sack {
@@ -330,7 +333,16 @@ impl Recovery for Sack {
             s.limited_transmit_sack(now, out);
         }
         if newly > 0 {
-            s.after_new_ack(true, now);
+            // ns-3.44 (`bbr-ns3:rtofirst`): in recovery, an ACK of new data restarts the timer
+            // only if it is the recovery's first (`NewAck(ackNumber, m_isFirstPartialAck)`,
+            // tcp-socket-base.cc l. 2109; the ACK that enters recovery counts, as ns-3 enters
+            // it in `DupAck` before taking the partial ACK, l. 2020, 2082).
+            let restart = if s.in_recovery && s.cc.restarts_rto_on_first_partial_ack_only() {
+                !std::mem::replace(&mut self.partial_acked, true)
+            } else {
+                true
+            };
+            s.after_new_ack(restart, now);
             s.on_ecn_echo(ack, now);
         }
         if own {
@@ -365,6 +377,7 @@ impl Sack {
         self.recover = s.snd_max;
         self.recover_valid = true;
         s.in_recovery = true;
+        self.partial_acked = false;
         s.ecn_recover = s.snd_max;
         s.stats.fast_retransmits += 1;
         self.prr = Prr::start(flight);
