@@ -3,7 +3,8 @@
 //! max-bw estimate and pacing rate (Mb/s of whole packets), min RTT (ms), mode, pacing gain,
 //! the ACK-aggregation estimates, recovery, packets in flight, `bbr_set_cwnd`'s target, packet
 //! conservation, the saved window, the congestion state BBR last saw, snd_una, snd_max, the RTO
-//! (ms), and the timeout and retransmission counts. Used to compare with the
+//! (ms), the timeout and retransmission counts, and whether the long-term (policer) rate is in
+//! use (`lt 1`: `bw` is then `lt_bw`, as the kernel's `ss` shows `bbr_bw`). Used to compare with the
 //! kernel's `ss -tin` BBR fields (docs/testbed.md, BBR v1 section).
 use sim::tcp::cc::Bbr;
 use sim::Sim;
@@ -34,17 +35,17 @@ fn main() {
             // bbr_set_cwnd's target: bbr_bdp x cwnd_gain + the ACK-aggregation allowance (after
             // the pipe is full), through the quantization budget.
             let agg = if b.full_bw_reached {
-                b.ack_agg.cwnd(b.max_bw())
+                b.ack_agg.cwnd(b.bw_estimate())
             } else {
                 0
             };
-            let target = b.quantization_budget(b.bdp(b.max_bw(), b.cwnd_gain) + agg);
+            let target = b.quantization_budget(b.bdp(b.bw_estimate(), b.cwnd_gain) + agg);
             println!(
-                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {} target {} pcons {} prior {} ca {:?} una {} max {} rto {:.0} timeouts {} retx {}",
+                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {} target {} pcons {} prior {} ca {:?} una {} max {} rto {:.0} timeouts {} retx {} lt {}",
                 t as f64 / 1e9,
                 i,
                 s.cwnd,
-                mbps(b.max_bw() * 1e9),
+                mbps(b.bw_estimate() * 1e9),
                 b.min_rtt.unwrap_or(0) as f64 / 1e6,
                 b.mode,
                 b.pacing_gain,
@@ -60,7 +61,8 @@ fn main() {
                 s.snd_max,
                 s.rto as f64 / 1e6,
                 s.stats.timeouts,
-                s.stats.retransmits
+                s.stats.retransmits,
+                u8::from(b.lt.use_bw)
             );
         }
     }

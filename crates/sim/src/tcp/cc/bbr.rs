@@ -15,16 +15,18 @@
 //! with `bbr_set_cwnd`'s window (slow start toward the target, packet conservation in the
 //! first round of recovery, the saved cwnd restored after it), the quantization budget
 //! (`bbr_quantization_budget`: 3 x the TSO goal, rounded up to even, + 2 in the 5/4 phase), the
-//! ACK-aggregation allowance (`bbr_update_ack_aggregation`) and the 1% pacing margin.
+//! ACK-aggregation allowance (`bbr_update_ack_aggregation`), the 1% pacing margin and the
+//! long-term (policer) bandwidth estimate (`lt_bw`, [`super::bbr_lt`]: two lossy intervals of
+//! consistent rate set the bandwidth and gain 1 for 48 rounds).
 //!
 //! Differences from Linux (docs/simulator.md): real numbers instead of Linux's fixed point
-//! (gains are Linux's exact fractions); no long-term (policer) bandwidth estimate
-//! (`lt_bw`); no idle restart (the simulator's sources do not pause); the TSO goal of the
+//! (gains are Linux's exact fractions); no idle restart (the simulator's sources do not pause); the TSO goal of the
 //! quantization budget is computed from the pacing rate as Linux does (pacing shift 10) with
 //! 1500-byte packets for the 1.2 Mb/s threshold; the random start phase of PROBE_BW draws
 //! from a generator seeded by the time and delivered count of the flow's first entry into
 //! PROBE_BW (deterministic per run, different across flows); the initial pacing rate assumes
-//! Linux's initial window of 10.
+//! Linux's initial window of 10; a timeout's long-term sample counts the segments in flight at
+//! the last ACK as the ones it marks lost; no undo (so no `bbr_undo_cwnd` reset).
 //!
 //! `cc = "bbr-ns3"` ([`Bbr::ns3_44`], for cross-checks) switches to ns-3.44's `TcpBbr`
 //! (`src/internet/model/tcp-bbr.cc`) and its socket (`tcp-socket-base.cc`) where they depart
@@ -35,6 +37,7 @@ pub use super::bbr_common::{
     rate_per_sec, CaState, Mode, CWND_GAIN, CWND_MIN, EXTRA_ACKED_MAX, EXTRA_ACKED_WIN_RTTS,
     FULL_BW_CNT, FULL_BW_THRESH, INIT_CWND, MIN_RTT_WIN, PACING_MARGIN, PROBE_RTT_TIME,
 };
+use super::bbr_lt::{LtBw, LtEvent, LtInput};
 use super::{AckSample, CongestionControl};
 use aqm::{Time, NS_PER_SEC};
 
@@ -122,6 +125,9 @@ pub struct Ns3Model {
     /// pipe and the one BBR sees. Kept by the sender
     /// ([`crate::tcp::recovery::sack::Ns3RetransSacked`]), over SACK recovery only.
     pub rtx_sacked: bool,
+    /// `nolt`: no long-term (policer) bandwidth estimate (ns-3.44's `TcpBbr` has none; Linux:
+    /// [`super::bbr_lt`]).
+    pub no_lt: bool,
     /// `ratestart`: the rate sample's start is kept from ACK to ACK and replaced only by a
     /// delivered segment sent under a higher delivered count (ns-3.44's `TcpRateLinux`, not
     /// TcpBbr: `m_rateSample` persists, tcp-rate-ops.h l. 237, and `SkbDelivered` tests
@@ -153,6 +159,7 @@ impl Ns3Model {
         gain: true,
         lost_out: true,
         rtx_sacked: true,
+        no_lt: true,
         rate_start: true,
         rto_first: true,
     };
@@ -174,12 +181,13 @@ impl Ns3Model {
                 "gain" => &mut m.gain,
                 "lostout" => &mut m.lost_out,
                 "rtxsack" => &mut m.rtx_sacked,
+                "nolt" => &mut m.no_lt,
                 "ratestart" => &mut m.rate_start,
                 "rtofirst" => &mut m.rto_first,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, nolt)"
                     ))
                 }
             };
@@ -310,6 +318,16 @@ pub struct Bbr {
     ts_rtt: Option<Time>,
     /// Timestamps are on: echo samples have come.
     ts_on: bool,
+    /// The long-term (policer) bandwidth estimate ([`super::bbr_lt`]).
+    pub lt: LtBw,
+    /// The connection's counters for the Loss state's long-term sample: delivered and its
+    /// time at the last ACK; lost then plus the segments in flight after it, which the
+    /// timeout marks lost (Linux's `tcp_timeout_mark_lost` runs before `bbr_set_state`; the
+    /// simulator's sender marks them after telling the controller).
+    lt_last: LtInput,
+    /// Time of the last congestion event ([`CongestionControl::on_congestion`]), which comes
+    /// just before a timeout.
+    lt_now: Time,
 }
 
 impl Default for Bbr {
@@ -347,6 +365,9 @@ impl Default for Bbr {
             last_rtt: None,
             ts_rtt: None,
             ts_on: false,
+            lt: LtBw::default(),
+            lt_last: LtInput::default(),
+            lt_now: 0,
         }
     }
 }
@@ -367,6 +388,35 @@ impl Bbr {
     /// The bandwidth estimate (segments per ns).
     pub fn max_bw(&self) -> f64 {
         self.bw.get()
+    }
+
+    /// `bbr_bw`: the long-term rate when in use ([`super::bbr_lt`]), else the max bw.
+    pub fn bw_estimate(&self) -> f64 {
+        if self.lt.use_bw {
+            self.lt.bw
+        } else {
+            self.max_bw()
+        }
+    }
+
+    /// `bbr_lt_bw_sampling` with `i` (off under [`Ns3Model::no_lt`]).
+    /// `s`: the ACK's sample, or none on a timeout (the last ACK's delivered time then).
+    fn lt_sample(&mut self, i: &LtInput, s: Option<&AckSample>) {
+        if self.ns3.no_lt {
+            return;
+        }
+        match self.lt.sample(i) {
+            LtEvent::Policed => self.pacing_gain = 1.0,
+            LtEvent::Expired => {
+                let mut t = AckSample {
+                    now: self.lt_now,
+                    ..Default::default()
+                };
+                t.rate.delivered_time = i.delivered_time;
+                self.reset_probe_bw_mode(s.unwrap_or(&t));
+            }
+            LtEvent::None => {}
+        }
     }
 
     /// STARTUP's gain: Linux's [`HIGH_GAIN`], or ns-3's [`NS3_HIGH_GAIN`].
@@ -428,7 +478,14 @@ impl Bbr {
             return inflight;
         }
         let tso = self.tso_segs_goal();
-        common::in_net_at_edt(inflight, now, edt, self.max_bw(), self.pacing_gain, tso)
+        common::in_net_at_edt(
+            inflight,
+            now,
+            edt,
+            self.bw_estimate(),
+            self.pacing_gain,
+            tso,
+        )
     }
 
     /// `bbr_save_cwnd`.
@@ -479,6 +536,17 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
+        let lt = LtInput {
+            losses: rs.losses,
+            app_limited: rs.is_app_limited,
+            round_start: self.round_start,
+            probe_bw: self.mode == Mode::ProbeBw,
+            delivered: rs.total_delivered,
+            lost: rs.total_lost,
+            delivered_time: rs.delivered_time,
+        };
+        self.lt_sample(&lt, Some(s));
+        let rs = &s.rate;
         let bw = rs.delivered as f64 / rs.interval_ns as f64;
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_RTTS, self.rtt_cnt, bw);
@@ -597,6 +665,7 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (high, high),
             Mode::Drain => (self.drain_gain(), high),
+            Mode::ProbeBw if self.lt.use_bw => (1.0, CWND_GAIN),
             Mode::ProbeBw => (PACING_GAIN[self.cycle_idx], CWND_GAIN),
             Mode::ProbeRtt => (1.0, 1.0),
         };
@@ -604,7 +673,7 @@ impl Bbr {
 
     /// `bbr_set_pacing_rate`: the pacing rate only rises before the pipe is full.
     fn set_pacing_rate(&mut self, s: &AckSample, cwnd: u32) {
-        let rate = rate_per_sec(self.max_bw(), self.pacing_gain);
+        let rate = rate_per_sec(self.bw_estimate(), self.pacing_gain);
         let high = self.high_gain();
         common::set_pacing_rate(
             &mut self.pacing_rate,
@@ -661,7 +730,7 @@ impl Bbr {
     fn set_cwnd(&mut self, s: &AckSample, state: CaState, mut cwnd: u32) -> u32 {
         let mut acked = s.rate.acked_sacked;
         if acked > 0 && !self.recover_or_restore(s, state, &mut cwnd) {
-            let bw = self.max_bw();
+            let bw = self.bw_estimate();
             let mut target = self.bdp(bw, self.cwnd_gain);
             target += self.ack_aggregation_cwnd();
             target = self.quantization_budget(target);
@@ -710,7 +779,7 @@ impl Bbr {
         if !self.full_bw_reached {
             return 0;
         }
-        self.ack_agg.cwnd(self.max_bw())
+        self.ack_agg.cwnd(self.bw_estimate())
     }
 }
 
@@ -728,8 +797,9 @@ impl CongestionControl for Bbr {
     }
 
     /// `bbr_ssthresh`: saves cwnd for after recovery; ssthresh is not lowered.
-    fn on_congestion(&mut self, cwnd: f64, _flight: u32, _now: Time) -> f64 {
+    fn on_congestion(&mut self, cwnd: f64, _flight: u32, now: Time) -> f64 {
         self.save_cwnd(cwnd as u32);
+        self.lt_now = now;
         f64::INFINITY
     }
 
@@ -754,6 +824,15 @@ impl CongestionControl for Bbr {
         }
         self.round_start = true;
         self.loss.on_timeout();
+        // bbr_set_state's `bbr_lt_bw_sampling(sk, &{ .losses = 1 })`, at the last ACK's
+        // counters (see [`Bbr::lt_last`]).
+        let i = LtInput {
+            losses: 1,
+            round_start: true,
+            probe_bw: self.mode == Mode::ProbeBw,
+            ..self.lt_last
+        };
+        self.lt_sample(&i, None);
     }
 
     fn pacing_rate(&self) -> Option<f64> {
@@ -809,7 +888,13 @@ impl CongestionControl for Bbr {
         // libm's floor call: a cast truncates toward zero and saturates.
         let mut w = (cwnd as u32).max(1);
         self.update_bw(s);
-        let bw = self.max_bw();
+        self.lt_last = LtInput {
+            delivered: s.rate.total_delivered,
+            lost: s.rate.total_lost + u64::from(s.rate.in_flight),
+            delivered_time: s.rate.delivered_time,
+            ..LtInput::default()
+        };
+        let bw = self.bw_estimate();
         if self.ns3.ack_agg {
             self.ns3_update_ack_aggregation(s, w);
         } else {

@@ -856,6 +856,135 @@ fn ns3_sacked_retransmission_stays_in_flight_until_the_cumulative_ack() {
     assert_eq!(run("bbr-ns3:rtxsack"), (vec![17], 9, 1, 0));
 }
 
+/// Round `k` of 40 ms on [`probe_bw`]'s flow from 1000 ms: an ACK that starts a round,
+/// delivering `per` segments per round from 1000 at 1000 ms, with the connection's `lost`
+/// total and `losses` marked by it.
+fn lt_round(k: u64, per: u64, lost: u64, losses: u32) -> AckSample {
+    let total = 1000 + per * k;
+    let prior = if k == 0 { 800 } else { total - per };
+    let mut s = ack(
+        NS_PER_SEC + 40 * k * MS,
+        per as u32,
+        losses,
+        40,
+        prior,
+        total,
+    );
+    s.rate.total_lost = lost;
+    s
+}
+
+/// Linux's `bbr_lt_bw_sampling` on the flow: interval 1 (rounds 0-3, 40 segments a round,
+/// 1000 segments/s, 24 of 120 lost) and interval 2 (rounds 4-7, 44 a round, 1100/s, 35 of 176
+/// lost) agree within 1/8: from round 7 the flow uses their mean, 1050/s, at pacing gain 1.
+fn lt_policed(m: Ns3Model) -> Bbr {
+    let mut b = probe_bw(m, 3);
+    let mut cwnd = 80.0;
+    for k in 0..4 {
+        let lost = if k == 3 { 124 } else { 100 };
+        cwnd = b.cong_control(cwnd, &lt_round(k, 40, lost, (k == 0 || k == 3) as u32));
+    }
+    for k in 1..=4 {
+        let mut s = lt_round(3 + k, 44, if k == 4 { 159 } else { 124 }, (k == 4) as u32);
+        s.rate.total_delivered = 1120 + 44 * k;
+        s.rate.prior_delivered = s.rate.total_delivered - 44;
+        s.rate.delivered = 44;
+        cwnd = b.cong_control(cwnd, &s);
+    }
+    b
+}
+
+#[test]
+fn long_term_rate_after_two_lossy_intervals_of_consistent_rate() {
+    let b = lt_policed(Ns3Model::default());
+    assert!(b.lt.use_bw);
+    assert!(
+        (b.bw_estimate() - 1.05e-6).abs() < 1e-15,
+        "{}",
+        b.bw_estimate()
+    );
+    assert_eq!(b.max_bw(), BW, "the max filter is unchanged");
+    // Pacing at 1050 x 0.99 segments/s (the max bw would give 990).
+    assert!((b.pacing_rate - 1039.5).abs() < 1e-6, "{}", b.pacing_rate);
+    assert_eq!(b.pacing_gain, 1.0);
+    // ns-3.44's TcpBbr has no long-term estimate.
+    let b = lt_policed(Ns3Model::parse("nolt").unwrap());
+    assert!(!b.lt.use_bw);
+    assert!((b.pacing_rate - 990.0).abs() < 1e-6, "{}", b.pacing_rate);
+}
+
+#[test]
+fn long_term_rate_keeps_gain_1_in_probe_bw_then_expires_after_48_rounds() {
+    let mut b = lt_policed(Ns3Model::default());
+    // The cycle moved one phase every 80 ms (a phase ends after more than 40 ms): 3 to 6.
+    assert_eq!(b.cycle_idx, 6);
+    let mut cwnd = 80.0;
+    let round = |k: u64| {
+        let mut s = lt_round(k, 44, 159, 0);
+        s.rate.total_delivered = 1120 + 44 * (k - 3);
+        s.rate.prior_delivered = s.rate.total_delivered - 44;
+        s
+    };
+    // Rounds 8 and 10 move the cycle to phase 0 (gain 5/4), but the long-term rate paces
+    // at 1.
+    for k in 8..=10 {
+        cwnd = b.cong_control(cwnd, &round(k));
+    }
+    assert_eq!((b.cycle_idx, b.pacing_gain), (0, 1.0));
+    assert!((b.pacing_rate - 1039.5).abs() < 1e-6, "{}", b.pacing_rate);
+    // 48 rounds after the one that found it (rounds 8-55), gain cycling restarts.
+    for k in 11..55 {
+        cwnd = b.cong_control(cwnd, &round(k));
+        assert!(b.lt.use_bw, "round {k}");
+    }
+    b.cong_control(cwnd, &round(55));
+    assert!(!b.lt.use_bw);
+    assert_eq!(b.lt.bw, 0.0);
+    assert_eq!(b.bw_estimate(), b.max_bw());
+    assert_ne!(
+        b.cycle_idx, 1,
+        "bbr_reset_probe_bw_mode never starts at 3/4"
+    );
+}
+
+#[test]
+fn an_app_limited_sample_restarts_long_term_sampling() {
+    let mut b = probe_bw(Ns3Model::default(), 3);
+    let mut cwnd = 80.0;
+    for k in 0..8 {
+        let lost = [100, 100, 100, 124, 124, 124, 124, 164][k as usize];
+        let mut s = lt_round(k, 40, lost, (k == 0 || k == 3 || k == 7) as u32);
+        // Round 2's sample is app-limited: sampling stops; round 3's loss starts it again,
+        // so round 7 ends the first interval only (4 rounds, 160 delivered, 40 lost).
+        s.rate.is_app_limited = k == 2;
+        cwnd = b.cong_control(cwnd, &s);
+    }
+    assert!(!b.lt.use_bw);
+    assert!((b.lt.bw - 1e-6).abs() < 1e-15, "{}", b.lt.bw);
+}
+
+#[test]
+fn a_timeout_is_a_lossy_round_for_long_term_sampling() {
+    // bbr_set_state(TCP_CA_Loss) samples with one loss and a round start: it starts an
+    // interval at the last ACK's delivered count (1000) and lost count (100) plus the 40 in
+    // flight the timeout marks lost, and counts the round.
+    let mut b = probe_bw(Ns3Model::default(), 3);
+    b.cong_control(80.0, &lt_round(0, 40, 100, 0));
+    assert!(!b.lt.is_sampling);
+    b.on_congestion(80.0, 40, NS_PER_SEC + 300 * MS);
+    b.on_timeout();
+    assert!(b.lt.is_sampling);
+    assert_eq!(
+        (b.lt.rtt_cnt, b.lt.last_delivered, b.lt.last_lost),
+        (1, 1000, 140)
+    );
+    assert_eq!(b.lt.last_stamp_ms, 1000);
+    let mut b = probe_bw(Ns3Model::parse("nolt").unwrap(), 3);
+    b.cong_control(80.0, &lt_round(0, 40, 100, 0));
+    b.on_timeout();
+    assert!(!b.lt.is_sampling);
+}
+
 /// `ratestart` reaches the sender's rate state (`rate.rs`'s
 /// `ns3_keeps_the_sample_start_across_acks` works the rule by hand): on under `bbr-ns3` and
 /// `bbr-ns3:ratestart`, off under `bbr` and another rule alone.

@@ -8,6 +8,7 @@
 pub mod bbr;
 pub mod bbr3;
 pub mod bbr_common;
+pub mod bbr_lt;
 pub mod cubic;
 pub mod dctcp;
 pub mod ledbat;
