@@ -37,6 +37,7 @@ import io
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -106,7 +107,20 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("tshark") is None:
         print("error: tshark not found (apt-get install tshark)", file=sys.stderr)
         return 2
-    s, r = read(a.snd), read(a.rcv)
+    for f in (a.snd, a.rcv):
+        if not Path(f).is_file():
+            print(f"error: {f}: no such capture file", file=sys.stderr)
+            return 2
+    try:
+        s, r = read(a.snd), read(a.rcv)
+    except subprocess.CalledProcessError as e:
+        last = (e.stderr or "").strip().splitlines()[-1:] or ["tshark failed"]
+        print(f"error: tshark could not read the captures: {last[0]}", file=sys.stderr)
+        return 2
+    for name, d in (("snd", s), ("rcv", r)):
+        if d.empty:
+            print(f"error: {name}: no TCP data segments in the capture", file=sys.stderr)
+            return 2
     print("How the kernel paces (sender capture):")
     print(pacing(s).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     dd = pair_noise(s, r)
