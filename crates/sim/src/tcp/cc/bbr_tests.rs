@@ -808,6 +808,19 @@ fn drain_paced(s: &mut Sender, mut t: Time, out: &mut Vec<Packet>) {
     }
 }
 
+/// A BBR sender over SACK recovery named `cc` that has sent its first window at time 0 (the
+/// pacer run until it stops), and what it sent.
+fn first_window(cc: &str) -> (Sender, Vec<Packet>) {
+    let cfg = TcpConfig {
+        cc: Some(cc.into()),
+        ..bbr_cfg(RecoveryKind::Sack)
+    };
+    let mut s = Sender::new(&cfg, None, None);
+    let mut out = Vec::new();
+    drain_paced(&mut s, 0, &mut out);
+    (s, out)
+}
+
 /// `bbr-ns3:rtxsack` by hand (ns-3.44's TcpTxBuffer: a SACKed retransmission keeps its retrans
 /// flag and stays in `BytesInFlight` until the cumulative ACK). Ten segments 0-9 sent, 0 and 2
 /// lost: the ACK of 0 with SACK 1, 3-9 marks both lost (8 and 7 SACKed above, DupThresh 3); 0, 2
@@ -818,13 +831,7 @@ fn drain_paced(s: &mut Sender, mut t: Time, out: &mut Vec<Packet>) {
 #[test]
 fn ns3_sacked_retransmission_stays_in_flight_until_the_cumulative_ack() {
     let run = |cc: &str| {
-        let cfg = TcpConfig {
-            cc: Some(cc.into()),
-            ..bbr_cfg(RecoveryKind::Sack)
-        };
-        let mut s = Sender::new(&cfg, None, None);
-        let mut out = Vec::new();
-        drain_paced(&mut s, 0, &mut out);
+        let (mut s, mut out) = first_window(cc);
         assert_eq!(
             out.iter().map(|p| p.seq).collect::<Vec<_>>(),
             (0..10).collect::<Vec<_>>()
@@ -1017,13 +1024,7 @@ fn ns3_ratestart_sets_the_rate_state() {
 #[test]
 fn ns3_only_the_first_partial_ack_restarts_the_timer() {
     let run = |cc: &str| {
-        let cfg = TcpConfig {
-            cc: Some(cc.into()),
-            ..bbr_cfg(RecoveryKind::Sack)
-        };
-        let mut s = Sender::new(&cfg, None, None);
-        let mut out = Vec::new();
-        drain_paced(&mut s, 0, &mut out);
+        let (mut s, mut out) = first_window(cc);
         assert_eq!(s.snd_max, 10);
         let mut a = crate::tcp::tests::ack(0, 0);
         a.sack = [(1, 3), (4, 6), (7, 10)];
