@@ -220,7 +220,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
-    ("prague", || Box::new(Prague::v06())),
+    ("prague", || Box::new(Prague::new(prague::Params::V07))),
     ("prague-0.6", || Box::new(Prague::v06())),
     ("prague-0.7", || Box::new(Prague::new(prague::Params::V07))),
 ];

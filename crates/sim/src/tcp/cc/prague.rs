@@ -39,8 +39,8 @@
 //! - Pacing at `frac_cwnd` x MTU / srtt, doubled while `snd_cwnd` < ssthresh / 2
 //!   (`prague_update_pacing_rate`), set at the end of every ACK.
 //!
-//! **Version 0.7** (commit 893e1479, 2024, the newest stored; [`Params::V07`], `cc =
-//! "prague-0.7"`; `cc = "prague"` and `"prague-0.6"` are 0.6) changes, each tested below:
+//! **Version 0.7** (commit 893e1479, 2024, the newest stored; [`Params::V07`], `cc = "prague"`
+//! since 2026-11-29 and `"prague-0.7"`; `cc = "prague-0.6"` is 0.6) changes, each tested below:
 //! alpha in 2^-24 units (`PRAGUE_ALPHA_BITS` 24); alpha starting at 0, the first CE mark
 //! halving `frac_cwnd` (`prague_alpha_mode` 0); slow start copying `snd_cwnd` into
 //! `frac_cwnd`; RTT independence after 4 rounds (`prague_rtt_transition`), with srtt and the
@@ -127,7 +127,8 @@ pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 pub enum Version {
     /// Commit 02573a21, module version 0.6 (`cc = "prague-0.6"`).
     V06,
-    /// Commit 893e1479, module version 0.7 (2024), the newest stored (`cc = "prague-0.7"`).
+    /// Commit 893e1479, module version 0.7 (2024), the newest stored (`cc = "prague"`,
+    /// `"prague-0.7"`).
     V07,
 }
 
