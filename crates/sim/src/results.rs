@@ -292,9 +292,18 @@ fn flow_summary(sim: &Sim, f: &Flow, window_s: f64) -> FlowSummary {
         src: sim.node_names[f.src].clone(),
         dst: sim.node_names[f.dst].clone(),
         start_s: secs(f.start as f64),
-        // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered.
+        // Open-loop sources: wire bytes delivered; TCP: in-order payload delivered (in bytes:
+        // segments of several sizes when the controller changed it, TCP Prague 0.7).
         goodput_bps: match tcp {
-            Some(e) => e.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s,
+            Some(e) if e.sender.seg_sizes.is_empty() => {
+                e.receiver.stats.delivered_window as f64 * f.mss as f64 * 8.0 / window_s
+            }
+            Some(e) => {
+                let r = &e.receiver.stats;
+                let from = r.window_from.unwrap_or(r.delivered_total);
+                (e.sender.bytes_below(r.delivered_total) - e.sender.bytes_below(from)) * 8.0
+                    / window_s
+            }
             None => f.bytes_window as f64 * 8.0 / window_s,
         },
         delivered_segments: tcp.map_or(0, |e| e.receiver.stats.delivered_total),

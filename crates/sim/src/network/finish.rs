@@ -95,7 +95,6 @@ impl Sim {
             ));
         }
         for fl in &mut self.flows {
-            let mss = fl.mss as f64;
             if let Transport::Tcp(TcpEnds { sender, receiver }) = &fl.transport {
                 if receiver.rcv_nxt > sender.snd_max {
                     v.push(format!(
@@ -113,7 +112,7 @@ impl Sim {
                     cs.fill_before(end + 1, &[sender.cwnd]);
                 }
                 if let Some((b, _)) = &mut fl.delivered {
-                    *b = receiver.stats.delivered_total as f64 * mss;
+                    *b = sender.bytes_below(receiver.stats.delivered_total);
                 }
             }
             if let Some((b, s)) = &mut fl.delivered {

@@ -169,7 +169,7 @@ impl Sim {
                 if let Some((b, s)) = &mut fl.delivered {
                     s.fill_before(t + 1, &[*b]);
                 }
-                let Transport::Tcp(TcpEnds { receiver, .. }) = &mut fl.transport else {
+                let Transport::Tcp(TcpEnds { receiver, sender }) = &mut fl.transport else {
                     unreachable!("open-loop data is matched above")
                 };
                 let ack = receiver.on_data(&pkt, t, in_window);
@@ -178,7 +178,7 @@ impl Sim {
                     self.out.push(a);
                 }
                 if let Some((b, _)) = &mut fl.delivered {
-                    *b = receiver.stats.delivered_total as f64 * fl.mss as f64;
+                    *b = sender.bytes_below(receiver.stats.delivered_total);
                 }
                 if let Some(mut a) = ack {
                     a.flow = f as u32;

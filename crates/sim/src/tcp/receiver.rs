@@ -68,6 +68,9 @@ pub struct ReceiverStats {
     pub delivered_window: u64,
     /// In-order segments delivered in the whole run.
     pub delivered_total: u64,
+    /// [`ReceiverStats::delivered_total`] before the first delivery in the measurement window
+    /// (the first segment counted in it), for the payload bytes of segments of several sizes.
+    pub window_from: Option<u64>,
     /// ACKs sent.
     pub acks_sent: u64,
     /// Segments that arrived already held (duplicates).
@@ -113,8 +116,9 @@ pub struct Receiver {
     syn_seen: bool,
     /// AccECN's counters, in AccECN mode.
     accecn: Option<AccEcnReceiver>,
-    /// Payload bytes of a data segment (AccECN's byte counters).
-    mss: u32,
+    /// Header and option bytes of a data segment (its payload, for AccECN's byte counters, is
+    /// the rest).
+    header: u32,
     /// Counters.
     pub stats: ReceiverStats,
 }
@@ -143,7 +147,7 @@ impl Receiver {
             mode: EcnMode::Classic,
             syn_seen: false,
             accecn: None,
-            mss: cfg.mss,
+            header: cfg.header_bytes + cfg.option_bytes(),
             stats: ReceiverStats::default(),
         }
     }
@@ -285,7 +289,7 @@ impl Receiver {
         if let Some(a) = self.accecn.as_mut() {
             // RFC 9768 s. 3.2, s. 3.2.2.5.1: count, and ACK at once on a change to CE or the
             // second CE mark since the last ACK.
-            return a.on_data(d.ecn().bits(), self.mss);
+            return a.on_data(d.ecn().bits(), d.size.saturating_sub(self.header));
         }
         if self.ce_per_packet {
             // RFC 8257 s. 3.2: on a change of CE state with an ACK held back, acknowledge the
@@ -326,10 +330,13 @@ impl Receiver {
                 break;
             }
         }
-        self.stats.delivered_total += delivered;
         if in_window {
+            self.stats
+                .window_from
+                .get_or_insert(self.stats.delivered_total);
             self.stats.delivered_window += delivered;
         }
+        self.stats.delivered_total += delivered;
         self.last_block = None;
         let complete = self.total.is_some_and(|n| self.rcv_nxt >= n);
         if had_gap {

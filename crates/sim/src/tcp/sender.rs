@@ -19,8 +19,13 @@ use aqm::{Precedence, Time};
 /// A sender's settings, fixed for the flow's life (from [`TcpConfig`]).
 #[derive(Clone, Debug)]
 pub struct SenderParams {
-    /// Bytes of a data segment on the wire.
+    /// Bytes of a new data segment on the wire (the flow's `mss` plus [`SenderParams::header`],
+    /// or the controller's [`CongestionControl::segment_payload`] plus it).
     pub pkt_size: u32,
+    /// Bytes of headers and options on every data segment.
+    pub header: u32,
+    /// The flow's payload bytes per segment (`[tcp] mss`).
+    pub mss: u32,
     /// ECN-capable transport (RFC 3168).
     pub ecn: bool,
     /// ECN-capable segments carry ECT(1) (RFC 9331) rather than ECT(0).
@@ -126,6 +131,10 @@ pub struct Sender {
     /// [`Sender::send_allowed`] resent the head (snd_una, below snd_max) of a sender that keeps
     /// send times (RACK), not yet told to the recovery ([`Recovery::head_retransmitted`]).
     pub(crate) head_resent: bool,
+    /// The payload size of the segments from each index on, `(first segment, bytes)` in
+    /// increasing order, once the controller has changed it
+    /// ([`CongestionControl::segment_payload`]); empty while every segment carries `mss`.
+    pub seg_sizes: Vec<(u32, u32)>,
 }
 
 impl SenderParams {
@@ -134,6 +143,8 @@ impl SenderParams {
     fn new(cfg: &TcpConfig, ecn_support: EcnSupport, l4s: bool, pipe_window: bool) -> Self {
         SenderParams {
             pkt_size: cfg.mss + cfg.header_bytes + cfg.option_bytes(),
+            header: cfg.header_bytes + cfg.option_bytes(),
+            mss: cfg.mss,
             ecn: cfg.ecn,
             ect1: cfg.ecn && (cfg.ect1 || l4s),
             min_rto: cfg.min_rto_ns,
@@ -158,7 +169,13 @@ impl Sender {
     /// refuses the configuration with the field's name.
     pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
         // The network builder checks the name first (a configuration error, not a panic).
-        let cc = super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
+        let mut cc =
+            super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
+        cc.on_segment_size(
+            cfg.mss,
+            cfg.header_bytes + cfg.option_bytes(),
+            limit_segments.is_none(),
+        );
         let recovery = super::recovery::build(cfg.recovery_kind());
         let sb = recovery.uses_sack().then(Scoreboard::default);
         let mut rate = cc.wants_rate_sample().then(super::rate::RateState::default);
@@ -222,6 +239,7 @@ impl Sender {
             ce_pending: false,
             dup_delivered: 0,
             head_resent: false,
+            seg_sizes: Vec::new(),
         };
         // Without the handshake, the mode the SYN exchange would have given (the SYN-ACK sets it
         // again when the handshake is simulated).
@@ -336,14 +354,20 @@ impl Sender {
         if let Some(r) = self.rack_sent.as_mut() {
             r.sent(seg, now, flags & RETX != 0);
         }
+        // A segment sent again keeps the size it was first sent with.
+        let size = if seg < self.snd_max && !self.seg_sizes.is_empty() {
+            self.payload_of(seg) + self.params.header
+        } else {
+            self.params.pkt_size
+        };
         let precedence = match &mut self.marker {
-            Some(m) => m.colour(self.params.pkt_size, now),
+            Some(m) => m.colour(size, now),
             None => Precedence::Out,
         };
         Packet {
             flow: 0,
             seq: seg,
-            size: self.params.pkt_size,
+            size,
             hop: 0,
             kind: Kind::Data,
             flags,
@@ -353,6 +377,49 @@ impl Sender {
             sack: [(0, 0); 3],
             enq_time: 0,
         }
+    }
+
+    /// The payload bytes of segment `seg`.
+    pub fn payload_of(&self, seg: u32) -> u32 {
+        match self.seg_sizes.partition_point(|&(first, _)| first <= seg) {
+            0 => self.params.mss,
+            i => self.seg_sizes[i - 1].1,
+        }
+    }
+
+    /// The payload bytes of the segments below `seg` (the in-order data a receiver whose next
+    /// expected segment is `seg` has delivered).
+    pub fn bytes_below(&self, seg: u64) -> f64 {
+        if self.seg_sizes.is_empty() {
+            return seg as f64 * self.params.mss as f64;
+        }
+        let mut bytes = 0u64;
+        let mut from = 0u64;
+        let mut size = u64::from(self.params.mss);
+        for &(first, payload) in &self.seg_sizes {
+            let first = u64::from(first).min(seg);
+            bytes += (first - from.min(first)) * size;
+            from = from.max(first);
+            size = u64::from(payload);
+        }
+        bytes += seg.saturating_sub(from) * size;
+        bytes as f64
+    }
+
+    /// New segments from `snd_max` on carry `payload` bytes (the controller's
+    /// [`CongestionControl::segment_payload`]); those already sent keep theirs.
+    pub(crate) fn resize_segments(&mut self, payload: u32) {
+        if payload == self.params.pkt_size - self.params.header {
+            return;
+        }
+        let at = self.snd_max;
+        if self.seg_sizes.last().is_some_and(|&(first, _)| first == at) {
+            self.seg_sizes.pop();
+        }
+        if self.payload_of(at) != payload {
+            self.seg_sizes.push((at, payload));
+        }
+        self.params.pkt_size = payload + self.params.header;
     }
 
     /// RFC 6298 s. 5.1: start the timer if it is not running.
@@ -619,6 +686,9 @@ impl Sender {
         sample.rate.high_data = self.snd_max;
         sample.rate.edt = self.pacer.next_send;
         self.cwnd = self.cc.cong_control(self.cwnd, sample).max(1.0);
+        if let Some(payload) = self.cc.segment_payload() {
+            self.resize_segments(payload);
+        }
         if self.cc.asks_app_limited() {
             if let Some(r) = self.rate.as_mut() {
                 r.mark_app_limited();

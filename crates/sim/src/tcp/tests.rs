@@ -825,3 +825,51 @@ fn reno_delivered_counts_each_segment_once() {
     let dups: u32 = (0..12).map(|_| s.reno_delivered(0)).sum();
     assert_eq!(dups, 9);
 }
+
+/// A controller's smaller segments (TCP Prague 0.7's `tcp_sync_mss`): new segments from
+/// snd_max on carry the new payload, segments already sent keep theirs when sent again, and
+/// the payload below a segment adds the runs: mss 1460 below segment 110, 1450 from 110, 150
+/// from 120: 110 x 1460 + 10 x 1450 + 5 x 150 = 175,850 bytes below 125. A return to the full
+/// size at 130 is one more run; resizing twice at the same segment keeps the last.
+#[test]
+fn segments_of_a_smaller_size_and_their_bytes() {
+    let mut s = sender_at(TcpVariant::NewReno, 10); // 100..110 sent at 1460 + 40
+    let hdr = s.params.header;
+    assert_eq!((hdr, s.bytes_below(125)), (40, 125.0 * 1460.0));
+    s.resize_segments(1450);
+    s.snd_max = 120;
+    s.resize_segments(900);
+    s.resize_segments(150); // replaces 900 at 120
+    assert_eq!(s.seg_sizes, vec![(110, 1450), (120, 150)]);
+    assert_eq!(s.bytes_below(125), 175_850.0);
+    assert_eq!(s.bytes_below(115), 110.0 * 1460.0 + 5.0 * 1450.0);
+    assert_eq!(s.bytes_below(50), 50.0 * 1460.0);
+    let new = s.make_segment(120, 0);
+    let resent = s.make_segment(105, 0);
+    let resent2 = s.make_segment(112, 0);
+    assert_eq!((new.size, resent.size, resent2.size), (190, 1500, 1490));
+    s.snd_max = 130;
+    s.resize_segments(1460);
+    assert_eq!(s.seg_sizes, vec![(110, 1450), (120, 150), (130, 1460)]);
+    assert_eq!(
+        s.bytes_below(131),
+        110.0 * 1460.0 + 14_500.0 + 1500.0 + 1460.0
+    );
+    assert_eq!(s.params.pkt_size, 1500);
+}
+
+/// The receiver notes where the measurement window's in-order data starts (segments 0 and 1
+/// delivered before it, 2 and 3 in it: from 2), so goodput can add the payload of segments
+/// of several sizes ([`Sender::bytes_below`] from 2 to 4).
+#[test]
+fn the_receiver_notes_the_first_segment_of_the_window() {
+    let mut r = Receiver::new(&cfg(TcpVariant::NewReno));
+    r.on_data(&data(0), 0, false);
+    r.on_data(&data(1), 0, false);
+    assert_eq!(r.stats.window_from, None);
+    r.on_data(&data(3), 0, true); // out of order: nothing delivered yet
+    assert_eq!(r.stats.window_from, None);
+    r.on_data(&data(2), 0, true);
+    assert_eq!(r.stats.window_from, Some(2));
+    assert_eq!((r.stats.delivered_window, r.stats.delivered_total), (2, 4));
+}

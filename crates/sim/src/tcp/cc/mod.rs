@@ -166,6 +166,19 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
         false
     }
+    /// The flow's segment size, told once when the sender is made: `mss` payload bytes and
+    /// `header` bytes of headers and options on the wire (Linux's `mss_cache` and
+    /// `tcp_mss_to_mtu`); `resizable`: the sender honours
+    /// [`CongestionControl::segment_payload`] (a bulk flow; a finite one keeps its segment
+    /// count, so it does not).
+    fn on_segment_size(&mut self, _mss: u32, _header: u32, _resizable: bool) {}
+    /// The payload bytes of each new segment the controller asks for from now on (TCP Prague
+    /// 0.7's `tcp_sync_mss` from `prague_update_alpha`), asked after each
+    /// [`CongestionControl::cong_control`]; `None`: the flow's `mss`. Segments already sent
+    /// keep their size when retransmitted.
+    fn segment_payload(&self) -> Option<u32> {
+        None
+    }
     /// The controller itself, for tests and traces that read its state (`None`: not offered).
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
@@ -207,7 +220,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
-    ("prague", || Box::new(Prague::v06())),
+    ("prague", || Box::new(Prague::new(prague::Params::V07))),
     ("prague-0.6", || Box::new(Prague::v06())),
     ("prague-0.7", || Box::new(Prague::new(prague::Params::V07))),
 ];

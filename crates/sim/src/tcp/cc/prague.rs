@@ -39,8 +39,8 @@
 //! - Pacing at `frac_cwnd` x MTU / srtt, doubled while `snd_cwnd` < ssthresh / 2
 //!   (`prague_update_pacing_rate`), set at the end of every ACK.
 //!
-//! **Version 0.7** (commit 893e1479, 2024, the newest stored; [`Params::V07`], `cc =
-//! "prague-0.7"`; `cc = "prague"` and `"prague-0.6"` are 0.6) changes, each tested below:
+//! **Version 0.7** (commit 893e1479, 2024, the newest stored; [`Params::V07`], `cc = "prague"`
+//! since 2026-11-29 and `"prague-0.7"`; `cc = "prague-0.6"` is 0.6) changes, each tested below:
 //! alpha in 2^-24 units (`PRAGUE_ALPHA_BITS` 24); alpha starting at 0, the first CE mark
 //! halving `frac_cwnd` (`prague_alpha_mode` 0); slow start copying `snd_cwnd` into
 //! `frac_cwnd`; RTT independence after 4 rounds (`prague_rtt_transition`), with srtt and the
@@ -51,10 +51,17 @@
 //! below 4 x 1500 B of window once CE was seen (`prague_cwnd_mode` 2): growth, CE and loss
 //! responses on `rate_bytes`, `frac_cwnd` derived from it over the slow srtt EWMA `hsrtt_us`,
 //! pacing 4/128 above `rate_bytes` in the first half of each virtual RTT after an alpha update
-//! and 4/128 below in the second (`RATE_OFFSET`). Not modelled at 0.7: the MSS lowered when the
-//! virtual window falls under 2 packets (`prague_update_alpha`'s `tcp_sync_mss`; the
-//! simulator's segment size is fixed), `sk_max_pacing_rate` and `snd_cwnd_clamp` (unlimited
-//! here).
+//! and 4/128 below in the second (`RATE_OFFSET`); **the segment size lowered** at each alpha
+//! update (RTT-independent, not in a loss episode) to half the virtual window's bytes
+//! (`prague_pacing_rate_to_max_mtu`, `MIN_CWND_VIRT` 2: `rate_bytes` x max(25 ms, srtt) in
+//! the rate-based mode, else `frac_cwnd` x MTU x 25 ms / srtt below the target), between
+//! `MIN_MSS` 150 B of payload and the flow's own size, `frac_cwnd` rescaled to the same
+//! bytes and `snd_cwnd` and ssthresh with it (`prague_update_alpha`'s `tcp_sync_mss`; the
+//! sender sends its new segments at [`CongestionControl::segment_payload`], a bulk flow
+//! only). Not modelled at 0.7: `sk_max_pacing_rate` and `snd_cwnd_clamp` (unlimited here),
+//! `tcp_bound_to_half_wnd` in `tcp_sync_mss` (the receiver's window is far larger), the
+//! re-splitting of segments sent before the size fell when they are sent again (Linux's
+//! `tcp_fragment` on retransmission; here they keep their size).
 //!
 //! Not modelled, so stated (docs/l4s.md): the classic-ECN-bottleneck detection
 //! (`prague_classic_ecn_detection`, the draft s. 2.4.2; the kernel's default leaves it off,
@@ -94,6 +101,11 @@ pub const MIN_CWND: u32 = 2;
 pub const ALPHA_BITS_07: u32 = 24;
 /// 0.7: the smallest `snd_cwnd` the fractional window rounds to (`MIN_CWND_RTT`).
 pub const MIN_CWND_RTT: u32 = 2;
+/// 0.7: the packets the virtual window is to hold before the segment size is lowered
+/// (`MIN_CWND_VIRT`).
+pub const MIN_CWND_VIRT: u64 = 2;
+/// 0.7: the smallest payload the segment size is lowered to, bytes (`MIN_MSS`).
+pub const MIN_MSS: u64 = 150;
 /// 0.7: the pacing floor, 100 kb/s in bytes per second (`MINIMUM_RATE`).
 pub const MINIMUM_RATE: u64 = 12_500;
 /// 0.7: the packet size the increase is normalised to (`MTU_SYS`).
@@ -115,7 +127,8 @@ pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 pub enum Version {
     /// Commit 02573a21, module version 0.6 (`cc = "prague-0.6"`).
     V06,
-    /// Commit 893e1479, module version 0.7 (2024), the newest stored (`cc = "prague-0.7"`).
+    /// Commit 893e1479, module version 0.7 (2024), the newest stored (`cc = "prague"`,
+    /// `"prague-0.7"`).
     V07,
 }
 
@@ -138,8 +151,9 @@ pub struct Params {
     pub cwnd_mode: u8,
     /// `prague_cwnd_transit`: the switching point, in `MTU_SYS` (1500 B) packets (4).
     pub cwnd_transit: u64,
-    /// The packet size on the wire, bytes (`tcp_mss_to_mtu(mss_cache)`): 1500 for the
-    /// simulator's default mss 1460 plus 40 header bytes.
+    /// The flow's full packet size on the wire, bytes (0.7's `mtu_cache`, the
+    /// `tcp_mss_to_mtu(mss_cache)` of `prague_init`): 1500 for the simulator's default mss 1460
+    /// plus 40 header bytes; set from the flow by [`CongestionControl::on_segment_size`].
     pub mtu: u64,
 }
 
@@ -220,6 +234,14 @@ pub struct Prague {
     hsrtt_us: u64,
     /// 0.7: the rate-based mode is on (`cwnd_mode`).
     rate_mode: bool,
+    /// The packet size in use on the wire, bytes (`tcp_mss_to_mtu(tp->mss_cache)`): the
+    /// flow's, [`Params::mtu`], until 0.7 lowers it (`prague_update_alpha`).
+    mtu: u64,
+    /// Header and option bytes of a segment (`tcp_mss_to_mtu(sk, 0)`), 40 until told.
+    header: u64,
+    /// 0.7 and a sender that honours [`CongestionControl::segment_payload`]: the segment
+    /// size may be lowered.
+    resizable: bool,
 }
 
 impl Default for Prague {
@@ -275,6 +297,9 @@ impl Prague {
             loss_cwnd: 0,
             hsrtt_us: 1 << (HSRTT_SHIFT + 3),
             rate_mode: params.cwnd_mode & 1 == 1,
+            mtu: params.mtu,
+            header: 40,
+            resizable: false,
         }
     }
 }
@@ -391,7 +416,7 @@ impl Prague {
     /// 0.7: `prague_frac_cwnd_to_pacing_rate`: MTU x 8e6 / srtt_us (truncated) x frac_cwnd
     /// >> 20, at least [`MINIMUM_RATE`].
     fn frac_to_pacing_rate(&self, frac: u64) -> u64 {
-        let per = 8_000_000 * self.params.mtu;
+        let per = 8_000_000 * self.mtu;
         let rate = per.checked_div(self.srtt_us8).unwrap_or(per);
         (((u128::from(rate) * u128::from(frac)) >> CWND_UNIT) as u64).max(MINIMUM_RATE)
     }
@@ -403,7 +428,7 @@ impl Prague {
         let rtt = if h > 0 { h } else { self.srtt_us8 };
         let x =
             ((u128::from(self.rate_bytes) * u128::from(rtt)) >> (RTT2SEC_SHIFT - CWND_UNIT)) as u64;
-        x.div_ceil(self.params.mtu)
+        x.div_ceil(self.mtu)
     }
 
     /// 0.7: `prague_virtual_rtt`: max(target, srtt), `srtt_us` units.
@@ -453,7 +478,7 @@ impl Prague {
     fn frac(&mut self, cwnd: u32, now: Time) -> u64 {
         if self.frac_cwnd.is_none() && self.v07() {
             self.alpha_stamp_us = now / 1000;
-            self.rate_bytes = (8_000_000 * self.params.mtu)
+            self.rate_bytes = (8_000_000 * self.mtu)
                 .checked_div(self.srtt_us8)
                 .map_or(MINIMUM_RATE, |r| {
                     (r * u64::from(cwnd.max(1))).max(MINIMUM_RATE)
@@ -541,7 +566,7 @@ impl Prague {
                 // Rate-based growth: MTU_SYS per virtual RTT per window's worth of ACKs.
                 let vrtt = self.virtual_rtt();
                 let increase = ((acked * MTU_SYS) << RTT2SEC_SHIFT) / vrtt;
-                let divisor = self.params.mtu << RTT2SEC_SHIFT;
+                let divisor = self.mtu << RTT2SEC_SHIFT;
                 let n = (self.rate_bytes * vrtt).div_ceil(divisor);
                 self.rate_bytes += (increase + n / 2).checked_div(n).unwrap_or(0);
                 frac = (frac + acked).max(self.pacing_rate_to_frac());
@@ -551,7 +576,7 @@ impl Prague {
                 increase = ((increase << CWND_UNIT) + frac / 2)
                     .checked_div(frac)
                     .unwrap_or(increase);
-                increase = increase * MTU_SYS / self.params.mtu;
+                increase = increase * MTU_SYS / self.mtu;
                 frac += increase.max(acked);
                 self.rate_bytes = (self.rate_bytes + acked).max(self.frac_to_pacing_rate(frac));
             }
@@ -582,8 +607,9 @@ impl Prague {
         s.snd_una >= self.next_seq && (!self.is_rtt_indep(cwnd) || elapsed >= self.target_us())
     }
 
-    /// `prague_update_alpha` (after the first CE mark) and `prague_new_round`.
-    fn update_alpha(&mut self, cwnd: u32, s: &AckSample) {
+    /// `prague_update_alpha` (after the first CE mark) and `prague_new_round`; returns
+    /// `snd_cwnd`, which 0.7's change of segment size may set.
+    fn update_alpha(&mut self, mut cwnd: u32, s: &AckSample) -> u32 {
         if self.saw_ce {
             let ewma = if self.v07() {
                 ewma_upscaled_07
@@ -596,6 +622,9 @@ impl Prague {
                 self.delivered - self.old_delivered,
             );
             self.alpha_stamp_us = s.now / 1000;
+            if self.resizable && self.is_rtt_indep(cwnd) && !self.in_loss {
+                cwnd = self.resize(cwnd);
+            }
         }
         if self.v07() {
             // The slow srtt EWMA, gain 2^-7 per round, for the rate-based mode.
@@ -611,6 +640,67 @@ impl Prague {
             }
         }
         self.cwnd_changed();
+        cwnd
+    }
+
+    /// 0.7: `prague_pacing_rate_to_max_mtu`, the packet size, bytes, at which the virtual
+    /// window holds [`MIN_CWND_VIRT`] packets: ceil(window bytes / 2), the window bytes
+    /// `rate_bytes` x max(25 ms, srtt) (`>> RTT2SEC_SHIFT`) in the rate-based mode, else
+    /// `frac_cwnd` x MTU scaled by target / srtt below the target RTT.
+    pub fn max_mtu(&self, cwnd: u32) -> u64 {
+        let bytes = if self.rate_based(cwnd) {
+            let b = u128::from(self.rate_bytes) * u128::from(self.virtual_rtt());
+            (b >> RTT2SEC_SHIFT) as u64
+        } else {
+            let target = u128::from(self.params.rtt_target_us << 3);
+            let rtt = u128::from(self.srtt_us8);
+            let mut scaled = u128::from(self.frac_cwnd.unwrap_or(ONE_CWND));
+            if rtt < target {
+                // The kernel divides by srtt_us unguarded; RTT independence implies a sample.
+                scaled = scaled * target / rtt.max(1);
+            }
+            ((scaled * u128::from(self.mtu)) >> CWND_UNIT) as u64
+        };
+        bytes.div_ceil(MIN_CWND_VIRT)
+    }
+
+    /// 0.7: `prague_valid_mtu`: at most the flow's packet size, at least [`MIN_MSS`] of
+    /// payload (the kernel passes the size as a u32).
+    pub fn valid_mtu(&self, mtu: u64) -> u64 {
+        (mtu as u32 as u64)
+            .min(self.params.mtu)
+            .max(MIN_MSS + self.header)
+    }
+
+    /// 0.7's change of segment size in `prague_update_alpha` (RTT independence on, not in a
+    /// loss episode): the packet size becomes [`Prague::valid_mtu`] of
+    /// [`Prague::max_mtu`]; if it changes, `frac_cwnd` is rescaled to the same bytes (x old /
+    /// new, truncated), the MSS follows (`tcp_sync_mss`; here
+    /// [`CongestionControl::segment_payload`]) and, if the rounded window differs, `snd_cwnd`
+    /// is set to it at once and ssthresh rescaled likewise. Returns `snd_cwnd`.
+    fn resize(&mut self, cwnd: u32) -> u32 {
+        let used = self.mtu;
+        let mtu = self.valid_mtu(self.max_mtu(cwnd));
+        if used == mtu {
+            return cwnd;
+        }
+        let frac = self.frac_cwnd.unwrap_or(ONE_CWND);
+        let frac = frac * used / mtu;
+        self.frac_cwnd = Some(frac);
+        self.mtu = mtu;
+        let new = frac_to_cwnd(frac).max(MIN_CWND_RTT);
+        if new == cwnd {
+            return cwnd;
+        }
+        // snd_ssthresh x mtu_used / mtu, stored back into the u32 field.
+        self.ssthresh = (u64::from(self.ssthresh) * used / mtu) as u32;
+        self.cwnd_changed();
+        new
+    }
+
+    /// 0.7: the packet size in use on the wire, bytes (`tcp_mss_to_mtu(tp->mss_cache)`).
+    pub fn mtu(&self) -> u64 {
+        self.mtu
     }
 
     /// `prague_update_pacing_rate`: frac_cwnd x MTU / srtt, doubled while `snd_cwnd` <
@@ -648,7 +738,7 @@ impl Prague {
         } else {
             let frac = self.frac_cwnd.unwrap_or(ONE_CWND);
             let inflight = (frac >> CWND_UNIT).max(u64::from(s.rate.in_flight));
-            let per = 8_000_000 * self.params.mtu;
+            let per = 8_000_000 * self.mtu;
             let per = per.checked_div(self.srtt_us8).unwrap_or(per);
             let r = (per * inflight).max(MINIMUM_RATE);
             self.rate_bytes = r;
@@ -658,7 +748,7 @@ impl Prague {
             rate <<= 1;
         }
         // Without an RTT the kernel's rate is MTU x 8e6 x flight: in effect unpaced.
-        self.pacing = (self.srtt_us8 > 0).then(|| rate as f64 / self.params.mtu as f64);
+        self.pacing = (self.srtt_us8 > 0).then(|| rate as f64 / self.mtu as f64);
     }
 
     /// The kernel's ssthresh as the sender keeps it (infinite until set).
@@ -709,14 +799,16 @@ impl CongestionControl for Prague {
         }
         self.note_window_use(w, s);
         let w = self.update_cwnd(w, s);
-        if self.should_update_ewma(w, s) {
-            self.update_alpha(w, s);
-        }
+        let w = if self.should_update_ewma(w, s) {
+            self.update_alpha(w, s)
+        } else {
+            w
+        };
         self.update_pacing(w, s);
         if self.v07() && self.params.cwnd_mode & 2 == 2 {
             // prague_cwnd_mode 2: the rate-based mode at or below cwnd_transit packets once a
             // CE mark has been seen; frac_cwnd and rate_bytes follow each other across.
-            let cwnd_bytes = u64::from(w) * self.params.mtu;
+            let cwnd_bytes = u64::from(w) * self.mtu;
             if self.saw_ce && cwnd_bytes <= self.params.cwnd_transit * MTU_SYS {
                 self.rate_mode = true;
                 self.frac_cwnd = Some(self.pacing_rate_to_frac());
@@ -785,6 +877,20 @@ impl CongestionControl for Prague {
             self.rate_bytes = self.frac_to_pacing_rate(f);
         }
         self.ssthresh_f64()
+    }
+
+    /// The flow's segment size (`prague_init`'s `mtu_cache`); 0.7 may lower it when the
+    /// sender can honour it.
+    fn on_segment_size(&mut self, mss: u32, header: u32, resizable: bool) {
+        self.params.mtu = u64::from(mss + header);
+        self.mtu = self.params.mtu;
+        self.header = u64::from(header);
+        self.resizable = resizable && self.v07();
+    }
+
+    /// 0.7: the MSS `tcp_sync_mss` leaves, the packet size in use less the headers.
+    fn segment_payload(&self) -> Option<u32> {
+        (self.resizable && !self.reno).then(|| (self.mtu - self.header) as u32)
     }
 
     fn ecn_alpha(&self) -> Option<f64> {
@@ -1257,5 +1363,113 @@ mod tests {
         p.srtt_us8 = 320_000;
         p.update_alpha(4, &ack(0, 0, 10, 200, 4));
         assert_eq!(p.hsrtt_us, 20_640_000);
+    }
+
+    // ---- 0.7's segment size (prague_update_alpha's tcp_sync_mss): each fails without it.
+
+    /// A 0.7 Prague of a bulk flow (mss 1460, 40 header bytes) at `cwnd` = ssthresh, in the
+    /// rate-based mode at `rate_bytes`, srtt 20 ms, RTT-independent, a CE mark seen.
+    fn low_rate(cwnd: u32, rate_bytes: u64) -> Prague {
+        let mut p = in_ca07(cwnd, 0);
+        p.on_segment_size(1460, 40, true);
+        p.rate_mode = true;
+        p.rate_bytes = rate_bytes;
+        p
+    }
+
+    /// Rate-based, 1 Mb/s (125,000 B/s) at srtt 20 ms: the virtual RTT is max(25 ms, srtt) =
+    /// 200,000 srtt_us units, the window 125,000 x 200,000 >> 23 = 2,980 B (2980.2), half of
+    /// it 1,490 B: the packet size falls from 1500 to 1490, the MSS to 1450; frac_cwnd 2
+    /// segments = 2,097,152 becomes 2,097,152 x 1500 / 1490 = 2,111,226 (truncated), whose
+    /// ceiling is 3: snd_cwnd 2 -> 3 at once and ssthresh 2 x 1500 / 1490 = 2 (truncated).
+    /// The pacing rate stays 125,000 B/s - 4/128 (the alpha update has just happened, so
+    /// the first half-RTT: + 4/128 = 128,906 B/s), now 86.51 segments of 1490 B per second.
+    #[test]
+    fn v07_segment_size_falls_below_two_packets_per_virtual_rtt() {
+        let mut p = low_rate(2, 125_000);
+        p.frac_cwnd = Some(2 << 20);
+        assert_eq!(p.max_mtu(2), 1490);
+        let w = p.update_alpha(2, &ack(0, 0, 10, 200, 2));
+        assert_eq!((w, p.mtu(), p.ssthresh()), (3, 1490, 2));
+        assert_eq!(p.frac_cwnd, Some(2_111_226));
+        assert_eq!(p.segment_payload(), Some(1450));
+        // 1 Mb/s + 1 B/s more per 8.4 B of window: 125,900 B/s gives 3001 B, 1501 -> 1500.
+        assert_eq!(low_rate(2, 125_900).max_mtu(2), 1501);
+        let mut q = low_rate(2, 125_900);
+        q.update_alpha(2, &ack(0, 0, 10, 200, 2));
+        assert_eq!((q.mtu(), q.segment_payload()), (1500, Some(1460)));
+    }
+
+    /// 100 kb/s (MINIMUM_RATE, 12,500 B/s): 12,500 x 200,000 >> 23 = 298 B, half 149, below
+    /// the floor MIN_MSS + headers = 190 B: the MSS is 150 B (the kernel's "down to 150
+    /// bytes at 100kbps"); frac_cwnd 2,097,152 x 1500 / 190 = 16,556,463, snd_cwnd 16 and
+    /// ssthresh 2 x 1500 / 190 = 15. Back at 250,000 B/s (2 Mb/s): 5,960 B, half 2,980,
+    /// capped at the flow's 1500: the full MSS again, frac_cwnd x 190 / 1500 = 2,097,151.
+    #[test]
+    fn v07_segment_size_down_to_150_bytes_and_back() {
+        let mut p = low_rate(2, 12_500);
+        p.frac_cwnd = Some(2 << 20);
+        let w = p.update_alpha(2, &ack(0, 0, 10, 200, 2));
+        assert_eq!((w, p.mtu(), p.ssthresh()), (16, 190, 15));
+        assert_eq!(p.frac_cwnd, Some(16_556_463));
+        assert_eq!(p.segment_payload(), Some(150));
+        p.rate_bytes = 250_000;
+        let w = p.update_alpha(16, &ack(0, 0, 10, 200, 16));
+        assert_eq!((p.mtu(), p.segment_payload()), (1500, Some(1460)));
+        assert_eq!(p.frac_cwnd, Some(2_097_151));
+        assert_eq!((w, p.ssthresh()), (2, 1));
+    }
+
+    /// The fractional-window mode (`prague_cwnd_mode` 0) at srtt 20 ms: the window is scaled
+    /// to the 25 ms target, frac x 200,000 / 160,000. frac_cwnd 1,677,722 (1.6 segments):
+    /// 2,097,152 x 1500 >> 20 = 3000 B, half 1500, no change; 1,600,000: 2,000,000 x 1500 >>
+    /// 20 = 2861 B, half 1431 (rounded up): MSS 1391, frac_cwnd 1,600,000 x 1500 / 1431 =
+    /// 1,677,148, snd_cwnd 2 unchanged (ceil 1.6), ssthresh unchanged.
+    #[test]
+    fn v07_segment_size_in_the_fractional_window_mode() {
+        let mut p = Prague::new(Params {
+            cwnd_mode: 0,
+            ..Params::V07
+        });
+        p.on_segment_size(1460, 40, true);
+        p.frac_cwnd = Some(1_677_722);
+        p.ssthresh = 2;
+        p.srtt_us8 = 160_000;
+        p.round = 4;
+        p.saw_ce = true;
+        assert_eq!(p.max_mtu(2), 1500);
+        p.update_alpha(2, &ack(0, 0, 10, 200, 2));
+        assert_eq!(p.mtu(), 1500);
+        p.frac_cwnd = Some(1_600_000);
+        let w = p.update_alpha(2, &ack(0, 0, 10, 200, 2));
+        assert_eq!((w, p.mtu(), p.ssthresh()), (2, 1431, 2));
+        assert_eq!(p.frac_cwnd, Some(1_677_148));
+        assert_eq!(p.segment_payload(), Some(1391));
+    }
+
+    /// When the segment size stays: in a loss episode, before the 4 transition rounds, in
+    /// slow start, before the first CE mark (alpha is not updated), for a finite flow (the
+    /// sender keeps its segment count) and at 0.6 (no such rule).
+    #[test]
+    fn v07_segment_size_kept() {
+        type Case = (&'static str, fn(&mut Prague));
+        let cases: [Case; 6] = [
+            ("in loss", |p| p.in_loss = true),
+            ("round 3", |p| p.round = 3),
+            ("slow start", |p| p.ssthresh = 3),
+            ("no CE yet", |p| p.saw_ce = false),
+            ("finite flow", |p| p.on_segment_size(1460, 40, false)),
+            ("0.6", |p| {
+                p.params = Params::V06;
+                p.on_segment_size(1460, 40, true)
+            }),
+        ];
+        for (what, f) in cases {
+            let mut p = low_rate(2, 12_500);
+            f(&mut p);
+            p.update_alpha(2, &ack(0, 0, 10, 200, 2));
+            assert_eq!(p.mtu(), 1500, "{what}");
+            assert!(p.segment_payload().is_none_or(|m| m == 1460), "{what}");
+        }
     }
 }
