@@ -1,6 +1,8 @@
 """BBR v1 per flow, the kernel's against the simulator's, over many runs (issue 22).
 
     sudo .venv/bin/python benches/bbr_flows.py testbed --runs 10 [--out runs/bbr_flows]
+        [--aqm dt] [--kernel-label tbnocomp --sysctl net.ipv4.tcp_comp_sack_nr=0]
+        [--route quickack=1]
     .venv/bin/python benches/bbr_flows.py sim --seeds 1-30 [--label sim] [--tcp delack=true]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
 
@@ -9,7 +11,10 @@ The networks of benches/fwd_vs_sim.py ``--bbr`` (docs/testbed.md, BBR v1 section
 buffer 300 packets, base RTTs 8, 16, ..., 80 ms), 30 s with 10 s of warm-up.
 
 ``testbed``: the kernel's ``bbr`` (SACK, RACK-TLP), one run at a time, FIFO and CoDel in turn,
-each in ``{aqm}-tb-NN`` with the 1-minute load average before and after it (``load.json``).
+each in ``{aqm}-tb-NN`` with the 1-minute load average before and after it (``load.json``);
+``--sysctl``: extra ``net.ipv4.tcp_*`` settings of the end namespaces (``aqmlab testbed
+--sysctl``) and ``--route``: extra route metrics (``aqmlab testbed --route``), for a variant with
+its own ``--kernel-label`` (``{aqm}-{label}-NN``); ``--aqm``: one AQM only.
 ``sim``: the simulator's ``cc = "bbr"`` over ``recovery = "rack"``, one run per seed in
 ``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label).
 ``table``: reads the runs' ``summary.json`` and prints, per AQM and flow (by base RTT), the mean
@@ -18,7 +23,8 @@ interval (runs resampled on each side), whether that interval lies inside [0.9, 
 outside it ("no") or neither ("undecided"), Welch's t-test and its Holm-adjusted p over the ten
 flows; then per-run distribution statistics (Jain's index, the largest flows' shares, the shares
 of three RTT classes) with bootstrap intervals and a Mann-Whitney test, and which flow was the
-largest in how many runs. ``--plot``: per-flow mean +- s.e. by base RTT, both sides.
+largest in how many runs (``--kernel-label``: the kernel runs of a variant). ``--plot``:
+per-flow mean +- s.e. by base RTT, both sides.
 """
 
 from __future__ import annotations
@@ -54,16 +60,32 @@ def _next_index(out: Path, aqm: str, kind: str) -> int:
     return max(have, default=0) + 1
 
 
-def run_testbed(out: Path, runs: int) -> None:
-    """``runs`` kernel runs per AQM, alternating FIFO and CoDel."""
+def run_testbed(
+    out: Path,
+    runs: int,
+    label: str = "tb",
+    sysctls: dict[str, str] | None = None,
+    aqms: tuple[str, ...] = AQMS,
+    route: dict[str, str] | None = None,
+) -> None:
+    """``runs`` kernel runs per AQM, alternating FIFO and CoDel, in ``{aqm}-{label}-NN``;
+    ``sysctls``: extra ``net.ipv4.tcp_*`` settings of the senders' and receivers' namespaces;
+    ``route``: extra metrics of their routes (``{"quickack": "1"}``)."""
     from aqmlab import testbed
 
     for _ in range(runs):
-        for aqm in AQMS:
-            i = _next_index(out, aqm, "tb")
-            d = out / f"{aqm}-tb-{i:02d}"
+        for aqm in aqms:
+            i = _next_index(out, aqm, label)
+            d = out / f"{aqm}-{label}-{i:02d}"
             before = os.getloadavg()
-            res = testbed.testbed(_scenario(aqm, sim=False), out=d, plot=False, cc="bbr")
+            res = testbed.testbed(
+                _scenario(aqm, sim=False),
+                out=d,
+                plot=False,
+                cc="bbr",
+                sysctls=sysctls,
+                route=route,
+            )
             after = os.getloadavg()
             (d / "load.json").write_text(json.dumps({"before": before, "after": after}))
             g = [f["goodput_bps"] / 1e6 for f in res.summary["flows"]]
@@ -93,11 +115,14 @@ def run_sim(out: Path, seeds: list[int], label: str = "sim", tcp: dict | None = 
 CLASSES = (("8-16 ms", (8, 16)), ("24-48 ms", (24, 32, 40, 48)), ("56-80 ms", (56, 64, 72, 80)))
 
 
-def load_runs(out: Path, aqm: str, kind: str) -> list[dict]:
+def load_runs(out: Path, aqm: str, kind: str, kernel: bool | None = None) -> list[dict]:
     """Every run of one AQM and side: per-flow goodput (Mb/s, ordered by base RTT), base RTTs (ms),
-    the mean queue and, for the testbed, the load average before the run."""
+    the mean queue and, for the testbed, the load average before the run. ``kind``: the runs'
+    label; ``kernel``: whether they are testbed runs (``{aqm}-{kind}-NN``) or simulator seeds
+    (``{aqm}-{kind}-sNN``); by default testbed runs only for the label "tb"."""
     runs = []
-    pattern = f"{aqm}-tb-[0-9][0-9]" if kind == "tb" else f"{aqm}-{kind}-s[0-9][0-9]"
+    kernel = kind == "tb" if kernel is None else kernel
+    pattern = f"{aqm}-{kind}-[0-9][0-9]" if kernel else f"{aqm}-{kind}-s[0-9][0-9]"
     for d in sorted(out.glob(pattern)):
         f = d / "summary.json"
         if not f.exists():
@@ -174,15 +199,16 @@ def _boot_ci(
     return ci(ma), ci(mb), ci(mb - ma)
 
 
-def table(out: Path, boot: int, label: str = "sim") -> None:
+def table(out: Path, boot: int, label: str = "sim", kernel_label: str = "tb") -> None:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
-    kernel's against the simulator runs labelled ``label``."""
+    kernel's runs labelled ``kernel_label`` against the simulator runs labelled ``label``."""
     import numpy as np
     from scipy import stats
 
     rng = np.random.default_rng(1)
     for aqm in AQMS:
-        tb, sim = load_runs(out, aqm, "tb"), load_runs(out, aqm, label)
+        tb = load_runs(out, aqm, kernel_label, kernel=True)
+        sim = load_runs(out, aqm, label)
         if not tb or not sim:
             continue
         rtts = tb[0]["rtt"]
@@ -314,16 +340,33 @@ def main() -> int:
     ap.add_argument(
         "--tcp", action="append", default=[], help="sim: an extra [tcp] setting, KEY=VALUE (TOML)"
     )
+    ap.add_argument(
+        "--sysctl",
+        action="append",
+        default=[],
+        help="testbed: an extra net.ipv4.tcp_* setting of the end namespaces, KEY=VALUE",
+    )
+    ap.add_argument(
+        "--route",
+        action="append",
+        default=[],
+        help="testbed: an extra metric of the end namespaces' routes, KEY=VALUE (quickack=1)",
+    )
+    ap.add_argument("--kernel-label", default="tb", help="testbed, table: the kernel runs' label")
+    ap.add_argument("--aqm", choices=AQMS, help="testbed: this AQM only")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.what == "testbed":
-        run_testbed(out, args.runs)
+        sysctls = dict(x.split("=", 1) for x in args.sysctl)
+        aqms = (args.aqm,) if args.aqm else AQMS
+        route = dict(x.split("=", 1) for x in args.route)
+        run_testbed(out, args.runs, args.kernel_label, sysctls, aqms, route)
     elif args.what == "sim":
         tcp = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (x.split("=", 1) for x in args.tcp)}
         run_sim(out, _seeds(args.seeds), args.label, tcp)
     else:
-        table(out, args.boot, args.label)
+        table(out, args.boot, args.label, args.kernel_label)
         if args.plot:
             plot(out, Path(args.plot), args.label)
     return 0
