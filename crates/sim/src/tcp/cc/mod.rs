@@ -166,6 +166,15 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
         false
     }
+    /// On each partial ACK of SACK fast recovery, one segment goes out before PRR's own
+    /// sending and outside its window, unless the new head of the queue was retransmitted
+    /// already, as ns-3.44's `TcpSocketBase::ProcessAck` does (`DoRetransmit`, tcp-socket-base.cc
+    /// l. 2099-2103; `cc = "ledbat-ns3"`, `"newreno-ns3"`, `"bbr-ns3:partialrtx"`, cross-check
+    /// models; [`crate::tcp::recovery::sack::Sack`]). RFC 6675 and Linux send in recovery only
+    /// what the window allows.
+    fn sends_on_partial_ack(&self) -> bool {
+        false
+    }
     /// The controller itself, for tests and traces that read its state (`None`: not offered).
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
@@ -199,6 +208,7 @@ pub type Builder = fn() -> Box<dyn CongestionControl>;
 /// The congestion controllers by name (`[tcp] cc`).
 pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", || Box::new(Reno)),
+    ("newreno-ns3", || Box::new(reno::RenoNs3)),
     ("cubic", || Box::new(Cubic::default())),
     ("dctcp", || Box::new(Dctcp::default())),
     ("bbr", || Box::new(Bbr::default())),
