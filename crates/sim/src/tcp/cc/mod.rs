@@ -208,7 +208,6 @@ pub type Builder = fn() -> Box<dyn CongestionControl>;
 /// The congestion controllers by name (`[tcp] cc`).
 pub const REGISTRY: &[(&str, Builder)] = &[
     ("reno", || Box::new(Reno)),
-    ("newreno-ns3", || Box::new(reno::RenoNs3)),
     ("cubic", || Box::new(Cubic::default())),
     ("dctcp", || Box::new(Dctcp::default())),
     ("bbr", || Box::new(Bbr::default())),
@@ -217,6 +216,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
+    ("newreno-ns3", || Box::new(reno::RenoNs3)),
     ("prague", || Box::new(Prague::v06())),
     ("prague-0.6", || Box::new(Prague::v06())),
     ("prague-0.7", || Box::new(Prague::new(prague::Params::V07))),
