@@ -31,6 +31,12 @@ same queue, where by default aqmlab's first data leaves one base RTT after ns-3'
 the queue (``tcp.graph_text``). ns-3's side is the same network and options as without it; the
 tag gets ``-hs``.
 
+ns-3's socket sends one segment on each partial ACK in recovery whatever the congestion control
+(``DoRetransmit``, tcp-socket-base.cc l. 2099-2103); ``ledbat-ns3`` has that rule, and
+``--aqmlab-tcp 'cc="newreno-ns3"'`` gives it to the NewReno flows too (Reno's window with it;
+the LEDBAT flows keep their own ``cc``, and ns-3's graph and options are unchanged, so its cached
+run is used: docs/crosscheck-ns3.md s. 3.2).
+
 ns-3's side of a run is taken from any cached run of the same ns-3 command on the same network
 (``bbr.reuse_ns3``), so a tagged run whose overrides are aqmlab's alone (``--ledbat-cc``,
 ``--handshake``, ``--aqmlab-tcp``) runs aqmlab only.

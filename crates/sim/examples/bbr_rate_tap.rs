@@ -110,6 +110,9 @@ impl CongestionControl for Tap {
     fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
         self.inner.restarts_rto_on_first_partial_ack_only()
     }
+    fn sends_on_partial_ack(&self) -> bool {
+        self.inner.sends_on_partial_ack()
+    }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         self.inner.as_any()
     }

@@ -5,7 +5,10 @@
 //!   T FLOW EVENT UNA NXT MAX CWND SSTHRESH REC FR TO QUEUE
 //! (segments; QUEUE the bottleneck's packets; EVENT `fr` a new fast retransmit, `rto` a new timeout, `exit` recovery left, `w`
 //! the 100 ms sample). The bottleneck's drops go to DROPS_OUT as `T FLOW` lines (from its event
-//! log), the same shape as `ns3_dumbbell.cc --dropTrace`'s first two columns.
+//! log), the same shape as `ns3_dumbbell.cc --dropTrace`'s first two columns. Last, a `#` line:
+//! the LEDBAT flows' share of the segments acknowledged from the run's warm-up to END_S, the
+//! timeouts of all flows, and the bottleneck's least queue (packets) over 1-20 s, sampled every
+//! 1 ms, then each flow's goodput over that span in Mb/s.
 use sim::Sim;
 
 fn main() {
@@ -25,10 +28,21 @@ fn main() {
     let mut last = vec![(0u64, 0u64, false); n];
     let step = 1_000_000;
     let mut t = 0;
+    let warm = cfg.warmup_ns;
+    let mut una_warm = vec![0u32; n];
+    let mut least_queue = usize::MAX;
     while t < end {
         t += step;
         sim.run_until(t);
         let queue = sim.links[0].len_pkts();
+        if (1_000_000_000..=20_000_000_000).contains(&t) {
+            least_queue = least_queue.min(queue as usize);
+        }
+        if t == warm {
+            for (i, f) in sim.flows.iter().enumerate() {
+                una_warm[i] = f.tcp().map_or(0, |c| c.sender.snd_una);
+            }
+        }
         for (i, f) in sim.flows.iter().enumerate() {
             let Some(s) = f.tcp().map(|c| &c.sender) else {
                 continue;
@@ -65,6 +79,30 @@ fn main() {
             last[i] = now;
         }
     }
+    let (mut led, mut all, mut timeouts) = (0u64, 0u64, 0u64);
+    let mut mbps = Vec::new();
+    for (i, f) in sim.flows.iter().enumerate() {
+        let Some(s) = f.tcp().map(|c| &c.sender) else {
+            continue;
+        };
+        let acked = u64::from(s.snd_una - una_warm[i]);
+        all += acked;
+        if s.cc.name().starts_with("ledbat") {
+            led += acked;
+        }
+        timeouts += s.stats.timeouts;
+        mbps.push(format!(
+            "{:.1}",
+            acked as f64 * 1460.0 * 8.0 / ((end - warm) as f64 / 1e3)
+        ));
+    }
+    println!(
+        "# share {:.1} timeouts {} least_queue {} goodput {}",
+        100.0 * led as f64 / all.max(1) as f64,
+        timeouts,
+        least_queue,
+        mbps.join(" ")
+    );
     drop(sim);
     let bytes = std::fs::read(&events).expect("the event log");
     let mut out = String::new();

@@ -40,6 +40,7 @@ NO_LINUX = {
     "ledbat-ns3": "ns-3.44's LEDBAT window cap, a cross-check variant; Linux has no LEDBAT module",
     "bbr3": "mainline Linux's bbr is BBR v1; BBR v3 is in google/bbr's v3 tree only",
     "bbr-ns3": "ns-3.44 TcpBbr's model choices, a cross-check variant (Linux's bbr is bbr)",
+    "newreno-ns3": "ns-3.44's partial-ACK retransmission, a cross-check variant (Linux's is reno)",
 }
 
 #: aqmlab's congestion controllers (`[tcp] cc`) -> Linux modules; LEDBAT has none (NO_LINUX).

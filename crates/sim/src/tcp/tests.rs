@@ -579,6 +579,134 @@ fn sack_recovery_prr_sends_by_hand_after_three_losses() {
     assert_eq!(s.stats.retransmits, 3);
 }
 
+/// A SACK sender with controller `cc` and 100..119 outstanding, cwnd 20 (as [`sender_at`]).
+fn sack_sender_at_20(cc: &str) -> Sender {
+    let c = TcpConfig {
+        cc: Some(cc.into()),
+        ..cfg(TcpVariant::Sack)
+    };
+    let mut s = Sender::new(&c, None, None);
+    (s.snd_una, s.snd_nxt, s.snd_max, s.cwnd, s.ssthresh) = (100, 120, 120, 20.0, 1.0);
+    s
+}
+
+/// ns-3.44's segment on a partial ACK (`cc = "newreno-ns3"`, the Reno window rules of `reno`;
+/// [`crate::tcp::cc::CongestionControl::sends_on_partial_ack`]), on the 20 segments and three
+/// losses above, by hand. Dup ACKs 1-4 as above: 120, 121, then 100 retransmitted (HighRxt 100,
+/// prr_out 1), then nothing (ACK 4: prr_delivered 1, sndcnt ceil(10 / 22) - 1 = 0). Now the
+/// retransmission of 100 is ACKed early (ACK 101, SACK 103-106 unchanged: DeliveredData 1,
+/// prr_delivered 2): pipe = 15 (101, 102 lost with 4 SACKed above; 107..121 not lost; HighRxt
+/// below snd_una), sndcnt = ceil(2 x 10 / 22) - 1 = 0, cwnd = pipe + sndcnt = 15.
+/// - RFC 6675 / 6937 (`reno`): nothing leaves.
+/// - ns-3.44 (`ProcessAck` l. 2099-2103): the new head 101 was not retransmitted, so
+///   `DoRetransmit` sends NextSeg's rule (1) segment, 101, beyond the window; cwnd stays 15 and
+///   prr_out becomes 2.
+///
+/// The next dup ACK (SACK 103-107: DeliveredData 1, prr_delivered 3): `reno` has pipe 14
+/// (108..121; nothing retransmitted at or above snd_una) and sndcnt = ceil(30 / 22) - 1 = 1,
+/// which retransmits 101 now; `newreno-ns3` has pipe 15 (101 retransmitted counts) and sndcnt
+/// 2 - 2 = 0; cwnd = 15 on both. The partial ACK of 101's retransmission (ACK 102, prr_delivered
+/// 4, pipe 14, prr_out 2 on both): sndcnt = ceil(40 / 22) - 2 = 0, so `reno` sends nothing and
+/// waits for a later ACK to retransmit 102, while `newreno-ns3` finds the head 102 not
+/// retransmitted and sends it (rule (1)). Retransmissions: 100, 101 against 100, 101, 102.
+#[test]
+fn ns3_partial_ack_sends_one_segment_beyond_the_window() {
+    let run = |cc: &str| {
+        let mut s = sack_sender_at_20(cc);
+        let mut sent: Vec<Vec<u32>> = Vec::new();
+        let mut cwnds = Vec::new();
+        let mut step = |s: &mut Sender, a: Packet| {
+            let mut out = Vec::new();
+            s.on_ack(&a, 1000, &mut out);
+            sent.push(out.iter().map(|p| p.seq).collect());
+            cwnds.push(s.cwnd);
+        };
+        for top in 104..=107 {
+            step(&mut s, sack_ack(100, 103, top));
+        }
+        step(&mut s, sack_ack(101, 103, 107)); // partial ACK: 100's retransmission
+        step(&mut s, sack_ack(101, 103, 108)); // dup ACK: 107 SACKed
+        step(&mut s, sack_ack(102, 103, 108)); // partial ACK: 101's retransmission
+        assert!(s.in_recovery);
+        (sent, cwnds, s.stats.retransmits)
+    };
+    let e: Vec<u32> = vec![];
+    let (reno, reno_cwnd, reno_rtx) = run("reno");
+    let (ns3, ns3_cwnd, ns3_rtx) = run("newreno-ns3");
+    let head = [vec![120], vec![121], vec![100], e.clone()];
+    assert_eq!(reno[..4], head[..]);
+    assert_eq!(ns3[..4], head[..], "no partial ACK yet: the same");
+    assert_eq!(reno[4], e, "RFC 6937: sndcnt 0, nothing leaves");
+    assert_eq!(
+        ns3[4],
+        vec![101],
+        "ns-3.44: DoRetransmit sends the lost head 101"
+    );
+    assert_eq!(reno_cwnd[4], 15.0);
+    assert_eq!(ns3_cwnd[4], 15.0, "the window is PRR's, untouched");
+    assert_eq!(
+        reno[5],
+        vec![101],
+        "RFC 6937: sndcnt 2 - 1 = 1, NextSeg rule (1)"
+    );
+    assert_eq!(ns3[5], e, "prr_out 2 already: sndcnt 2 - 2 = 0");
+    assert_eq!(reno_cwnd[5], ns3_cwnd[5], "the same pipe either way");
+    assert_eq!(reno_cwnd[5], 15.0);
+    assert_eq!(reno[6], e, "RFC 6937: sndcnt 0");
+    assert_eq!(
+        ns3[6],
+        vec![102],
+        "ns-3.44: the head 102 was not retransmitted"
+    );
+    assert_eq!((reno_rtx, ns3_rtx), (2, 3));
+}
+
+/// The rule's exception (`IsRetransmittedDataAcked(ackNumber + segmentSize)`): a partial ACK
+/// whose new head was retransmitted already sends nothing beyond PRR. The by-hand run above to
+/// dup ACK 8 (101 and 102 retransmitted at ACKs 6 and 8, HighRxt 102); the partial ACKs 101 and
+/// 102 then find their heads retransmitted: `newreno-ns3` sends what `reno` sends.
+#[test]
+fn ns3_partial_ack_skips_a_head_retransmitted_already() {
+    let run = |cc: &str| {
+        let mut s = sack_sender_at_20(cc);
+        let mut sent: Vec<Vec<u32>> = Vec::new();
+        for a in (104..=111)
+            .map(|top| sack_ack(100, 103, top))
+            .chain([sack_ack(101, 103, 111), sack_ack(102, 103, 111)])
+        {
+            let mut out = Vec::new();
+            s.on_ack(&a, 1000, &mut out);
+            sent.push(out.iter().map(|p| p.seq).collect());
+        }
+        (sent, s.cwnd)
+    };
+    let (reno, reno_cwnd) = run("reno");
+    let (ns3, ns3_cwnd) = run("newreno-ns3");
+    assert_eq!(reno[5], vec![101]);
+    assert_eq!(reno[7], vec![102]);
+    assert_eq!(ns3, reno);
+    assert_eq!(ns3_cwnd, reno_cwnd);
+}
+
+/// Who has ns-3.44's partial-ACK segment: the ns-3 models of the LEDBAT cross-check
+/// (`ledbat-ns3` and the NewReno flows beside it, `newreno-ns3`) and `bbr-ns3:partialrtx`; not
+/// `bbr-ns3` (its five rows were not re-run with it) nor any RFC or Linux controller.
+#[test]
+fn the_partial_ack_segment_is_ns3_models_only() {
+    let on = |n: &str| crate::tcp::cc::build(n).unwrap().sends_on_partial_ack();
+    for n in [
+        "ledbat-ns3",
+        "newreno-ns3",
+        "bbr-ns3:partialrtx",
+        "bbr-ns3:rtofirst+partialrtx",
+    ] {
+        assert!(on(n), "{n}");
+    }
+    for n in crate::tcp::cc::names() {
+        assert_eq!(on(n), n == "ledbat-ns3" || n == "newreno-ns3", "{n}");
+    }
+}
+
 /// A loss in a window of 3 (RFC 6675 s. 5, by hand): 100..102 outstanding, cwnd 3, 100 lost.
 /// Dup ACK 1 (101 SACKed): 2 segments in flight (100, 102) < cwnd 3: step (3) sends new
 /// segment 103; dup ACK 2 (101-102): in flight 100, 103: sends 104; dup ACK 3 (101-103):

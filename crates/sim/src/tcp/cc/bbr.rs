@@ -142,10 +142,17 @@ pub struct Ns3Model {
     /// ACK that advanced snd_una (Linux and RFC 6298 s. 5.3 restart it on every ACK of new
     /// data). Kept by the SACK recovery ([`crate::tcp::recovery::sack::Sack`]).
     pub rto_first: bool,
+    /// `partialrtx`: on each partial ACK in fast recovery the socket sends one segment by
+    /// `DoRetransmit` (NextSeg without rule 3: a lost segment, else new data, else the head)
+    /// outside the window, unless the new head was retransmitted already (ns-3.44's socket,
+    /// not TcpBbr: tcp-socket-base.cc l. 2099-2103, 4086-4118). Not in [`Ns3Model::ALL`]: the
+    /// five BBR rows have not been re-run with it. Sent by the SACK recovery
+    /// ([`crate::tcp::recovery::sack::Sack`]).
+    pub partial_rtx: bool,
 }
 
 impl Ns3Model {
-    /// Every departure.
+    /// `cc = "bbr-ns3"`: every departure but `partialrtx` (see [`Ns3Model::partial_rtx`]).
     pub const ALL: Ns3Model = Ns3Model {
         quanta: true,
         ack_agg: true,
@@ -162,6 +169,7 @@ impl Ns3Model {
         no_lt: true,
         rate_start: true,
         rto_first: true,
+        partial_rtx: false,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
@@ -184,10 +192,11 @@ impl Ns3Model {
                 "nolt" => &mut m.no_lt,
                 "ratestart" => &mut m.rate_start,
                 "rtofirst" => &mut m.rto_first,
+                "partialrtx" => &mut m.partial_rtx,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, nolt)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, nolt, partialrtx)"
                     ))
                 }
             };
@@ -853,6 +862,10 @@ impl CongestionControl for Bbr {
 
     fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
         self.ns3.rto_first
+    }
+
+    fn sends_on_partial_ack(&self) -> bool {
+        self.ns3.partial_rtx
     }
 
     fn needs_pacing(&self) -> bool {

@@ -117,7 +117,9 @@ impl Ledbat {
     /// it: no ALLOWED_INCREASE; and the delay samples are whole milliseconds (ns-3's TSval
     /// clock; truncated here). ns-3-dev replaced that cap after 3.44 (commit 609503fb, "tcp:
     /// fix LEDBAT congestion window calculation": bytes in flight before the ACK plus
-    /// `AllowedIncrease`, 1 segment), which is what [`Ledbat::default`] follows.
+    /// `AllowedIncrease`, 1 segment), which is what [`Ledbat::default`] follows. Of ns-3's
+    /// socket it has the segment sent on each partial ACK in recovery
+    /// ([`CongestionControl::sends_on_partial_ack`]).
     pub fn ns3_44() -> Self {
         Ledbat {
             ns3_44: true,
@@ -154,6 +156,13 @@ impl CongestionControl for Ledbat {
         } else {
             "ledbat"
         }
+    }
+
+    /// ns-3.44's socket sends on each partial ACK ([`CongestionControl::sends_on_partial_ack`]);
+    /// `ledbat-ns3` is the cross-check's model of ns-3, so it has this rule of ns-3's socket
+    /// too.
+    fn sends_on_partial_ack(&self) -> bool {
+        self.ns3_44
     }
 
     fn needs_timestamps(&self) -> bool {

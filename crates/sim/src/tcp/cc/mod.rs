@@ -179,6 +179,15 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn segment_payload(&self) -> Option<u32> {
         None
     }
+    /// On each partial ACK of SACK fast recovery, one segment goes out before PRR's own
+    /// sending and outside its window, unless the new head of the queue was retransmitted
+    /// already, as ns-3.44's `TcpSocketBase::ProcessAck` does (`DoRetransmit`, tcp-socket-base.cc
+    /// l. 2099-2103; `cc = "ledbat-ns3"`, `"newreno-ns3"`, `"bbr-ns3:partialrtx"`, cross-check
+    /// models; [`crate::tcp::recovery::sack::Sack`]). RFC 6675 and Linux send in recovery only
+    /// what the window allows.
+    fn sends_on_partial_ack(&self) -> bool {
+        false
+    }
     /// The controller itself, for tests and traces that read its state (`None`: not offered).
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
@@ -220,6 +229,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("bbr3", || Box::new(Bbr3::default())),
     ("ledbat", || Box::new(Ledbat::default())),
     ("ledbat-ns3", || Box::new(Ledbat::ns3_44())),
+    ("newreno-ns3", || Box::new(reno::RenoNs3)),
     ("prague", || Box::new(Prague::new(prague::Params::V07))),
     ("prague-0.6", || Box::new(Prague::v06())),
     ("prague-0.7", || Box::new(Prague::new(prague::Params::V07))),

@@ -36,3 +36,31 @@ impl CongestionControl for Reno {
         halve(flight)
     }
 }
+
+/// Reno's window rules with ns-3.44's sending on partial ACKs (`cc = "newreno-ns3"`, a
+/// cross-check model): the aqmlab side of ns-3's `TcpNewReno` flows where a cross-check gives
+/// the controller beside them ns-3's socket rules (`ledbat-ns3`; docs/crosscheck-ns3.md s.
+/// 3.2). The rule is `TcpSocketBase`'s, so ns-3 applies it whatever the congestion control
+/// ([`CongestionControl::sends_on_partial_ack`]).
+#[derive(Clone, Debug, Default)]
+pub struct RenoNs3;
+
+impl CongestionControl for RenoNs3 {
+    fn name(&self) -> &'static str {
+        "newreno-ns3"
+    }
+
+    #[inline]
+    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, s: &AckSample) -> f64 {
+        Reno.on_ack(cwnd, ssthresh, s)
+    }
+
+    #[inline]
+    fn on_congestion(&mut self, cwnd: f64, flight: u32, now: Time) -> f64 {
+        Reno.on_congestion(cwnd, flight, now)
+    }
+
+    fn sends_on_partial_ack(&self) -> bool {
+        true
+    }
+}

@@ -193,6 +193,15 @@ impl Scoreboard {
             _ => new_data.or(first), // rule (2), then rule (3)
         }
     }
+
+    /// NextSeg as ns-3.44's `DoRetransmit` calls it (`isRecovery` false): rules (1) and (2)
+    /// only. Rule (1) is [`Scoreboard::next_seg`]'s answer when that segment is lost (rule (3)
+    /// returns the same lowest unSACKed segment when it is not).
+    pub fn next_seg_no_rule3(&self, new_data: Option<u32>) -> Option<u32> {
+        self.next_seg(None)
+            .filter(|&s| self.is_lost(s))
+            .or(new_data)
+    }
 }
 
 /// The number of `true` flags in `x` (a sum of bytes the compiler vectorises).
@@ -311,8 +320,23 @@ impl Recovery for Sack {
                 }
                 s.in_recovery = false;
                 s.dupacks = 0;
-            } else if !own {
-                self.prr_step(s, sample.delivered as u64, now, out);
+            } else {
+                // PRR's window, then ns-3.44's segment on a partial ACK (a cross-check model,
+                // off unless the controller asks), then PRR's sending, which that segment
+                // counts against as ns-3's in-flight count does.
+                let sndcnt = if own {
+                    0
+                } else {
+                    self.prr_window(s, sample.delivered as u64)
+                };
+                let extra = if newly > 0 {
+                    self.ns3_partial_ack_send(s, now, out)
+                } else {
+                    0
+                };
+                if !own {
+                    self.prr_send(s, sndcnt.saturating_sub(extra), now, out);
+                }
             }
         } else if newly > 0 {
             s.dupacks = 0;
@@ -390,11 +414,47 @@ impl Sack {
         }
     }
 
-    /// One ACK in recovery: PRR's sndcnt, then that many segments chosen by NextSeg.
-    fn prr_step(&mut self, s: &mut Sender, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+    /// One ACK in recovery: PRR's sndcnt, and cwnd = pipe + sndcnt (RFC 6937 s. 3.1).
+    fn prr_window(&mut self, s: &mut Sender, delivered: u64) -> u64 {
         let pipe = s.sb.as_ref().map_or(0, |b| b.pipe(s.snd_max)) as u64;
         let sndcnt = self.prr.on_ack(delivered, pipe, s.ssthresh);
-        s.cwnd = (pipe + sndcnt) as f64; // RFC 6937 s. 3.1: cwnd = pipe + sndcnt
+        s.cwnd = (pipe + sndcnt) as f64;
+        sndcnt
+    }
+
+    /// ns-3.44's segment on a partial ACK in fast recovery, under
+    /// [`crate::tcp::cc::CongestionControl::sends_on_partial_ack`]: unless the new head was
+    /// retransmitted already (`TcpTxBuffer::IsRetransmittedDataAcked(ackNumber + segmentSize)`),
+    /// `DoRetransmit` sends one segment chosen by NextSeg without rule (3) (a lost segment,
+    /// else new data), else the head again, whatever the window (tcp-socket-base.cc l.
+    /// 2099-2103, 4086-4118; tcp-tx-buffer.cc l. 949-1052 with `isRecovery` false). It is sent
+    /// after PRR has set the window (l. 2093-2096) and counts in PRR's prr_out
+    /// (`UpdateBytesSent`, l. 3341-3345) and in flight, so PRR's own sending on this ACK is one
+    /// segment less; when PRR allows none, it goes out beyond the window. Returns the segments
+    /// sent (0 or 1).
+    ///
+    /// HighRxt stands for ns-3's per-segment retransmitted flags: within a recovery NextSeg
+    /// retransmits upwards, skipping only SACKed segments, so the head was retransmitted
+    /// exactly when HighRxt is at or above it.
+    fn ns3_partial_ack_send(&mut self, s: &mut Sender, now: Time, out: &mut Vec<Packet>) -> u64 {
+        if !s.cc.sends_on_partial_ack() || s.snd_una >= s.snd_max {
+            return 0;
+        }
+        let sb = s.sb.as_ref().expect("SACK sender has a scoreboard");
+        if sb.high_rxt.is_some_and(|h| h >= s.snd_una) {
+            return 0;
+        }
+        let new_ok = s.more_data(s.snd_max) && s.snd_max < s.snd_una + s.snd_wnd.max(1);
+        let seg = sb
+            .next_seg_no_rule3(new_ok.then_some(s.snd_max))
+            .unwrap_or(s.snd_una);
+        s.send_next_seg(seg, now, out);
+        self.prr.sent(1);
+        1
+    }
+
+    /// PRR's sending: `sndcnt` segments chosen by NextSeg.
+    fn prr_send(&mut self, s: &mut Sender, sndcnt: u64, now: Time, out: &mut Vec<Packet>) {
         for _ in 0..sndcnt {
             let Some(seg) = s.next_seg_now() else {
                 break;
@@ -662,6 +722,32 @@ mod tests {
                 );
             }
         });
+    }
+
+    /// NextSeg as ns-3.44's `DoRetransmit` asks for it (`isRecovery` false,
+    /// tcp-tx-buffer.cc l. 949-1052): rule (1) word for word (the lowest unSACKed segment above
+    /// HighRxt, below the highest SACKed one, that IsLost), else the new data, never rule (3).
+    #[test]
+    fn next_seg_without_rule_three_is_rules_one_and_two() {
+        every_board(|b, what| {
+            let from = b.high_rxt.map_or(b.base, |h| (h + 1).max(b.base));
+            let lost = (from..b.high_sacked()).find(|&s| !b.is_sacked(s) && b.is_lost(s));
+            for new_data in [None, Some(14)] {
+                assert_eq!(
+                    b.next_seg_no_rule3(new_data),
+                    lost.or(new_data),
+                    "{what}, new data {new_data:?}"
+                );
+            }
+        });
+        // SACKs for 7 and 8 only above 0..10, HighRxt 5: 6 is not lost, so it is rule (3)'s
+        // and not returned here.
+        let mut c = Scoreboard::default();
+        c.apply(&[(7, 9)], 10);
+        c.high_rxt = Some(5);
+        assert_eq!(c.next_seg(None), Some(6));
+        assert_eq!(c.next_seg_no_rule3(None), None);
+        assert_eq!(c.next_seg_no_rule3(Some(10)), Some(10));
     }
 
     #[test]
