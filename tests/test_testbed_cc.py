@@ -113,6 +113,7 @@ def test_the_scenarios_cc_and_recovery_choose_the_module_and_sack(monkeypatch):
         ({"cc": "bbr3"}, "tcp.cc: 'bbr3' cannot run", "bbr is BBR v1"),
         ({"cc": "bbr-ns3"}, "tcp.cc: 'bbr-ns3' cannot run", "ns-3.44 TcpBbr's"),
         ({"cc": "bbr-ns3:entry+exit"}, "tcp.cc: 'bbr-ns3:entry+exit' cannot run", "TcpBbr"),
+        ({"cc": "newreno-ns3"}, "tcp.cc: 'newreno-ns3' cannot run", "partial-ACK"),
         ({"recovery": "reno"}, "tcp.recovery: 'reno' cannot run", "no classic Reno"),
     ],
 )
