@@ -110,6 +110,9 @@ impl CongestionControl for Tap {
     fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
         self.inner.restarts_rto_on_first_partial_ack_only()
     }
+    fn resends_below_highest_sack_after_rto(&self) -> bool {
+        self.inner.resends_below_highest_sack_after_rto()
+    }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         self.inner.as_any()
     }

@@ -142,6 +142,13 @@ pub struct Ns3Model {
     /// ACK that advanced snd_una (Linux and RFC 6298 s. 5.3 restart it on every ACK of new
     /// data). Kept by the SACK recovery ([`crate::tcp::recovery::sack::Sack`]).
     pub rto_first: bool,
+    /// `rtotail`: after a timeout the sender resends a segment the timeout marked lost only
+    /// below the highest SACKed one (or when none is SACKed), resuming as that rises, and
+    /// sends new data otherwise (ns-3.44's socket, not TcpBbr: `TcpTxBuffer::NextSeg` rule 1,
+    /// `m_startSeq < m_highestSack.second`, tcp-tx-buffer.cc l. 976-977; RFC 6675 s. 4
+    /// NextSeg (1.b)). Linux without RACK resends every unSACKed segment after a timeout.
+    /// Kept by the sender ([`crate::tcp::recovery::sack::Ns3RtoTail`]), over SACK recovery.
+    pub rto_tail: bool,
 }
 
 impl Ns3Model {
@@ -162,6 +169,7 @@ impl Ns3Model {
         no_lt: true,
         rate_start: true,
         rto_first: true,
+        rto_tail: true,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
@@ -184,10 +192,11 @@ impl Ns3Model {
                 "nolt" => &mut m.no_lt,
                 "ratestart" => &mut m.rate_start,
                 "rtofirst" => &mut m.rto_first,
+                "rtotail" => &mut m.rto_tail,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, nolt)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, rtotail, nolt)"
                     ))
                 }
             };
@@ -853,6 +862,10 @@ impl CongestionControl for Bbr {
 
     fn restarts_rto_on_first_partial_ack_only(&self) -> bool {
         self.ns3.rto_first
+    }
+
+    fn resends_below_highest_sack_after_rto(&self) -> bool {
+        self.ns3.rto_tail
     }
 
     fn needs_pacing(&self) -> bool {
