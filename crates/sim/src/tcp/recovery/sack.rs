@@ -272,7 +272,7 @@ impl Ns3RetransSacked {
 ///    segment the timeout marked lost that arrives after all is SACKed (`Update` clears its
 ///    lost flag, l. 808-818) and never resent; one truly lost above every SACK waits until a
 ///    SACK above it arrives, or the cumulative ACK passes every SACK;
-/// 2. else new data, when the application and the receiver's window allow (l. 996-1013).
+/// 2. else new data, when the application and the receiver's window allow (l. 1004-1022).
 ///
 /// RFC 6675 s. 4 NextSeg (1.b) bounds rule 1 by the highest SACK alike. Linux without RACK
 /// marks every unSACKed segment lost on a timeout (`tcp_timeout_mark_lost`, net/ipv4/
