@@ -113,6 +113,9 @@ impl CongestionControl for Tap {
     fn sends_on_partial_ack(&self) -> bool {
         self.inner.sends_on_partial_ack()
     }
+    fn resends_below_highest_sack_after_rto(&self) -> bool {
+        self.inner.resends_below_highest_sack_after_rto()
+    }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         self.inner.as_any()
     }

@@ -119,6 +119,9 @@ pub struct Sender {
     /// ns-3.44's SACKed retransmissions still counted in flight (`cc = "bbr-ns3:rtxsack"` over
     /// SACK recovery; [`super::recovery::sack::Ns3RetransSacked`]).
     pub ns3_rtx_sacked: Option<super::recovery::sack::Ns3RetransSacked>,
+    /// ns-3.44's choice of segment after a timeout (`cc = "bbr-ns3:rtotail"` over SACK
+    /// recovery; [`super::recovery::sack::Ns3RtoTail`]).
+    pub ns3_rto_tail: Option<super::recovery::sack::Ns3RtoTail>,
     /// The ECN feedback mode negotiated ([`super::accecn`]).
     pub ecn_mode: EcnMode,
     /// AccECN's s.cep, in AccECN mode.
@@ -197,6 +200,11 @@ impl Sender {
         let pipe_window = recovery.window_by_pipe() && !cfg.sack_window_span;
         let ns3_rtx_sacked = (sb.is_some() && rate.is_some() && cc.counts_sacked_retransmissions())
             .then(Default::default);
+        let ns3_rto_tail = (sb.is_some()
+            && rate.is_some()
+            && cc.controls_cwnd()
+            && cc.resends_below_highest_sack_after_rto())
+        .then(Default::default);
         let mut s = Sender {
             params: SenderParams::new(cfg, ecn_support, cc.l4s(), pipe_window),
             recovery: Some(recovery),
@@ -234,6 +242,7 @@ impl Sender {
             },
             rate,
             ns3_rtx_sacked,
+            ns3_rto_tail,
             ecn_mode: EcnMode::Classic,
             accecn: None,
             ce_pending: false,
@@ -455,6 +464,10 @@ impl Sender {
     /// while the window is open only by SACKs are left out of the FlightSize that sets ssthresh,
     /// as limited-transmit segments (RFC 5681 s. 3.2 step 2).
     pub fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.send_ns3_after_rto(now, out) {
+            self.check_app_limited();
+            return;
+        }
         // `x as u32` truncates toward zero and saturates (NaN to 0): for every f64 the same
         // as `x.floor() as u32` (a negative x floors to 0 or less, saturating to 0 too), without
         // the call to libm's floor that the baseline x86-64 target makes.
@@ -526,6 +539,12 @@ impl Sender {
             }
             self.arm_if_stopped(now);
         }
+        self.check_app_limited();
+    }
+
+    /// After sending: nothing more to send and room in the window marks the flight
+    /// application-limited (Linux's `tcp_rate_check_app_limited`).
+    fn check_app_limited(&mut self) {
         if self.rate.is_some() && !self.more_data(self.snd_nxt) {
             // tcp_rate_check_app_limited: nothing more to send and room in the window.
             let cwnd = self.cwnd;
@@ -734,6 +753,10 @@ impl Sender {
         if let Some(h) = self.ns3_rtx_sacked.as_mut() {
             h.advance(a);
         }
+        if self.ns3_rto_tail.as_mut().is_some_and(|t| t.advance(a)) {
+            // NextSeg chose every segment since the timeout: no walk from snd_nxt is pending.
+            self.snd_nxt = self.snd_max;
+        }
         self.snd_una = a;
         self.lt_sent = 0;
         if self.snd_nxt < a {
@@ -809,6 +832,9 @@ impl Sender {
         // A recovery that marks losses itself (RACK) marks them in the rate state too.
         if let Some(h) = self.ns3_rtx_sacked.as_mut() {
             h.clear();
+        }
+        if let Some(t) = self.ns3_rto_tail.as_mut() {
+            t.on_timeout(self.snd_max);
         }
         if let Some(r) = self.rate.as_mut().filter(|r| !r.external_losses) {
             r.on_timeout();

@@ -149,6 +149,13 @@ pub struct Ns3Model {
     /// five BBR rows have not been re-run with it. Sent by the SACK recovery
     /// ([`crate::tcp::recovery::sack::Sack`]).
     pub partial_rtx: bool,
+    /// `rtotail`: after a timeout the sender resends a segment the timeout marked lost only
+    /// below the highest SACKed one (or when none is SACKed), resuming as that rises, and
+    /// sends new data otherwise (ns-3.44's socket, not TcpBbr: `TcpTxBuffer::NextSeg` rule 1,
+    /// `m_startSeq < m_highestSack.second`, tcp-tx-buffer.cc l. 976-977; RFC 6675 s. 4
+    /// NextSeg (1.b)). Linux without RACK resends every unSACKed segment after a timeout.
+    /// Kept by the sender ([`crate::tcp::recovery::sack::Ns3RtoTail`]), over SACK recovery.
+    pub rto_tail: bool,
 }
 
 impl Ns3Model {
@@ -170,6 +177,7 @@ impl Ns3Model {
         rate_start: true,
         rto_first: true,
         partial_rtx: false,
+        rto_tail: true,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
@@ -192,11 +200,12 @@ impl Ns3Model {
                 "nolt" => &mut m.no_lt,
                 "ratestart" => &mut m.rate_start,
                 "rtofirst" => &mut m.rto_first,
+                "rtotail" => &mut m.rto_tail,
                 "partialrtx" => &mut m.partial_rtx,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, nolt, partialrtx)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, rtotail, nolt, partialrtx)"
                     ))
                 }
             };
@@ -866,6 +875,9 @@ impl CongestionControl for Bbr {
 
     fn sends_on_partial_ack(&self) -> bool {
         self.ns3.partial_rtx
+    }
+    fn resends_below_highest_sack_after_rto(&self) -> bool {
+        self.ns3.rto_tail
     }
 
     fn needs_pacing(&self) -> bool {

@@ -1048,3 +1048,71 @@ fn ns3_only_the_first_partial_ack_restarts_the_timer() {
     assert_eq!(ns3_b, Some(ns3_b_want));
     assert_eq!(ns3_c, Some(ns3_b_want));
 }
+
+/// `bbr-ns3:rtotail` by hand through the sender (ns-3.44's NextSeg after a timeout,
+/// [`crate::tcp::recovery::sack::Ns3RtoTail`]). Ten segments 0-9 sent at 0; the ACK of 0 at
+/// 50 ms SACKs 3-4 (two SACKed above 0: no recovery) and the window lets new data 10.. out. The
+/// timeout (HighData M) resends 0 (cwnd 1). The ACK of 1 (SACK 3-4) opens the window to n
+/// segments: Linux without RACK walks the unSACKed tail, 1, 2, 5, 6, 7, ...; ns-3 takes only
+/// 1 and 2 (below the highest SACK, 4) and then new data M, M + 1, .... The ACK of 3 with SACK
+/// 7 (the original 7 arrived): ns-3 now takes 5 and 6 (below 7, marked lost by the timeout),
+/// then new data; Linux goes on with its walk, 8, 9, ....
+#[test]
+fn ns3_after_a_timeout_resends_below_the_highest_sack_only() {
+    let seqs = |out: &[Packet]| out.iter().map(|p| p.seq).collect::<Vec<_>>();
+    let run = |cc: &str| {
+        let (mut s, mut out) = first_window(cc);
+        assert_eq!(s.snd_max, 10);
+        let mut a = crate::tcp::tests::ack(0, 0);
+        a.sack[0] = (3, 5);
+        s.on_ack(&a, 50 * MS, &mut out);
+        drain_paced(&mut s, 50 * MS, &mut out);
+        assert!(!s.in_recovery);
+        let m = s.snd_max;
+        let t = s.rto_deadline.expect("timer armed");
+        out.clear();
+        s.on_timeout(t, &mut out);
+        drain_paced(&mut s, t, &mut out);
+        assert_eq!(seqs(&out), vec![0]);
+        let mut b = crate::tcp::tests::ack(1, 0);
+        b.sack[0] = (3, 5);
+        out.clear();
+        s.on_ack(&b, t + 50 * MS, &mut out);
+        drain_paced(&mut s, t + 50 * MS, &mut out);
+        let after_b = seqs(&out);
+        let mut c = crate::tcp::tests::ack(3, 0);
+        c.sack = [(3, 5), (7, 8), (0, 0)];
+        out.clear();
+        s.on_ack(&c, t + 60 * MS, &mut out);
+        drain_paced(&mut s, t + 60 * MS, &mut out);
+        (m, after_b, seqs(&out))
+    };
+    let (m, linux_b, linux_c) = run("bbr");
+    assert!(
+        m > 10 && linux_b.len() >= 3,
+        "new data before the timeout, room for 3 after"
+    );
+    // The walk from snd_una over the unSACKed segments, then new data.
+    let walk: Vec<u32> = [1, 2, 5, 6, 7, 8, 9]
+        .into_iter()
+        .chain(10..)
+        .take(40)
+        .collect();
+    assert_eq!(linux_b, walk[..linux_b.len()]);
+    let rest: Vec<u32> = walk[linux_b.len()..]
+        .iter()
+        .copied()
+        .filter(|&x| x != 7)
+        .collect();
+    assert_eq!(linux_c, rest[..linux_c.len()]);
+    for cc in ["bbr-ns3:rtotail", "bbr-ns3"] {
+        let (m2, ns3_b, ns3_c) = run(cc);
+        assert_eq!(m2, m, "{cc}: the same window before the timeout");
+        assert!(ns3_b.len() >= 3 && ns3_c.len() >= 3, "{cc}");
+        let want_b: Vec<u32> = [1, 2].into_iter().chain(m..).take(ns3_b.len()).collect();
+        assert_eq!(ns3_b, want_b, "{cc}");
+        let next = *want_b.last().unwrap() + 1;
+        let want_c: Vec<u32> = [5, 6].into_iter().chain(next..).take(ns3_c.len()).collect();
+        assert_eq!(ns3_c, want_c, "{cc}");
+    }
+}

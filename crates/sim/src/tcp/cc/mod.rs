@@ -188,6 +188,14 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn sends_on_partial_ack(&self) -> bool {
         false
     }
+    /// After a timeout, until snd_una passes the data outstanding at it, the sender resends a
+    /// segment the timeout marked lost only below the highest SACKed segment (or when none is
+    /// SACKed), and new data otherwise, as ns-3.44's `TcpTxBuffer::NextSeg` (`cc =
+    /// "bbr-ns3:rtotail"`, a cross-check model; Linux without RACK resends every segment the
+    /// timeout marked lost; [`super::recovery::sack::Ns3RtoTail`]).
+    fn resends_below_highest_sack_after_rto(&self) -> bool {
+        false
+    }
     /// The controller itself, for tests and traces that read its state (`None`: not offered).
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None

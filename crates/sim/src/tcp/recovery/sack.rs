@@ -264,6 +264,133 @@ impl Ns3RetransSacked {
     }
 }
 
+/// ns-3.44's choice of segment after a timeout (`cc = "bbr-ns3:rtotail"`,
+/// [`crate::tcp::cc::bbr::Ns3Model::rto_tail`]): while snd_una is below HighData at the timeout
+/// (ns-3's CA_LOSS, left when `m_recover` is ACKed, tcp-socket-base.cc l. 2219-2235), each
+/// segment sent is NextSeg's (`SendPendingData` asks it in every state, l. 3433; rule 3 only in
+/// CA_RECOVERY, l. 3432):
+///
+/// 1. the lowest segment that is lost, not retransmitted since the timeout, not SACKed, and
+///    below the highest SACKed segment, or anywhere when no segment above snd_una is SACKed
+///    (tcp-tx-buffer.cc l. 975-986: `m_startSeq < m_highestSack.second || !m_sackSeen`;
+///    `DiscardUpTo` clears `m_sackSeen` once the cumulative ACK reaches the highest SACK, l.
+///    756-760). Lost: every segment unSACKed at the timeout (`SetSentListLost(false)`, l.
+///    1260-1306, which also clears every retrans flag; the SACKs are kept, tcp-socket-base.cc l.
+///    3915-3939), and any segment with DupThresh SACKed segments above it (`UpdateLostCount`,
+///    l. 866-909, on each ACK with new SACKs, new data sent after the timeout included). A
+///    segment the timeout marked lost that arrives after all is SACKed (`Update` clears its
+///    lost flag, l. 808-818) and never resent; one truly lost above every SACK waits until a
+///    SACK above it arrives, or the cumulative ACK passes every SACK;
+/// 2. else new data, when the application and the receiver's window allow (l. 1004-1022).
+///
+/// RFC 6675 s. 4 NextSeg (1.b) bounds rule 1 by the highest SACK alike. Linux without RACK
+/// marks every unSACKed segment lost on a timeout (`tcp_timeout_mark_lost`, net/ipv4/
+/// tcp_input.c) and `tcp_xmit_retransmit_queue` (tcp_output.c) resends every lost segment from
+/// the head, with no such bound: the sender's walk from snd_una ([`Sender::send_allowed`]).
+#[derive(Clone, Debug, Default)]
+pub struct Ns3RtoTail {
+    /// HighData at the last timeout (`m_recover`); `None` before the first.
+    point: Option<u32>,
+    /// Segments retransmitted since the last timeout and not yet cumulatively ACKed (ns-3's
+    /// `m_retrans` flags).
+    resent: std::collections::BTreeSet<u32>,
+}
+
+impl Ns3RtoTail {
+    /// A timeout with HighData `snd_max`: every retrans flag cleared.
+    pub fn on_timeout(&mut self, snd_max: u32) {
+        self.point = Some(snd_max);
+        self.resent.clear();
+    }
+
+    /// The cumulative ACK reached `una`; returns whether that ends the rule (HighData at the
+    /// timeout ACKed: ns-3 leaves CA_LOSS).
+    pub fn advance(&mut self, una: u32) -> bool {
+        self.resent = self.resent.split_off(&una);
+        let end = self.point.is_some_and(|p| una >= p);
+        if end {
+            self.point = None;
+        }
+        end
+    }
+
+    /// The rule applies: a timeout's data is still outstanding (CA_LOSS).
+    pub fn active(&self) -> bool {
+        self.point.is_some()
+    }
+
+    /// Segment `seg`, below HighData, was sent again.
+    pub fn resent(&mut self, seg: u32) {
+        self.resent.insert(seg);
+    }
+
+    /// NextSeg rules (1) and (2) above over `sb` (its base snd_una), HighData `snd_max`, and
+    /// `new_data` the next new segment when it may be sent; `None` when neither applies.
+    pub fn next_seg(&self, sb: &Scoreboard, snd_max: u32, new_data: Option<u32>) -> Option<u32> {
+        let Some(point) = self.point else {
+            return new_data;
+        };
+        let limit = if sb.sacked_count() == 0 {
+            snd_max
+        } else {
+            sb.high_sacked().min(snd_max)
+        };
+        // IsLost (DupThresh SACKed above) for a segment below the DupThresh-th highest SACK.
+        let lost_below = sb.nth_highest_sacked(DUP_THRESH);
+        (sb.base..limit)
+            .find(|&s| {
+                !sb.is_sacked(s)
+                    && !self.resent.contains(&s)
+                    && (s < point || lost_below.is_some_and(|p| s < p))
+            })
+            .or(new_data)
+    }
+}
+
+impl Sender {
+    /// [`Sender::send_allowed`] under [`Ns3RtoTail`] while it applies: segments chosen by
+    /// [`Ns3RtoTail::next_seg`] while the packets in flight (as the rate state counts them,
+    /// ns-3's `BytesInFlight`: the timeout's lost segments do not count until sent again) are
+    /// below cwnd, paced. Returns `false` (nothing done) when the rule does not apply. snd_nxt
+    /// stays where the timeout put it (no limited transmit in the Loss state, as before) until
+    /// the rule ends ([`Sender::advance_una`]: snd_nxt = snd_max, nothing left to walk).
+    pub(crate) fn send_ns3_after_rto(&mut self, now: Time, out: &mut Vec<Packet>) -> bool {
+        if self.in_recovery || !self.ns3_rto_tail.as_ref().is_some_and(|t| t.active()) {
+            return false;
+        }
+        let cwnd = (self.cwnd as u32).max(1);
+        while self
+            .rate
+            .as_ref()
+            .is_some_and(|r| r.in_flight + self.ns3_held() < cwnd)
+        {
+            let new_ok =
+                self.more_data(self.snd_max) && self.snd_max < self.snd_una + self.snd_wnd.max(1);
+            let (Some(t), Some(sb)) = (self.ns3_rto_tail.as_ref(), self.sb.as_ref()) else {
+                break;
+            };
+            let Some(seg) = t.next_seg(sb, self.snd_max, new_ok.then_some(self.snd_max)) else {
+                break;
+            };
+            if !self.pacer.allows(now) {
+                break;
+            }
+            if self.pacer.on {
+                self.pacer.sent(now, self.pacing_rate());
+            }
+            let p = self.make_segment(seg, now);
+            out.push(p);
+            if seg == self.snd_max {
+                self.snd_max += 1;
+            } else if let Some(t) = self.ns3_rto_tail.as_mut() {
+                t.resent(seg);
+            }
+            self.arm_if_stopped(now);
+        }
+        true
+    }
+}
+
 /// SACK loss recovery's state (`[tcp] recovery = "sack"`); the scoreboard is the sender's
 /// ([`Sender::sb`]).
 #[derive(Clone, Debug, Default)]
@@ -552,6 +679,73 @@ mod tests {
         assert_eq!(h.count(), 1);
         h.clear();
         assert_eq!(h.count(), 0);
+    }
+
+    /// `bbr-ns3:rtotail` by hand (ns-3.44's NextSeg after a timeout, [`Ns3RtoTail`]). 0..20 in
+    /// flight, 3-5 and 8 SACKed, a timeout (HighData 20): every unSACKed segment is lost, but
+    /// rule 1 takes only those below the highest SACK (8): 0, 1, 2, 6, 7, then new data 20, 21
+    /// (Linux without RACK: 0, 1, 2, 6, 7, 9, 10, ..., 19). An ACK to 6 with SACK 8, 11-12:
+    /// 9 and 10 (now below 12), then 22. SACK 13-15 and 20-21 (the new data): 16-19, then 23
+    /// (13-15 arrived and are not resent). Then the cumulative ACK to 16 (no SACK above it:
+    /// ns-3 clears `m_sackSeen`): 20, 21 SACKed, 16-19 resent, nothing lost; 22 lost only once
+    /// DupThresh segments above it are SACKed: after SACK 23-25 (24, 25 sent as new), 22 comes
+    /// before 26. The cumulative ACK to 20 (HighData at the timeout) ends the rule.
+    #[test]
+    fn ns3_after_a_timeout_resends_only_below_the_highest_sack() {
+        let mut b = Scoreboard::default();
+        let mut t = Ns3RtoTail::default();
+        let mut snd_max = 20;
+        b.apply(&[(3, 6), (8, 9)], snd_max);
+        t.on_timeout(snd_max);
+        assert!(t.active());
+        // Sends n segments as the sender does: NextSeg's choice, new data at snd_max.
+        let mut send = |b: &Scoreboard, t: &mut Ns3RtoTail, n: usize| {
+            let mut sent = Vec::new();
+            for _ in 0..n {
+                let Some(s) = t.next_seg(b, snd_max, Some(snd_max)) else {
+                    break;
+                };
+                if s == snd_max {
+                    snd_max += 1;
+                } else {
+                    t.resent(s);
+                }
+                sent.push(s);
+            }
+            sent
+        };
+        assert_eq!(send(&b, &mut t, 7), vec![0, 1, 2, 6, 7, 20, 21]);
+        b.advance(6);
+        assert!(!t.advance(6));
+        b.apply(&[(8, 9), (11, 13)], 22);
+        assert_eq!(send(&b, &mut t, 3), vec![9, 10, 22]);
+        b.apply(&[(13, 16), (20, 22)], 23);
+        assert_eq!(send(&b, &mut t, 5), vec![16, 17, 18, 19, 23]);
+        // No new data allowed: nothing else is lost, nothing to send.
+        assert_eq!(t.next_seg(&b, 24, None), None);
+        b.advance(16);
+        assert!(!t.advance(16));
+        assert_eq!(b.sacked_count(), 2);
+        assert_eq!(send(&b, &mut t, 2), vec![24, 25]);
+        // 23-25 SACKed: 22 has three SACKed above it (IsLost), the timeout did not mark it.
+        b.apply(&[(23, 26)], 26);
+        assert_eq!(send(&b, &mut t, 2), vec![22, 26]);
+        // Every SACK below the cumulative ACK (ns-3's `m_sackSeen` false): rule 1 takes every
+        // segment the timeout marked lost and not resent, above the highest SACK too.
+        let mut c = Scoreboard::default();
+        let mut u = Ns3RtoTail::default();
+        c.apply(&[(2, 4)], 10);
+        u.on_timeout(10);
+        assert_eq!(u.next_seg(&c, 10, Some(10)), Some(0));
+        u.resent(0);
+        u.resent(1);
+        assert_eq!(u.next_seg(&c, 10, Some(10)), Some(10));
+        c.advance(4);
+        assert!(!u.advance(4));
+        assert_eq!(u.next_seg(&c, 10, Some(10)), Some(4));
+        assert!(u.advance(10), "HighData at the timeout ACKed: CA_LOSS ends");
+        assert!(!u.active());
+        assert_eq!(u.next_seg(&c, 12, Some(12)), Some(12));
     }
 
     #[test]
