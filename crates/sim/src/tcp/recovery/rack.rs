@@ -42,6 +42,10 @@
 //!   (ssthresh = its loss response, cwnd = ssthresh), as Linux's `tcp_process_tlp_ack`.
 //!   Without DSACK a probe that was not needed is not recognised as such (s. 7.4.1): the episode
 //!   ends with that reduction too, or with a duplicate ACK without SACK blocks.
+//!   **Simplified:** the PTO is armed only on ACKs, not re-armed after each transmission of new
+//!   data as s. 7.2 and Linux do (`tcp_write_xmit` calls `tcp_schedule_loss_probe`, at
+//!   min(PTO, the RTO's remaining time)); on the BBR per-flow bench that makes no measurable
+//!   difference (docs/testbed.md, "The simulator's timeouts traced").
 //!
 //! One timer per flow (the sender's `rto_deadline`) serves the RTO, the reordering timer and the
 //! PTO, as Linux's `icsk_pending` modes; [`Recovery::on_timer`] is told of every expiry first.
