@@ -43,6 +43,9 @@ sys.path.insert(0, str(ROOT / "benches"))
 #: Pacing gains below this are not STARTUP's (2/ln 2 = 2.885, Linux's ``bbr_high_gain``).
 STARTUP_GAIN = 2.8
 
+#: Windows (s) of the bottleneck departures' split in ``compare`` (the runs are 6 s long).
+SPLIT_WINDOWS = ((1.0, 3.0), (3.0, 5.7))
+
 _UNITS = {"bps": 1e-6, "Kbps": 1e-3, "Mbps": 1.0, "Gbps": 1e3}
 
 
@@ -290,6 +293,14 @@ def flow_timeline(samples: list[dict], until: float, kernel: bool) -> dict:
     return row
 
 
+def jain(x) -> float:
+    """Jain's fairness index of the amounts ``x``: (sum x)^2 / (n sum x^2)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+
+
 def _events(d: Path, lead: float):
     import pandas as pd
 
@@ -310,6 +321,7 @@ def run_compare(out: Path, until: float, label: str = "sim", kernel_label: str =
                 continue
             rows_by_rtt: dict[int, list[dict]] = {}
             bins: list[list[tuple[float, float]]] = []
+            splits: list[list[tuple[float, float]]] = [[] for _ in SPLIT_WINDOWS]
             for d in runs:
                 summ = json.loads((d / "summary.json").read_text())
                 flows = summ["flows"]
@@ -342,6 +354,13 @@ def run_compare(out: Path, until: float, label: str = "sim", kernel_label: str =
                     q = float(w["queue_pkts"].mean()) if len(w) else 0.0
                     b.append((df, q))
                 bins.append(b)
+                # The split of the bottleneck's departures in two windows (Jain, largest share).
+                dq = e[e["event"] == "dequeue"]
+                for w, (lo, hi) in enumerate(SPLIT_WINDOWS):
+                    c = dq[(dq["t"] >= lo) & (dq["t"] < hi)]["flow"].astype(str).value_counts()
+                    c = c.reindex(names, fill_value=0).to_numpy(dtype=float)
+                    if c.sum() > 0:
+                        splits[w].append((jain(c), c.max() / c.sum()))
             print(f"\n## {aqm} {kind}: {len(runs)} runs, first {until} s (medians over runs)")
             print(
                 "| base RTT | start (s) | STARTUP exit (s) | bw at exit (Mb/s) | peak bw (Mb/s) "
@@ -384,6 +403,15 @@ def run_compare(out: Path, until: float, label: str = "sim", kernel_label: str =
                     f"{np.median(pk):.1f} / {np.percentile(pk, 90):.1f} / {pk.max():.1f} / "
                     f"{int((pk > 40).sum())}, {np.percentile(fl, 90):.0f}"
                 )
+            print(
+                "bottleneck departures by flow, Jain / largest share (means over runs): "
+                + ", ".join(
+                    f"{lo:g}-{hi:g} s {np.mean([x[0] for x in v]):.3f} / "
+                    f"{np.mean([x[1] for x in v]):.3f}"
+                    for (lo, hi), v in zip(SPLIT_WINDOWS, splits, strict=True)
+                    if v
+                )
+            )
             arrb = np.array(bins)
             print(
                 "bottleneck, 0.5 s bins from 0: drop fraction (median, max over runs) / mean queue"

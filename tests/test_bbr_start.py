@@ -79,3 +79,9 @@ def test_flow_timeline_by_hand():
 def test_flow_timeline_without_an_exit():
     r = bbr_start.flow_timeline([_s(0.1, 1.0, 2.88672), _s(0.2, 2.0, 2.88672)], 3.0, True)
     assert (r["exit"], r["bw_exit"], r["bw_peak"]) == (None, None, 2.0)
+
+
+def test_jain_by_hand():
+    # (1 + 1 + 2)^2 / (3 (1 + 1 + 4)) = 16 / 18.
+    assert bbr_start.jain([1, 1, 2]) == pytest.approx(16 / 18)
+    assert bbr_start.jain([5, 5, 5, 5]) == pytest.approx(1.0)
