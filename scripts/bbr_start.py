@@ -19,10 +19,14 @@ are in the scenario's time (``ss.jsonl``). ``sim``: the simulator's ``cc = "bbr"
 config.json every ``--step`` s (``probe.txt``). ``compare``: per flow and side, its start (the
 first sample that shows it), when it leaves STARTUP (the first sample with a pacing gain below
 2.8) and its bandwidth estimate then, its largest bandwidth estimate until ``--until`` s, the
-largest packets in flight (``unacked``), whether the long-term estimate is in use (the kernel: a
+largest packets in flight (the kernel's ``unacked - sacked - lost + retrans_out``), whether the long-term estimate is in use (the kernel: a
 ``bw`` unchanged between two samples at pacing gain 1; the simulator: its ``lt`` flag), and from
 the event log the fraction of its arrivals at the bottleneck dropped until ``--until``; and per
-AQM the bottleneck's drop fraction and mean queue in 0.5 s bins.
+AQM the bottleneck's drop fraction and mean queue in 0.5 s bins, the split of its departures by
+flow (Jain's index, largest share) in 1-3 s and 3-5.7 s, and, in runs of 10 s or more, how the
+flows' packets arrive in bursts and which of them are dropped (:func:`burst_loss`, 3-9.5 s).
+Options for variants: ``--kernel-label`` with ``--sysctl`` / ``--route`` (``initrwnd=2000``),
+``--label`` with ``--tcp KEY=VALUE``, ``--duration``, ``--step``.
 """
 
 from __future__ import annotations
@@ -301,6 +305,46 @@ def jain(x) -> float:
     return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
 
 
+#: Two data packets of a flow arriving at the bottleneck closer than this (ns) are one burst.
+BURST_GAP_NS = 20_000
+
+#: The window (s) of :func:`burst_loss` in ``compare`` (runs of at least 10 s: ``--duration 15``).
+BURST_WINDOW = (3.0, 9.5)
+
+#: Flow classes by arrival rate at the bottleneck (Mb/s) for :func:`burst_loss`.
+RATE_CLASSES = ((0.0, 10.0), (10.0, 25.0), (25.0, 1e9))
+
+
+def burst_loss(arrivals, lo: float, hi: float) -> list[dict]:
+    """Per flow, from the bottleneck's arrivals (``enqueue`` and ``drop`` events of data packets:
+    columns ``flow``, ``arrival_ns``, ``event``) in [lo, hi) s: its arrival rate (Mb/s of
+    1,500-byte packets), the fraction of its packets that follow one of its own within
+    :data:`BURST_GAP_NS` (in a burst), the mean burst length, and the drop fraction of the first
+    packets of bursts, of the later ones, and of all."""
+    import numpy as np
+
+    w = arrivals[(arrivals["arrival_ns"] >= lo * 1e9) & (arrivals["arrival_ns"] < hi * 1e9)]
+    out = []
+    for flow, g in w.groupby(w["flow"].astype(str)):
+        g = g.sort_values("arrival_ns")
+        t = g["arrival_ns"].to_numpy(dtype=np.int64)
+        later = np.r_[False, np.diff(t) < BURST_GAP_NS]
+        drop = (g["event"] == "drop").to_numpy()
+        first = ~later
+        out.append(
+            {
+                "flow": flow,
+                "rate": len(t) * 1500 * 8 / (hi - lo) / 1e6,
+                "in_burst": float(later.mean()),
+                "mean_burst": len(t) / int(first.sum()),
+                "drop_first": float(drop[first].mean()),
+                "drop_later": float(drop[later].mean()) if later.any() else float("nan"),
+                "drop": float(drop.mean()),
+            }
+        )
+    return out
+
+
 def _events(d: Path, lead: float):
     import pandas as pd
 
@@ -322,6 +366,7 @@ def run_compare(out: Path, until: float, label: str = "sim", kernel_label: str =
             rows_by_rtt: dict[int, list[dict]] = {}
             bins: list[list[tuple[float, float]]] = []
             splits: list[list[tuple[float, float]]] = [[] for _ in SPLIT_WINDOWS]
+            bursts: list[dict] = []
             for d in runs:
                 summ = json.loads((d / "summary.json").read_text())
                 flows = summ["flows"]
@@ -354,6 +399,10 @@ def run_compare(out: Path, until: float, label: str = "sim", kernel_label: str =
                     q = float(w["queue_pkts"].mean()) if len(w) else 0.0
                     b.append((df, q))
                 bins.append(b)
+                data = e[e["event"].isin(["enqueue", "drop"]) & (e["size"] > 1000)].copy()
+                data["arrival_ns"] = data["arrival_ns"] - int(lead * 1e9)
+                if data["arrival_ns"].max() >= BURST_WINDOW[1] * 1e9:
+                    bursts += burst_loss(data, *BURST_WINDOW)
                 # The split of the bottleneck's departures in two windows (Jain, largest share).
                 dq = e[e["event"] == "dequeue"]
                 for w, (lo, hi) in enumerate(SPLIT_WINDOWS):
@@ -412,6 +461,25 @@ def run_compare(out: Path, until: float, label: str = "sim", kernel_label: str =
                     if v
                 )
             )
+            if bursts:
+                print(
+                    f"bursts at the bottleneck, {BURST_WINDOW[0]:g}-{BURST_WINDOW[1]:g} s, by "
+                    "flow rate: rate, in a burst, mean burst, drop first / later / all (means)"
+                )
+                for rlo, rhi in RATE_CLASSES:
+                    c = [x for x in bursts if rlo <= x["rate"] < rhi]
+                    if not c:
+                        continue
+
+                    def m(key, c=c):
+                        v = [x[key] for x in c if x[key] == x[key]]  # NaN: no such packet
+                        return float(np.mean(v)) if v else float("nan")
+
+                    print(
+                        f"  {rlo:g}-{min(rhi, 999):g} Mb/s ({len(c)} flows): {m('rate'):.1f}, "
+                        f"{m('in_burst'):.2f}, {m('mean_burst'):.2f}, {m('drop_first'):.3f} / "
+                        f"{m('drop_later'):.3f} / {m('drop'):.3f}"
+                    )
             arrb = np.array(bins)
             print(
                 "bottleneck, 0.5 s bins from 0: drop fraction (median, max over runs) / mean queue"

@@ -85,3 +85,26 @@ def test_jain_by_hand():
     # (1 + 1 + 2)^2 / (3 (1 + 1 + 4)) = 16 / 18.
     assert bbr_start.jain([1, 1, 2]) == pytest.approx(16 / 18)
     assert bbr_start.jain([5, 5, 5, 5]) == pytest.approx(1.0)
+
+
+def test_burst_loss_by_hand():
+    import pandas as pd
+
+    us = 1_000
+    # Flow a: bursts of 2 (5 us apart) every 1 ms from 1.000 s, 4 bursts, the second packet of
+    # the first two bursts dropped; flow b: single packets every 2 ms, one of two dropped;
+    # a packet before the window is ignored.
+    rows = [("a", 999_000 * us, "drop")]
+    for k in range(4):
+        t = 1_000_000 * us + k * 1_000 * us
+        rows += [("a", t, "enqueue"), ("a", t + 5 * us, "drop" if k < 2 else "enqueue")]
+    rows += [("b", 1_000_000 * us, "drop"), ("b", 1_002_000 * us, "enqueue")]
+    ev = pd.DataFrame(rows, columns=["flow", "arrival_ns", "event"])
+    got = {x["flow"]: x for x in bbr_start.burst_loss(ev, 1.0, 1.01)}
+    a, b = got["a"], got["b"]
+    # 8 packets of 1,500 B in 10 ms: 9.6 Mb/s; half of them follow their burst's first.
+    assert a["rate"] == pytest.approx(9.6)
+    assert (a["in_burst"], a["mean_burst"]) == (0.5, 2.0)
+    assert (a["drop_first"], a["drop_later"], a["drop"]) == (0.0, 0.5, 0.25)
+    assert (b["in_burst"], b["mean_burst"], b["drop_first"], b["drop"]) == (0.0, 1.0, 0.5, 0.5)
+    assert b["drop_later"] != b["drop_later"]  # NaN: no packet inside a burst
