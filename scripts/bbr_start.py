@@ -115,7 +115,8 @@ def _scenario(aqm: str, sim: bool, duration: float, tcp: dict | None = None):
 
     d = tomllib.loads((ROOT / "scenarios" / "crosscheck" / f"{aqm}-het-n50.toml").read_text())
     d["name"] = f"{aqm}-het-n10"
-    d["duration"], d["warmup"] = f"{duration}s", f"{duration / 2}s"
+    # The bench's 10 s warm-up in runs of 20 s or more (goodput over the same window as its).
+    d["duration"], d["warmup"] = f"{duration}s", f"{10.0 if duration >= 20 else duration / 2}s"
     d["flows"][0]["count"] = 10
     d["tcp"].update(variant="sack")
     if sim:
@@ -149,12 +150,15 @@ def run_testbed(
     label: str = "tb",
     sysctls: dict[str, str] | None = None,
     route: dict[str, str] | None = None,
+    gso_max_segs: int | None = None,
 ) -> None:
     """``runs`` kernel runs per AQM with ``ss`` sampled in the senders' namespace, in
-    ``{aqm}-{label}-NN``; ``sysctls``, ``route``: as ``benches/bbr_flows.py testbed``."""
+    ``{aqm}-{label}-NN``; ``sysctls``, ``route``: as ``benches/bbr_flows.py testbed``;
+    ``gso_max_segs``: the end hosts' devices' GSO limit (1: every segment its own packet)."""
     import bbr_flows
 
     from aqmlab import testbed
+    from aqmlab.testbed import net
 
     orig = testbed._wait_ready
     sampler: list[subprocess.Popen] = []
@@ -180,6 +184,19 @@ def run_testbed(
         return line
 
     testbed._wait_ready = wait_ready
+    orig_route = net.Net.route_options
+    if gso_max_segs:
+        # The senders' and receivers' veth ends carry at most this many segments a GSO packet
+        # (sk_gso_max_segs, taken by each socket from its device at connect time).
+        def route_options(self, *args, **kw):
+            orig_route(self, *args, **kw)
+            for ns, dev in ((self.snd, self.if_snd), (self.rcv, self.if_rcv)):
+                subprocess.run(
+                    ["ip", "-n", ns, "link", "set", "dev", dev, "gso_max_segs", str(gso_max_segs)],
+                    check=True,
+                )
+
+        net.Net.route_options = route_options
     out.mkdir(parents=True, exist_ok=True)
     try:
         for _ in range(runs):
@@ -198,6 +215,7 @@ def run_testbed(
                 time.sleep(1)
     finally:
         testbed._wait_ready = orig
+        net.Net.route_options = orig_route
         for s in sampler:
             s.kill()
 
@@ -512,6 +530,9 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=6.0, help="each run's length, s")
     ap.add_argument("--label", default="sim", help="sim, compare: the simulator runs' label")
     ap.add_argument("--kernel-label", default="tb", help="testbed, compare: the kernel runs' label")
+    ap.add_argument(
+        "--gso-max-segs", type=int, help="testbed: the end hosts' devices' gso_max_segs"
+    )
     ap.add_argument("--sysctl", action="append", default=[], help="testbed: KEY=VALUE")
     ap.add_argument("--route", action="append", default=[], help="testbed: route metric KEY=VALUE")
     ap.add_argument("--tcp", action="append", default=[], help="sim: KEY=VALUE [tcp] setting")
@@ -534,6 +555,7 @@ def main() -> int:
             a.kernel_label,
             kv[0] or None,
             kv[1] or None,
+            a.gso_max_segs,
         )
     elif a.what == "sim":
         tcp = {}
