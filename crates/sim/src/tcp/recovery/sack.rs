@@ -262,6 +262,11 @@ impl Ns3RetransSacked {
     pub fn count(&self) -> u32 {
         self.held.len() as u32
     }
+
+    /// The segments held, lowest first.
+    pub fn segments(&self) -> impl Iterator<Item = u32> + '_ {
+        self.held.iter().copied()
+    }
 }
 
 /// ns-3.44's choice of segment after a timeout (`cc = "bbr-ns3:rtotail"`,
