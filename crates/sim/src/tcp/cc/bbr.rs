@@ -156,10 +156,19 @@ pub struct Ns3Model {
     /// NextSeg (1.b)). Linux without RACK resends every unSACKed segment after a timeout.
     /// Kept by the sender ([`crate::tcp::recovery::sack::Ns3RtoTail`]), over SACK recovery.
     pub rto_tail: bool,
+    /// `roundkeep`: an ACK whose rate sample is invalid (delivered < 0 or a zero interval)
+    /// keeps the previous ACK's round start (`UpdateBottleneckBandwidth` returns before
+    /// `UpdateRound`, l. 620-625, which alone sets or clears `m_roundStart`, l. 603-618; Linux's
+    /// `bbr_update_bw` clears `round_start` first). So a round start, or a timeout's (l. 744),
+    /// is seen again by the full-pipe count (l. 300), the ACK-aggregation window (l. 507) and
+    /// PROBE_RTT's round (l. 429) on the invalid-sample ACKs after it. Not in
+    /// [`Ns3Model::ALL`]: reported, not yet taken as default.
+    pub round_keep: bool,
 }
 
 impl Ns3Model {
-    /// `cc = "bbr-ns3"`: every departure but `partialrtx` (see [`Ns3Model::partial_rtx`]).
+    /// `cc = "bbr-ns3"`: every departure but `partialrtx` and `roundkeep` (see
+    /// [`Ns3Model::partial_rtx`], [`Ns3Model::round_keep`]).
     pub const ALL: Ns3Model = Ns3Model {
         quanta: true,
         ack_agg: true,
@@ -178,6 +187,7 @@ impl Ns3Model {
         rto_first: true,
         partial_rtx: false,
         rto_tail: true,
+        round_keep: false,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
@@ -202,10 +212,11 @@ impl Ns3Model {
                 "rtofirst" => &mut m.rto_first,
                 "rtotail" => &mut m.rto_tail,
                 "partialrtx" => &mut m.partial_rtx,
+                "roundkeep" => &mut m.round_keep,
                 _ => {
                     return Err(format!(
                         "bbr-ns3: unknown departure {n:?} (quanta, ackagg, entry, losses, \
-                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, rtotail, nolt, partialrtx)"
+                         restore, exit, clock, minrtt, tsrtt, gain, lostout, rtxsack, ratestart, rtofirst, rtotail, nolt, partialrtx, roundkeep)"
                     ))
                 }
             };
@@ -541,11 +552,15 @@ impl Bbr {
         }
     }
 
-    /// `bbr_update_bw`: rounds and the max-bw filter.
+    /// `bbr_update_bw`: rounds and the max-bw filter. ns-3 ([`Ns3Model::round_keep`]): an
+    /// invalid sample leaves `round_start` as it was.
     fn update_bw(&mut self, s: &AckSample) {
-        self.round_start = false;
         let rs = &s.rate;
-        if rs.delivered < 0 || rs.interval_ns <= 0 {
+        let valid = rs.delivered >= 0 && rs.interval_ns > 0;
+        if valid || !self.ns3.round_keep {
+            self.round_start = false;
+        }
+        if !valid {
             return;
         }
         if rs.prior_delivered >= self.next_rtt_delivered {

@@ -1116,3 +1116,44 @@ fn ns3_after_a_timeout_resends_below_the_highest_sack_only() {
         assert_eq!(ns3_c, want_c, "{cc}");
     }
 }
+
+/// ns-3.44's round start survives an ACK with an invalid rate sample (`roundkeep`,
+/// tcp-bbr.cc l. 603-625): in STARTUP with the max bw not growing 25 %, a round start on a
+/// valid ACK, then an ACK whose sample has a zero interval. Linux's `bbr_update_bw` clears
+/// `round_start` on the second ACK, so `bbr_check_full_bw_reached` counts once; ns-3's
+/// `CheckFullPipe` (l. 300) sees the kept round start again and counts twice, and a third such
+/// ACK fills the pipe (count 3) within one round.
+#[test]
+fn ns3_round_start_is_kept_over_an_invalid_sample() {
+    let t = NS_PER_SEC + MS;
+    for (m, counts) in [
+        (Ns3Model::default(), [1, 1, 1]),
+        (Ns3Model::parse("roundkeep").unwrap(), [1, 2, 3]),
+    ] {
+        let mut b = Bbr::ns3_44(m);
+        // STARTUP, max bw BW (1000 segments/s) with the reference full_bw = BW: a sample at
+        // or below BW is no 25 % growth.
+        b.bw.reset(0, BW);
+        b.full_bw = BW;
+        b.min_rtt = Some(40 * MS);
+        b.min_rtt_stamp = NS_PER_SEC;
+        b.next_rtt_delivered = 800;
+        b.has_seen_rtt = true;
+        // ACK 1: sent at delivered 800 >= 800, a round starts; 100 segments over 1 s is
+        // 1e-7 per ns, below BW.
+        let s = ack(t, 2, 0, 60, 800, 900);
+        b.cong_control(70.0, &s);
+        assert!(b.round_start, "{m:?}");
+        assert_eq!(b.full_bw_cnt, counts[0], "{m:?}");
+        // ACKs 2 and 3: valid delivered counts, zero intervals (invalid samples).
+        for (i, &want) in counts[1..].iter().enumerate() {
+            let mut s = ack(t + (i as Time + 1) * MS, 2, 0, 60, 850, 902 + 2 * i as u64);
+            s.rate.interval_ns = 0;
+            b.cong_control(70.0, &s);
+            assert_eq!(b.round_start, m.round_keep, "{m:?}");
+            assert_eq!(b.full_bw_cnt, want, "{m:?}");
+        }
+        assert_eq!(b.full_bw_reached, m.round_keep, "{m:?}");
+        assert_eq!(b.next_rtt_delivered, 900, "{m:?}");
+    }
+}
