@@ -161,14 +161,13 @@ pub struct Ns3Model {
     /// `UpdateRound`, l. 620-625, which alone sets or clears `m_roundStart`, l. 603-618; Linux's
     /// `bbr_update_bw` clears `round_start` first). So a round start, or a timeout's (l. 744),
     /// is seen again by the full-pipe count (l. 300), the ACK-aggregation window (l. 507) and
-    /// PROBE_RTT's round (l. 429) on the invalid-sample ACKs after it. Not in
-    /// [`Ns3Model::ALL`]: reported, not yet taken as default.
+    /// PROBE_RTT's round (l. 429) on the invalid-sample ACKs after it. In [`Ns3Model::ALL`]
+    /// since 2026-11-29 (it ends STARTUP earlier; docs/crosscheck-ns3.md s. 1.5).
     pub round_keep: bool,
 }
 
 impl Ns3Model {
-    /// `cc = "bbr-ns3"`: every departure but `partialrtx` and `roundkeep` (see
-    /// [`Ns3Model::partial_rtx`], [`Ns3Model::round_keep`]).
+    /// `cc = "bbr-ns3"`: every departure but `partialrtx` (see [`Ns3Model::partial_rtx`]).
     pub const ALL: Ns3Model = Ns3Model {
         quanta: true,
         ack_agg: true,
@@ -187,7 +186,7 @@ impl Ns3Model {
         rto_first: true,
         partial_rtx: false,
         rto_tail: true,
-        round_keep: false,
+        round_keep: true,
     };
 
     /// The departures named in `names`, joined by `+` (`"entry+exit"`).
