@@ -31,7 +31,8 @@
 // --rtoTrace (a line per timeout and fast-recovery entry, below), --dropTrace (a line per drop at the
 // bottleneck queue disc, below), --ackTrace (a line per receiver arrival and ACK with its reason, below),
 // --bbrTrace and --phantomTrace (each sender's TcpBbr state; its sent list against the queue disc's
-// drops; 10 ms samples, below), --rateTrace (each TcpBbr sender's rate sample per ACK, below). Defaults
+// drops; 10 ms samples, below; --rtxTrace with the latter: its retransmitted items), --rateTrace
+// (each TcpBbr sender's rate sample per ACK, below). Defaults
 // are aqmlab's classic model (NewReno, classic recovery, SACK and timestamps off, DelAckCount 1,
 // MinRto 200 ms, HyStart off); ns-3's own defaults are TcpCubic, PRR, SACK, timestamps,
 // DelAckCount 2 with a 200 ms timer, MinRto 1 s, HyStart on, limited transmit on.
@@ -1125,6 +1126,14 @@ struct PhantomFlow
 
 std::unique_ptr<std::ofstream> g_phantomTrace;
 std::vector<PhantomFlow> g_phantomFlows;
+// --rtxTrace=FILE (with --phantomTrace): at each of its samples, per flow, the items whose
+// retrans flag is set, as segment numbers (SegOf):
+//   T FLOW UNA CA UNSACKED SACKED
+// UNSACKED and SACKED comma-separated lists ("-" when empty) of the retransmitted items not
+// SACKed / SACKed (the latter are what `rtxsack` models: counted by their retrans flag); a
+// segment number ends in "n" when no copy of it was dropped at the queue disc and one went
+// through (the retransmission was needless, so far).
+std::unique_ptr<std::ofstream> g_rtxTrace;
 
 // The flow and first segment of a queue disc item (SegOf's numbering), or flow -1.
 std::pair<int64_t, uint32_t>
@@ -1158,6 +1167,7 @@ PhantomSample(double end)
         std::string s = os.str();
         // Items: "{[START;END|SIZE][lost],[retrans],[sacked],[TIME]}"
         double counted = 0, net = 0, sackrtx = 0, drop1 = 0, droprtx = 0, gone = 0, spur = 0;
+        std::string rtxUnsacked, rtxSacked;
         size_t pos = 0;
         while ((pos = s.find("{[", pos)) != std::string::npos)
         {
@@ -1173,6 +1183,15 @@ PhantomSample(double end)
             counted += c;
             auto sit = f.segs.find(SegOf(SequenceNumber32(start)));
             PhantomSeg t = sit == f.segs.end() ? PhantomSeg() : sit->second;
+            if (retrans)
+            {
+                std::string& l = sacked ? rtxSacked : rtxUnsacked;
+                l += (l.empty() ? "" : ",") + std::to_string(SegOf(SequenceNumber32(start)));
+                if (sit != f.segs.end() && sit->second.dropped == 0 && sit->second.through > 0)
+                {
+                    l += "n"; // no copy dropped at the queue disc: a needless retransmission
+                }
+            }
             double pending = double(t.sent) - t.through - t.dropped; // before the queue's exit
             double live = pending + (t.lastThrough >= 0 && now - t.lastThrough < 0.1 &&
                                              !t.lastDropped
@@ -1214,6 +1233,12 @@ PhantomSample(double end)
         *g_phantomTrace << now << ' ' << i << ' ' << f.sock->GetTxBuffer()->BytesInFlight() / 1460.0
                         << ' ' << counted << ' ' << net << ' ' << sackrtx << ' ' << drop1 << ' '
                         << droprtx << ' ' << gone << ' ' << spur << ' ' << f.ca << '\n';
+        if (g_rtxTrace)
+        {
+            *g_rtxTrace << now << ' ' << i << ' ' << una << ' ' << f.ca << ' '
+                        << (rtxUnsacked.empty() ? "-" : rtxUnsacked) << ' '
+                        << (rtxSacked.empty() ? "-" : rtxSacked) << '\n';
+        }
     }
     if (now + 0.01 < end)
     {
@@ -1785,6 +1810,7 @@ struct Options
     std::string bbrTrace;
     std::string rateTrace;
     std::string phantomTrace;
+    std::string rtxTrace;
     double minTh = 50;
     double maxTh = 150;
     double maxP = 0.1;
@@ -1851,6 +1877,10 @@ Parse(Options& o, int argc, char* argv[])
                  "file for every sender's sent list against the queue disc's drops each 10 ms "
                  "from the warmup (diagnostics)",
                  o.phantomTrace);
+    cmd.AddValue("rtxTrace",
+                 "file for every sender's retransmitted items each --phantomTrace sample "
+                 "(diagnostics)",
+                 o.rtxTrace);
     cmd.AddValue("minTh", "RED min_th, packets", o.minTh);
     cmd.AddValue("maxTh", "RED max_th, packets", o.maxTh);
     cmd.AddValue("maxP", "RED max_p (LInterm = 1 / max_p)", o.maxP);
@@ -2139,6 +2169,11 @@ main(int argc, char* argv[])
         for (const FlowSpec& fs : g.flows)
         {
             starts.push_back(fs.start);
+        }
+        if (!o.rtxTrace.empty())
+        {
+            g_rtxTrace = std::make_unique<std::ofstream>(o.rtxTrace);
+            g_rtxTrace->precision(6);
         }
         PhantomTraceStart(o.phantomTrace, starts, mons[0]->qdisc, o.warmup, o.duration);
     }

@@ -69,6 +69,7 @@ def test_only_namespaced_tcp_sysctls_are_accepted():
 
 def test_only_known_route_options_are_accepted():
     assert check_route_options({"quickack": "1"}) == {"quickack": "1"}
+    assert check_route_options({"initrwnd": "2000"}) == {"initrwnd": "2000"}
     with pytest.raises(InputError, match="accepted are quickack"):
         check_route_options({"rto_min": "5"})
     with pytest.raises(InputError, match="whole number"):

@@ -12,7 +12,12 @@ grows), detected as ``ACK_EL < T - PRIOR_T``; its *capped* rate divides by
 ``max(INTERVAL, T - PRIOR_T)``, what a fresh sample from the same start could at most give.
 Rates are bit/s of payload (1460-byte segments).
 
-Usage: python scripts/ns3check/ratesample.py NS3_RATE_FILE OURS_RATE_FILE [--t0 5 --t1 15]\n[--counterfactual]
+``--decompose FLOW``: whether ns-3's samples of one flow exceed what the flow delivered over their
+own span [PRIOR_T, T] (its connection's delivered count at PRIOR_T against PRIOR_DELIVERED, the
+rate against that span's delivery, the kept start's lag), the flow's delivery per 100 ms with the
+other flows' beside it, both sides.
+
+Usage: python scripts/ns3check/ratesample.py NS3_RATE_FILE OURS_RATE_FILE [--t0 5 --t1 15]\n[--counterfactual | --decompose FLOW]
 """
 
 from __future__ import annotations
@@ -118,14 +123,19 @@ def summarise(d: dict[str, np.ndarray], t0: float, t1: float) -> dict[str, float
     }
 
 
-def main() -> None:
-    """Prints one table per side and the sums."""
+def _parser() -> argparse.ArgumentParser:
+    """The arguments every mode takes: the two traces and the window."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("ns3")
     ap.add_argument("ours")
     ap.add_argument("--t0", type=float, default=5.0)
     ap.add_argument("--t1", type=float, default=15.0)
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    """Prints one table per side and the sums."""
+    a = _parser().parse_args()
     for name, side in (("ns-3", load_ns3(a.ns3)), ("aqmlab", load_ours(a.ours))):
         print(f"## {name} (Mb/s; intervals ms)")
         print(
@@ -192,11 +202,7 @@ def counterfactual(side: dict[int, dict[str, np.ndarray]], t0: float, t1: float)
 
 def main_counterfactual() -> None:
     """``--counterfactual``: the sliding-max sums for both sides."""
-    ap = argparse.ArgumentParser()
-    ap.add_argument("ns3")
-    ap.add_argument("ours")
-    ap.add_argument("--t0", type=float, default=5.0)
-    ap.add_argument("--t1", type=float, default=15.0)
+    ap = _parser()
     ap.add_argument("--counterfactual", action="store_true")
     a = ap.parse_args()
     for name, side in (("ns-3", load_ns3(a.ns3)), ("aqmlab", load_ours(a.ours))):
@@ -204,7 +210,102 @@ def main_counterfactual() -> None:
         counterfactual(side, a.t0, a.t1)
 
 
+def per_bin(side: dict[int, dict[str, np.ndarray]], t0: float, t1: float) -> dict[int, np.ndarray]:
+    """Each flow's delivery rate (bit/s) in the 100 ms bins of [t0, t1], from its connection's
+    delivered count."""
+    edges = np.arange(t0, t1 + 1e-9, 0.1)
+    return {k: np.diff(np.interp(edges, d["t"], d["total"])) * 8 / 0.1 for k, d in side.items()}
+
+
+def decompose(ns3_path: str, ours_path: str, flow: int, t0: float, t1: float) -> None:
+    """``--decompose FLOW``: ns-3's samples of FLOW against its delivery over each sample's span,
+    and the flow's delivery per 100 ms with the others' (both sides)."""
+    a = np.array(_rows(ns3_path)[flow])
+    t, dl, iv, ack_el, pdl, pt, rate, conn = (a[:, i] for i in (0, 2, 3, 5, 7, 8, 9, 10))
+    valid = (t >= t0) & (t <= t1) & (iv > 0) & (dl >= 0)
+    # The connection's delivered count at PRIOR_T: the last line at or before it.
+    at = np.searchsorted(t, pt + 1e-12, side="right") - 1
+    same = np.abs(pdl - np.where(at >= 0, conn[np.maximum(at, 0)], 0)) < 1
+    span = dl * 8 / np.maximum(t - pt, 1e-9)
+    lag = (t - pt) - ack_el
+    stale = valid & (lag > 1e-9)
+    ratio = rate[valid] / span[valid]
+    print(f"ns-3 flow {flow}: {valid.sum()} valid samples in [{t0}, {t1}] s")
+    print(f"  PRIOR_DELIVERED = delivered count at PRIOR_T: {same[valid].mean():.4f} of them")
+    print(
+        f"  median rate {np.median(rate[valid]) / 1e6:.1f} Mb/s, its span's delivery "
+        f"{np.median(span[valid]) / 1e6:.1f}; rate / span p10/50/90/99/max "
+        f"{np.round(np.percentile(ratio, [10, 50, 90, 99, 100]), 4)}"
+    )
+    print(
+        f"  kept-start (stale) samples {stale.sum()}: lag ms p50/p90/p99/max "
+        f"{np.round(np.percentile(lag[stale] * 1e3, [50, 90, 99, 100]), 3)}"
+    )
+    d = load_ns3(ns3_path)[flow]
+    v = (d["interval"] > 0) & (d["delivered"] >= 0)
+    win = 10 * float(np.median(d["interval"][v]))
+    as_sampled, capped = (
+        sliding_max_mean(d["t"][v], d[k][v], win, t0, t1) / 1e6 for k in ("rate", "capped")
+    )
+    print(f"  sliding 10-interval max: as sampled {as_sampled:.1f} Mb/s, stale capped {capped:.1f}")
+    for name, side in (("ns-3", load_ns3(ns3_path)), ("aqmlab", load_ours(ours_path))):
+        bins = per_bin(side, t0, t1)
+        x = bins[flow]
+        others = sum(bins.values()) - x
+        print(
+            f"{name} flow {flow}: delivery per 100 ms mean {x.mean() / 1e6:.1f} Mb/s, p10/50/90/max "
+            f"{np.round(np.percentile(x, [10, 50, 90, 100]) / 1e6, 1)}"
+        )
+        for lo, hi in ((0, 1), (1, 30), (30, 50), (50, 1000)):
+            m = (x >= lo * 1e6) & (x < hi * 1e6)
+            if m.any():
+                print(
+                    f"  bins {lo}-{hi} Mb/s: {m.mean():.2f} of the time, the other flows "
+                    f"{others[m].mean() / 1e6:.1f} Mb/s, all {(others[m] + x[m]).mean() / 1e6:.1f}"
+                )
+
+
+def stale_round_starts(ns3_path: str) -> tuple[int, int, int, int]:
+    """ns-3's rounds rebuilt from ``--rateTrace`` (tcp-bbr.cc ``UpdateRound``: a valid sample
+    whose PRIOR_DELIVERED reaches the delivered count at the last round start starts one): the
+    ACKs, the ACKs with an invalid sample, those of them that follow a round start (TcpBbr's
+    ``m_roundStart`` is left as it was; Linux's ``bbr_update_bw`` clears it), and the round
+    starts. CA_LOSS entries, which also set it (l. 744), are not in the trace: a lower bound."""
+    acks = invalid = stale = starts = 0
+    for a in _rows(ns3_path).values():
+        next_round, start = 0.0, False
+        for row in a:
+            acks += 1
+            if row[2] < 0 or row[3] <= 0:
+                invalid += 1
+                stale += start
+                continue
+            start = row[7] >= next_round
+            if start:
+                next_round = row[10]
+                starts += 1
+    return acks, invalid, stale, starts
+
+
+def main_decompose() -> None:
+    """``--decompose FLOW``."""
+    ap = _parser()
+    ap.add_argument("--decompose", type=int, required=True)
+    a = ap.parse_args()
+    decompose(a.ns3, a.ours, a.decompose, a.t0, a.t1)
+    acks, invalid, stale, starts = stale_round_starts(a.ns3)
+    print(
+        f"ns-3, all flows and times: {acks} ACKs, {invalid} with an invalid sample, {stale} of "
+        f"them after a round start (kept by TcpBbr), {starts} round starts"
+    )
+
+
 if __name__ == "__main__":
     import sys
 
-    main_counterfactual() if "--counterfactual" in sys.argv else main()
+    if "--counterfactual" in sys.argv:
+        main_counterfactual()
+    elif "--decompose" in sys.argv:
+        main_decompose()
+    else:
+        main()

@@ -110,7 +110,8 @@ def register(sub) -> None:
         action="append",
         metavar="KEY=VALUE",
         help="an extra metric of the sender and receiver routes (repeatable): quickack=1 turns "
-        "the receivers' delayed ACKs off; recorded in summary.json's testbed.routes",
+        "the receivers' delayed ACKs off, initrwnd=N opens the receivers' initial window at N "
+        "segments; recorded in summary.json's testbed.routes",
     )
     t.add_argument("--no-plot", action="store_true", help="no queue.png / report.html")
     t.add_argument(

@@ -347,7 +347,7 @@ def check_sysctls(settings: dict[str, str]) -> dict[str, str]:
 
 #: Route metrics ``--route-option`` accepts (ip-route(8)): ``quickack 1`` turns the receivers'
 #: delayed ACKs off (RTAX_QUICKACK: an ACK for every segment), as ns-3's ``DelAckCount 1``.
-ROUTE_OPTIONS = ("quickack",)
+ROUTE_OPTIONS = ("quickack", "initrwnd")
 
 
 def check_route_options(options: dict[str, str]) -> dict[str, str]:

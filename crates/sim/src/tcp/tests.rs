@@ -579,19 +579,46 @@ fn sack_recovery_prr_sends_by_hand_after_three_losses() {
     assert_eq!(s.stats.retransmits, 3);
 }
 
-/// A SACK sender with controller `cc` and 100..119 outstanding, cwnd 20 (as [`sender_at`]).
+/// Reno's window with ns-3.44's partial-ACK segment and RFC 6937's PRR: `newreno-ns3` without
+/// its PRR ([`crate::tcp::cc::CongestionControl::uses_ns3_prr`]), so that a test can take the
+/// two rules one at a time.
+#[derive(Debug)]
+struct PartialAckOnly;
+
+impl crate::tcp::cc::CongestionControl for PartialAckOnly {
+    fn name(&self) -> &'static str {
+        "partial-ack-only"
+    }
+    fn on_ack(&mut self, cwnd: f64, ssthresh: f64, s: &crate::tcp::cc::AckSample) -> f64 {
+        crate::tcp::cc::Reno.on_ack(cwnd, ssthresh, s)
+    }
+    fn on_congestion(&mut self, cwnd: f64, flight: u32, now: Time) -> f64 {
+        crate::tcp::cc::Reno.on_congestion(cwnd, flight, now)
+    }
+    fn sends_on_partial_ack(&self) -> bool {
+        true
+    }
+}
+
+/// A SACK sender with controller `cc` (or `"partial-ack-only"`, [`PartialAckOnly`]) and
+/// 100..119 outstanding, cwnd 20 (as [`sender_at`]).
 fn sack_sender_at_20(cc: &str) -> Sender {
+    let only = cc == "partial-ack-only";
     let c = TcpConfig {
-        cc: Some(cc.into()),
+        cc: Some(if only { "reno" } else { cc }.into()),
         ..cfg(TcpVariant::Sack)
     };
     let mut s = Sender::new(&c, None, None);
+    if only {
+        s.cc = Box::new(PartialAckOnly);
+    }
     (s.snd_una, s.snd_nxt, s.snd_max, s.cwnd, s.ssthresh) = (100, 120, 120, 20.0, 1.0);
     s
 }
 
-/// ns-3.44's segment on a partial ACK (`cc = "newreno-ns3"`, the Reno window rules of `reno`;
-/// [`crate::tcp::cc::CongestionControl::sends_on_partial_ack`]), on the 20 segments and three
+/// ns-3.44's segment on a partial ACK (as `cc = "newreno-ns3"` has it, here alone beside RFC
+/// 6937's PRR, [`PartialAckOnly`]; [`crate::tcp::cc::CongestionControl::sends_on_partial_ack`]),
+/// on the 20 segments and three
 /// losses above, by hand. Dup ACKs 1-4 as above: 120, 121, then 100 retransmitted (HighRxt 100,
 /// prr_out 1), then nothing (ACK 4: prr_delivered 1, sndcnt ceil(10 / 22) - 1 = 0). Now the
 /// retransmission of 100 is ACKed early (ACK 101, SACK 103-106 unchanged: DeliveredData 1,
@@ -632,7 +659,7 @@ fn ns3_partial_ack_sends_one_segment_beyond_the_window() {
     };
     let e: Vec<u32> = vec![];
     let (reno, reno_cwnd, reno_rtx) = run("reno");
-    let (ns3, ns3_cwnd, ns3_rtx) = run("newreno-ns3");
+    let (ns3, ns3_cwnd, ns3_rtx) = run("partial-ack-only");
     let head = [vec![120], vec![121], vec![100], e.clone()];
     assert_eq!(reno[..4], head[..]);
     assert_eq!(ns3[..4], head[..], "no partial ACK yet: the same");
@@ -681,11 +708,62 @@ fn ns3_partial_ack_skips_a_head_retransmitted_already() {
         (sent, s.cwnd)
     };
     let (reno, reno_cwnd) = run("reno");
-    let (ns3, ns3_cwnd) = run("newreno-ns3");
+    let (ns3, ns3_cwnd) = run("partial-ack-only");
     assert_eq!(reno[5], vec![101]);
     assert_eq!(reno[7], vec![102]);
     assert_eq!(ns3, reno);
     assert_eq!(ns3_cwnd, reno_cwnd);
+}
+
+/// ns-3.44's PRR (`cc = "newreno-ns3"`, [`crate::tcp::recovery::prr::Ns3Prr`]) on the run of
+/// `ns3_partial_ack_sends_one_segment_beyond_the_window`, against the partial-ACK rule alone
+/// ([`PartialAckOnly`], RFC 6937's PRR), by hand in bytes (MSS 1,460; ssthresh 10 segments =
+/// 14,600 B; RecoverFS = ns-3's bytes in flight at the third dup ACK: 100..121 less 103-105
+/// SACKed and 100-102 lost, 16 segments = 23,360 B; prr_out 1,460 B after the fast
+/// retransmit):
+/// - dup ACK 4 (SACK 103-107): prr_delivered = 1,460 + 1,460 (ns-3's extra segment on a dup
+///   ACK) = 2,920; 2,920 x 14,600 / 23,360 = 1,825, less prr_out: 365 B; cwnd = pipe 16 +
+///   0.25; nothing leaves, as with RFC 6937;
+/// - partial ACK 101 (no new SACK, one segment delivered): 4,380 x 14,600 / 23,360 = 2,737.5,
+///   ceil - 1,460 = 1,278 B, cwnd 15 + 1,278 / 1,460; the partial-ACK segment 101 as before;
+/// - dup ACK (SACK 103-108), prr_out 2,920: prr_delivered 4,380 + 2 x 1,460 = 7,300;
+///   7,300 x 14,600 / 23,360 = 4,562.5, ceil - 2,920 = 1,643 B, cwnd 15 + 1.125: one segment,
+///   102, leaves now (RFC 6937 with 3 delivered: ceil(30 / 22) - 2 = 0, nothing);
+/// - partial ACK 102 (101's retransmission cumulatively ACKed; 102 retransmitted already):
+///   8,760 x 14,600 / 23,360 = 5,475, - 4,380 = 1,095 B, cwnd 15.75, nothing, where the rule
+///   alone sends 102 now. So ns-3's count sends 102 one ACK earlier.
+#[test]
+fn ns3_prr_counts_a_dup_ack_twice_and_sends_earlier() {
+    let run = |cc: &str| {
+        let mut s = sack_sender_at_20(cc);
+        let mut sent: Vec<Vec<u32>> = Vec::new();
+        let mut cwnds = Vec::new();
+        for a in (104..=107).map(|top| sack_ack(100, 103, top)).chain([
+            sack_ack(101, 103, 107),
+            sack_ack(101, 103, 108),
+            sack_ack(102, 103, 108),
+        ]) {
+            let mut out = Vec::new();
+            s.on_ack(&a, 1000, &mut out);
+            sent.push(out.iter().map(|p| p.seq).collect::<Vec<u32>>());
+            cwnds.push(s.cwnd);
+        }
+        (sent, cwnds)
+    };
+    let e: Vec<u32> = vec![];
+    let (rfc, rfc_cwnd) = run("partial-ack-only");
+    let (ns3, ns3_cwnd) = run("newreno-ns3");
+    assert_eq!(rfc[3..], [e.clone(), vec![101], e.clone(), vec![102]]);
+    assert_eq!(ns3[3..], [e.clone(), vec![101], vec![102], e.clone()]);
+    assert_eq!(
+        rfc_cwnd[3..],
+        [16.0, 15.0, 15.0, 14.0],
+        "pipe + 0: 102 not yet resent"
+    );
+    let want = [16.25, 15.0 + 1278.0 / 1460.0, 15.0 + 1643.0 / 1460.0, 15.75];
+    for (got, want) in ns3_cwnd[3..].iter().zip(want) {
+        assert!((got - want).abs() < 1e-9, "cwnd {got}, by hand {want}");
+    }
 }
 
 /// Who has ns-3.44's partial-ACK segment: the ns-3 models of the LEDBAT cross-check
@@ -704,6 +782,16 @@ fn the_partial_ack_segment_is_ns3_models_only() {
     }
     for n in crate::tcp::cc::names() {
         assert_eq!(on(n), n == "ledbat-ns3" || n == "newreno-ns3", "{n}");
+    }
+}
+
+/// Who has ns-3.44's PRR: the two ns-3 models of the LEDBAT cross-check only (not `bbr-ns3`,
+/// which sets its window itself, nor any RFC or Linux controller).
+#[test]
+fn ns3_prr_is_the_ledbat_cross_check_models_only() {
+    for n in crate::tcp::cc::names() {
+        let on = crate::tcp::cc::build(n).unwrap().uses_ns3_prr();
+        assert_eq!(on, n == "ledbat-ns3" || n == "newreno-ns3", "{n}");
     }
 }
 

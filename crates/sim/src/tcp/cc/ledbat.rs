@@ -165,6 +165,11 @@ impl CongestionControl for Ledbat {
         self.ns3_44
     }
 
+    /// ns-3.44's `TcpPrrRecovery` is the socket's default recovery beside `TcpLedbat` too.
+    fn uses_ns3_prr(&self) -> bool {
+        self.ns3_44
+    }
+
     fn needs_timestamps(&self) -> bool {
         true
     }

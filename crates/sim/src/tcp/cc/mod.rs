@@ -197,6 +197,13 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn sends_on_partial_ack(&self) -> bool {
         false
     }
+    /// In SACK fast recovery the sending rate is ns-3.44's `TcpPrrRecovery`, with its double
+    /// count of duplicate ACKs, its 32-bit product and PRR-CRB below ssthresh (`cc =
+    /// "ledbat-ns3"`, `"newreno-ns3"`, cross-check models; [`super::recovery::prr::Ns3Prr`]),
+    /// instead of RFC 6937's PRR-SSRB.
+    fn uses_ns3_prr(&self) -> bool {
+        false
+    }
     /// After a timeout, until snd_una passes the data outstanding at it, the sender resends a
     /// segment the timeout marked lost only below the highest SACKed segment (or when none is
     /// SACKed), and new data otherwise, as ns-3.44's `TcpTxBuffer::NextSeg` (`cc =

@@ -37,7 +37,7 @@ impl CongestionControl for Reno {
     }
 }
 
-/// Reno's window rules with ns-3.44's sending on partial ACKs (`cc = "newreno-ns3"`, a
+/// Reno's window rules with ns-3.44's sending on partial ACKs and its PRR (`cc = "newreno-ns3"`, a
 /// cross-check model): the aqmlab side of ns-3's `TcpNewReno` flows where a cross-check gives
 /// the controller beside them ns-3's socket rules (`ledbat-ns3`; docs/crosscheck-ns3.md s.
 /// 3.2). The rule is `TcpSocketBase`'s, so ns-3 applies it whatever the congestion control
@@ -61,6 +61,10 @@ impl CongestionControl for RenoNs3 {
     }
 
     fn sends_on_partial_ack(&self) -> bool {
+        true
+    }
+
+    fn uses_ns3_prr(&self) -> bool {
         true
     }
 }

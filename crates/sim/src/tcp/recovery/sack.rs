@@ -4,6 +4,7 @@
 //! RFC 6675's "(DupThresh - 1) x SMSS + 1 octets SACKed above" is "DupThresh segments SACKed
 //! above". Rule (4) of NextSeg (the rescue retransmission, a MAY) is not implemented.
 
+use super::prr::Ns3Prr;
 use super::{Prr, Recovery, DUP_THRESH};
 use crate::packet::{Packet, SackBlock};
 use crate::tcp::Sender;
@@ -262,6 +263,11 @@ impl Ns3RetransSacked {
     pub fn count(&self) -> u32 {
         self.held.len() as u32
     }
+
+    /// The segments held, lowest first.
+    pub fn segments(&self) -> impl Iterator<Item = u32> + '_ {
+        self.held.iter().copied()
+    }
 }
 
 /// ns-3.44's choice of segment after a timeout (`cc = "bbr-ns3:rtotail"`,
@@ -404,6 +410,9 @@ pub struct Sack {
     /// A partial ACK of the current recovery has restarted the retransmission timer (read only
     /// under [`crate::tcp::cc::CongestionControl::restarts_rto_on_first_partial_ack_only`]).
     partial_acked: bool,
+    /// ns-3.44's PRR in place of RFC 6937's, under
+    /// [`crate::tcp::cc::CongestionControl::uses_ns3_prr`] (set on entering recovery).
+    ns3_prr: Option<Ns3Prr>,
 }
 
 impl Recovery for Sack {
@@ -426,6 +435,7 @@ impl Recovery for Sack {
         let a = ack.seq;
         let newly = a.saturating_sub(s.snd_una);
         let was_sacked = s.sacked_between(s.snd_una, a);
+        let rtx_acked = self.ns3_prr.is_some() && s.in_recovery && ns3_rtx_acked(s, a);
         if newly > 0 {
             s.advance_una(a, ack.ts, now);
         }
@@ -453,6 +463,8 @@ impl Recovery for Sack {
                 // counts against as ns-3's in-flight count does.
                 let sndcnt = if own {
                     0
+                } else if self.ns3_prr.is_some() {
+                    self.ns3_prr_window(s, sample.delivered, sacked > 0, newly > 0, rtx_acked)
                 } else {
                     self.prr_window(s, sample.delivered as u64)
                 };
@@ -532,6 +544,10 @@ impl Sack {
         s.ecn_recover = s.snd_max;
         s.stats.fast_retransmits += 1;
         self.prr = Prr::start(flight);
+        self.ns3_prr = s.cc.uses_ns3_prr().then(|| {
+            let pipe = s.sb.as_ref().map_or(flight, |b| b.pipe(s.snd_max));
+            Ns3Prr::start(pipe, s.params.mss)
+        });
         s.retransmit_head(now, out);
         self.prr.sent(1);
         let sb = s.sb.as_mut().expect("SACK sender has a scoreboard");
@@ -547,6 +563,41 @@ impl Sack {
         let sndcnt = self.prr.on_ack(delivered, pipe, s.ssthresh);
         s.cwnd = (pipe + sndcnt) as f64;
         sndcnt
+    }
+
+    /// One ACK in recovery under ns-3.44's PRR ([`Ns3Prr`]): ns-3 calls `DoRecovery` once as a
+    /// duplicate ACK when the ACK SACKs new data (`DupAck`, tcp-socket-base.cc l. 1775-1781) and
+    /// once more for a partial ACK that delivered a segment (l. 2093-2096), each with the ACK's
+    /// DeliveredData, the last setting the window; then whole segments go out while pipe is
+    /// below it. Returns that number. `delivered` is the ACK's DeliveredData, `dupack` whether
+    /// it SACKed new data, `partial` whether it moved snd_una, `rtx_acked` whether it
+    /// cumulatively acknowledged a retransmission (`m_isRetransDataAcked`, l. 1874-1887).
+    /// Not modelled: the entering ACK's own `DoRecovery` (its DeliveredData of one or two
+    /// segments is not counted; ns-3 sends the fast retransmit alone there, as here).
+    fn ns3_prr_window(
+        &mut self,
+        s: &mut Sender,
+        delivered: u32,
+        dupack: bool,
+        partial: bool,
+        rtx_acked: bool,
+    ) -> u64 {
+        let pipe = s.sb.as_ref().map_or(0, |b| b.pipe(s.snd_max));
+        let sent = self.prr.out;
+        let Some(p) = self.ns3_prr.as_mut() else {
+            return 0;
+        };
+        if dupack {
+            if let Some(w) = p.on_ack(delivered, true, rtx_acked, pipe, s.ssthresh, sent) {
+                s.cwnd = w;
+            }
+        }
+        if partial && delivered > 0 {
+            if let Some(w) = p.on_ack(delivered, false, rtx_acked, pipe, s.ssthresh, sent) {
+                s.cwnd = w;
+            }
+        }
+        (s.cwnd - f64::from(pipe)).max(0.0).floor() as u64
     }
 
     /// ns-3.44's segment on a partial ACK in fast recovery, under
@@ -590,6 +641,19 @@ impl Sack {
             self.prr.sent(1);
         }
     }
+}
+
+/// Whether the ACK up to `a` cumulatively acknowledges a segment retransmitted in this recovery
+/// and not SACKed, ns-3.44's `m_isRetransDataAcked` (`TcpTxBuffer::IsRetransmittedDataAcked`
+/// for each segment acknowledged, tcp-socket-base.cc l. 1874-1887): within a recovery NextSeg
+/// retransmits upwards skipping only SACKed segments, so those are the unSACKed segments from
+/// snd_una to HighRxt.
+fn ns3_rtx_acked(s: &Sender, a: u32) -> bool {
+    let Some(h) = s.sb.as_ref().and_then(|b| b.high_rxt) else {
+        return false;
+    };
+    let hi = a.min(h.saturating_add(1));
+    hi > s.snd_una && s.sacked_between(s.snd_una, hi) < hi - s.snd_una
 }
 
 impl Sender {
