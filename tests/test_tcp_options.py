@@ -1,4 +1,5 @@
-"""``[tcp] handshake`` and ``limited_transmit`` from a scenario file to the simulator."""
+"""``[tcp] handshake``, ``limited_transmit``, ``sack_window`` and ``gso`` from a scenario file to
+the simulator."""
 
 from __future__ import annotations
 
@@ -57,3 +58,14 @@ def test_sack_window_reaches_the_simulator_only_when_span_and_bad_values_are_one
         scenario.from_dict({**DOC, "tcp": {**sack, "sack_window": "bytes"}})
     msg = str(e.value)
     assert msg.startswith("tcp.sack_window") and "'pipe'" in msg and "\n" not in msg, msg
+
+
+def test_gso_reaches_the_simulator_only_when_on_and_bad_values_are_one_line():
+    cfg = scenario.build_config(scenario.from_dict(DOC))
+    assert "gso" not in cfg["flows"][0]["tcp"]
+    doc = {**DOC, "tcp": {"cc": "bbr", "variant": "sack", "gso": True}}
+    assert scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]["gso"] is True
+    with pytest.raises(InputError) as e:
+        scenario.from_dict({**DOC, "tcp": {"gso": "yes"}})
+    msg = str(e.value)
+    assert msg.startswith("tcp.gso") and "\n" not in msg, msg

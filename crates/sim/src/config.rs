@@ -179,6 +179,12 @@ pub struct TcpConfig {
     /// Pacing as Linux's internal TCP pacing (`tcp::pacing`); off by default.
     #[serde(default)]
     pub pacing: bool,
+    /// A paced sender sends bursts of segments as Linux's GSO/TSO autosizing
+    /// (`tcp_tso_autosize`, net/ipv4/tcp_output.c): about 1 ms of the pacing rate at once,
+    /// then waits for the whole burst's time (`tcp::pacing`); off by default (one segment at
+    /// a time).
+    #[serde(default)]
+    pub gso: bool,
     /// Payload bytes per segment.
     pub mss: u32,
     /// Header bytes added to each data segment on the wire.

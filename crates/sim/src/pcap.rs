@@ -17,7 +17,9 @@
 //!   packet's send time on a 1 ms clock on data, the departure from this link on ACKs; TSecr the
 //!   echoed send time on ACKs);
 //! - payload: `mss` zero bytes on a data segment (a header-only SYN carries none); the options
-//!   come on top, so a record can be longer than the simulator's packet size;
+//!   come on top, so a record can be longer than the simulator's packet size. A flow whose
+//!   controller changes the segment size (TCP Prague 0.7) is numbered and filled as if every
+//!   segment carried `mss` (a simplification: the tap does not see the sender's size history);
 //! - UDP (open-loop sources): `size - 28` zero bytes of payload;
 //! - checksums: IPv4 header and TCP/UDP over the pseudo-header, correct.
 //!

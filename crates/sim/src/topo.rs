@@ -66,6 +66,7 @@ pub fn default_tcp() -> TcpConfig {
         cc: None,
         recovery: None,
         pacing: false,
+        gso: false,
     }
 }
 

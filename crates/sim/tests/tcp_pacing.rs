@@ -15,9 +15,15 @@ const S: u64 = 1_000_000_000;
 /// handshake, 20 Mb/s, base RTT 14 ms (1 + 5 + 1 ms each way), buffer 400 packets, for
 /// `duration`.
 fn run(pacing: bool, duration: u64) -> (f64, u32, u64) {
+    run_gso(pacing, false, duration)
+}
+
+/// [`run`] with `[tcp] gso` as given.
+fn run_gso(pacing: bool, gso: bool, duration: u64) -> (f64, u32, u64) {
     let mut tcp = default_tcp();
     tcp.variant = TcpVariant::Cubic;
     tcp.pacing = pacing;
+    tcp.gso = gso;
     tcp.handshake = true;
     let d = Dumbbell {
         flows: 1,
@@ -50,6 +56,19 @@ fn the_first_paced_window_builds_no_queue() {
     eprintln!("first window: max queue unpaced {q0}, paced {q1}");
     assert!(q0 >= 8, "unpaced burst queue {q0}");
     assert!(q1 <= 1, "paced queue {q1}");
+}
+
+/// The same first window with GSO bursts (`tcp_tso_autosize`): 1429 segments/s x 1500 B =
+/// 2,143,000 B/s, >> 10 = 2,092 bytes, one segment of 1460, raised to `tcp_min_tso_segs` 2;
+/// min RTT 14 ms adds 64 KB >> (14,000 >> 9 = 27) = 0 bytes. So the window leaves in pairs
+/// every 2 x 0.7 ms: the second of each pair reaches the bottleneck 12 us after the first,
+/// which is still being sent (600 us a packet): two in the queue, never more.
+#[test]
+fn gso_sends_the_first_paced_window_in_pairs() {
+    let (_, q, _) = run_gso(true, true, 27 * MS);
+    assert_eq!(q, 2, "paced in GSO pairs: max queue {q}");
+    let (u, _, t) = run_gso(true, true, 5 * S);
+    assert!(u >= 0.95 && t == 0, "utilisation {u}, timeouts {t}");
 }
 
 #[test]

@@ -141,6 +141,9 @@ class Tcp(BaseModel):
     cc: str | None = None  # congestion controller by name (Rust's tcp::cc::REGISTRY checks it)
     recovery: Literal["reno", "newreno", "sack", "rack"] | None = None
     pacing: StrictBool = False
+    # GSO bursts as Linux's tcp_tso_autosize (about 1 ms of the pacing rate at once) for a paced
+    # sender; an unpaced one already sends what its window allows at once.
+    gso: StrictBool = False
     # AccECN (RFC 9768): the sender asks for it in its SYN (None: when its cc needs it, Prague);
     # the ECN feedback the receiver supports (RFC 9768 Table 2; "accecn" answers an RFC 3168
     # sender with RFC 3168 feedback, as before).
@@ -643,6 +646,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
     }
     if t.ecn == "l4s":  # only then, so that classic configurations stay as they were
         cfg["ect1"] = True
+    if t.gso:  # only then, so that other configurations stay as they were
+        cfg["gso"] = True
     if t.sack_window == "span":  # only then, so that other configurations stay as they were
         cfg["sack_window_span"] = True
     if t.accecn is not None:

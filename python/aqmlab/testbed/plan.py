@@ -390,6 +390,11 @@ def _differences(sc) -> list[str]:
             "tcp.sack_window 'span' (ns-2's Sack1): Linux's window counts the segments in "
             "flight, SACKed ones not counted ('pipe')"
         )
+    if not sc.tcp.gso:
+        d.append(
+            "Linux TCP paces in GSO bursts (tcp_tso_autosize: 2 segments and more back to "
+            "back); with tcp.gso = false the simulator paces one segment at a time"
+        )
     if sc.tcp.mss != 1460:
         d.append(
             f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "

@@ -10,6 +10,13 @@
 //! (new data, and the retransmissions after a timeout) is paced; fast retransmissions and
 //! PRR's sends during recovery leave at once. A controller with its own rate (BBR) gives it
 //! through [`super::cc::CongestionControl::pacing_rate`].
+//!
+//! GSO bursts (`[tcp] gso`, off by default): Linux hands the device several segments at once
+//! (`tcp_write_xmit` builds an skb of `tcp_tso_segs` segments) and then waits for the whole
+//! skb's time at the pacing rate (`tcp_update_skb_after_send`). With `gso` a paced sender does
+//! the same: the first segment to leave at or after `next_send` opens a burst of
+//! [`gso_segs`] segments that leave at the same instant (as far as the window allows), and each
+//! adds its gap to `next_send`. An unpaced sender already sends what its window allows at once.
 
 use aqm::{Time, NS_PER_SEC};
 
@@ -29,6 +36,31 @@ pub struct Pacer {
     pub deadline: Option<Time>,
     /// Time of the pending pacing event (one per flow at a time).
     pub event: Option<Time>,
+    /// When the current GSO burst opened (`[tcp] gso`).
+    pub burst_at: Time,
+    /// Segments the current GSO burst may still send at `burst_at`.
+    pub burst_left: u32,
+}
+
+/// GSO's largest burst, bytes (`sk_gso_max_size`: `GSO_LEGACY_MAX_SIZE`, 64 KB, the default
+/// of veth and most devices).
+pub const GSO_MAX_SIZE: u64 = 65_536;
+
+/// Segments per GSO burst, Linux's `tcp_tso_autosize` (net/ipv4/tcp_output.c, since 5.18):
+/// the pacing rate's bytes in 2^-10 s (`sk_pacing_shift` 10), plus 64 KB halved for every
+/// 2^9 us of min RTT (`tcp_tso_rtt_log` 9; nothing before an RTT sample, where Linux's
+/// min RTT is ~0U), at most 64 KB, in segments of `mss` payload bytes, at least
+/// `min_tso_segs` (the controller's `min_tso_segs`, else the sysctl's 2).
+/// `rate_bytes`: pacing rate, bytes per second; `min_rtt_ns`: 0 or less before a sample.
+pub fn gso_segs(rate_bytes: f64, min_rtt_ns: f64, mss: u32, min_tso_segs: u32) -> u32 {
+    let mut bytes = (rate_bytes.max(0.0) as u64) >> 10;
+    if min_rtt_ns > 0.0 {
+        let r = ((min_rtt_ns / 1_000.0) as u64) >> 9;
+        if r < 32 {
+            bytes += GSO_MAX_SIZE >> r;
+        }
+    }
+    ((bytes.min(GSO_MAX_SIZE) / u64::from(mss.max(1))) as u32).max(min_tso_segs)
 }
 
 /// The default pacing rate, segments per second (`None` before the first RTT sample).
@@ -62,17 +94,24 @@ impl Pacer {
     /// May a segment leave at `now`? If not, notes the deadline.
     #[inline]
     pub fn allows(&mut self, now: Time) -> bool {
-        if !self.on || now >= self.next_send {
+        if !self.on || now >= self.next_send || (self.burst_left > 0 && now == self.burst_at) {
             return true;
         }
         self.deadline = Some(self.next_send);
         false
     }
 
-    /// A segment left at `now` with the pacing rate `rate` (segments per second).
+    /// A segment left at `now` with the pacing rate `rate` (segments per second); `burst`:
+    /// the segments of a GSO burst this segment would open (1: no bursts).
     #[inline]
-    pub fn sent(&mut self, now: Time, rate: Option<f64>) {
+    pub fn sent(&mut self, now: Time, rate: Option<f64>, burst: u32) {
         if let Some(r) = rate.filter(|r| *r > 0.0) {
+            if self.burst_left > 0 && now == self.burst_at {
+                self.burst_left -= 1;
+            } else {
+                self.burst_at = now;
+                self.burst_left = burst.saturating_sub(1);
+            }
             let gap = round_ns(NS_PER_SEC as f64 / r);
             self.next_send = self.next_send.max(now) + gap;
         }
@@ -82,6 +121,58 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tcp_tso_autosize` by hand. 100 Mb/s = 12.5 MB/s: 12,500,000 >> 10 = 12,207 bytes, min
+    /// RTT 20 ms: 20,000 us >> 9 = 39, no RTT allowance: 12,207 / 1,448 = 8 segments. 10 Mb/s:
+    /// 1,220 bytes, below one segment: the minimum, 2. Min RTT 100 us: 100 >> 9 = 0, the whole
+    /// 64 KB allowance: 65,536 / 1,448 = 45. Min RTT 2 ms: 2,000 >> 9 = 3, 65,536 >> 3 = 8,192
+    /// bytes more: (1,220 + 8,192) / 1,448 = 6. Before an RTT sample nothing is added.
+    #[test]
+    fn gso_segs_as_tcp_tso_autosize() {
+        let ms = 1e6;
+        assert_eq!(gso_segs(12.5e6, 20.0 * ms, 1448, 2), 8);
+        assert_eq!(gso_segs(1.25e6, 20.0 * ms, 1448, 2), 2);
+        assert_eq!(gso_segs(1.25e6, 20.0 * ms, 1448, 1), 1);
+        assert_eq!(gso_segs(1.25e6, 0.1 * ms, 1448, 2), 45);
+        assert_eq!(gso_segs(1.25e6, 2.0 * ms, 1448, 2), 6);
+        assert_eq!(gso_segs(1.25e6, 0.0, 1448, 2), 2);
+        assert_eq!(gso_segs(1e12, 0.0, 1448, 2), 45, "at most 64 KB");
+    }
+
+    /// A burst of 3 at 1,000 segments a second: three segments leave at 0, the fourth must
+    /// wait for the three gaps (3 ms), then the next burst opens; a burst cut short by the
+    /// window (1 of 3 at 3 ms) does not carry over to a later instant.
+    #[test]
+    fn a_gso_burst_leaves_at_once_then_waits_for_all_its_gaps() {
+        let ms = 1_000_000;
+        let mut p = Pacer {
+            on: true,
+            ..Default::default()
+        };
+        for _ in 0..3 {
+            assert!(p.allows(0));
+            p.sent(0, Some(1000.0), 3);
+        }
+        assert!(!p.allows(0));
+        assert_eq!(p.next_send, 3 * ms);
+        assert!(!p.allows(3 * ms - 1));
+        assert!(p.allows(3 * ms));
+        p.sent(3 * ms, Some(1000.0), 3);
+        assert_eq!(p.next_send, 4 * ms);
+        assert!(
+            !p.allows(3 * ms + 1),
+            "the rest of the burst was at 3 ms only"
+        );
+        // Without bursts: a segment at a time, as before.
+        let mut q = Pacer {
+            on: true,
+            ..Default::default()
+        };
+        assert!(q.allows(0));
+        q.sent(0, Some(1000.0), 1);
+        assert!(!q.allows(0));
+        assert_eq!(q.next_send, ms);
+    }
 
     #[test]
     fn round_ns_is_round_then_cast() {

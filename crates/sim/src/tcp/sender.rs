@@ -48,6 +48,8 @@ pub struct SenderParams {
     pub cfg_ect1: bool,
     /// `[tcp] pacing`: pacing asked for by the configuration.
     pub cfg_pacing: bool,
+    /// `[tcp] gso`: a paced sender sends GSO bursts ([`super::pacing::gso_segs`]).
+    pub gso: bool,
     /// Outside fast recovery the window limits the segments in flight, SACKed ones not counted
     /// ([`super::recovery::Recovery::window_by_pipe`]; a controller that sets cwnd itself
     /// counts the flight from its rate state instead), instead of the span from snd_una.
@@ -138,6 +140,13 @@ pub struct Sender {
     /// increasing order, once the controller has changed it
     /// ([`CongestionControl::segment_payload`]); empty while every segment carries `mss`.
     pub seg_sizes: Vec<(u32, u32)>,
+    /// The payload bytes below each entry of [`Sender::seg_sizes`] (prefix sums, so
+    /// [`Sender::bytes_below`] is a binary search, not a walk, per delivery).
+    seg_bytes: Vec<u64>,
+    /// The controller may change the segment size
+    /// ([`CongestionControl::on_segment_size`]'s answer, read once): only then is it asked
+    /// for [`CongestionControl::segment_payload`] after each ACK.
+    resizes: bool,
 }
 
 impl SenderParams {
@@ -159,6 +168,7 @@ impl SenderParams {
             ecn_support,
             cfg_ect1: cfg.ect1,
             cfg_pacing: cfg.pacing,
+            gso: cfg.gso,
             pipe_window,
         }
     }
@@ -174,7 +184,7 @@ impl Sender {
         // The network builder checks the name first (a configuration error, not a panic).
         let mut cc =
             super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
-        cc.on_segment_size(
+        let resizes = cc.on_segment_size(
             cfg.mss,
             cfg.header_bytes + cfg.option_bytes(),
             limit_segments.is_none(),
@@ -249,6 +259,8 @@ impl Sender {
             dup_delivered: 0,
             head_resent: false,
             seg_sizes: Vec::new(),
+            seg_bytes: Vec::new(),
+            resizes,
         };
         // Without the handshake, the mode the SYN exchange would have given (the SYN-ACK sets it
         // again when the handshake is simulated).
@@ -273,6 +285,32 @@ impl Sender {
     pub fn pacing_rate(&self) -> Option<f64> {
         self.cc.pacing_rate().or_else(|| {
             super::pacing::linux_rate(self.cwnd, self.ssthresh, self.flight(), self.srtt)
+        })
+    }
+
+    /// A paced segment leaves at `now`: the pacing clock moves on by its gap, and with `[tcp]
+    /// gso` it may open a GSO burst ([`Sender::gso_burst`]).
+    #[inline]
+    pub(crate) fn pace_sent(&mut self, now: Time) {
+        let rate = self.pacing_rate();
+        let burst = if self.params.gso {
+            self.gso_burst(rate)
+        } else {
+            1
+        };
+        self.pacer.sent(now, rate, burst);
+    }
+
+    /// Segments of a GSO burst at the pacing rate `rate` (segments per second), Linux's
+    /// `tcp_tso_autosize` ([`super::pacing::gso_segs`]) with the controller's minimum.
+    fn gso_burst(&self, rate: Option<f64>) -> u32 {
+        rate.map_or(1, |r| {
+            super::pacing::gso_segs(
+                r * f64::from(self.params.pkt_size),
+                self.min_rtt,
+                self.params.mss,
+                self.cc.min_tso_segs(),
+            )
         })
     }
 
@@ -397,22 +435,18 @@ impl Sender {
     }
 
     /// The payload bytes of the segments below `seg` (the in-order data a receiver whose next
-    /// expected segment is `seg` has delivered).
+    /// expected segment is `seg` has delivered): a binary search of the size changes and the
+    /// bytes below each ([`Sender::seg_bytes`]).
     pub fn bytes_below(&self, seg: u64) -> f64 {
-        if self.seg_sizes.is_empty() {
-            return seg as f64 * self.params.mss as f64;
+        let mss = u64::from(self.params.mss);
+        let i = self
+            .seg_sizes
+            .partition_point(|&(first, _)| u64::from(first) <= seg);
+        if i == 0 {
+            return (seg * mss) as f64;
         }
-        let mut bytes = 0u64;
-        let mut from = 0u64;
-        let mut size = u64::from(self.params.mss);
-        for &(first, payload) in &self.seg_sizes {
-            let first = u64::from(first).min(seg);
-            bytes += (first - from.min(first)) * size;
-            from = from.max(first);
-            size = u64::from(payload);
-        }
-        bytes += seg.saturating_sub(from) * size;
-        bytes as f64
+        let (first, payload) = self.seg_sizes[i - 1];
+        (self.seg_bytes[i - 1] + (seg - u64::from(first)) * u64::from(payload)) as f64
     }
 
     /// New segments from `snd_max` on carry `payload` bytes (the controller's
@@ -424,8 +458,10 @@ impl Sender {
         let at = self.snd_max;
         if self.seg_sizes.last().is_some_and(|&(first, _)| first == at) {
             self.seg_sizes.pop();
+            self.seg_bytes.pop();
         }
         if self.payload_of(at) != payload {
+            self.seg_bytes.push(self.bytes_below(u64::from(at)) as u64);
             self.seg_sizes.push((at, payload));
         }
         self.params.pkt_size = payload + self.params.header;
@@ -526,7 +562,7 @@ impl Sender {
                 break;
             }
             if self.pacer.on {
-                self.pacer.sent(now, self.pacing_rate());
+                self.pace_sent(now);
             }
             if self.snd_nxt == self.snd_una && self.snd_nxt < self.snd_max {
                 self.head_resent |= self.rack_sent.is_some();
@@ -705,8 +741,10 @@ impl Sender {
         sample.rate.high_data = self.snd_max;
         sample.rate.edt = self.pacer.next_send;
         self.cwnd = self.cc.cong_control(self.cwnd, sample).max(1.0);
-        if let Some(payload) = self.cc.segment_payload() {
-            self.resize_segments(payload);
+        if self.resizes {
+            if let Some(payload) = self.cc.segment_payload() {
+                self.resize_segments(payload);
+            }
         }
         if self.cc.asks_app_limited() {
             if let Some(r) = self.rate.as_mut() {

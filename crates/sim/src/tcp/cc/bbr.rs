@@ -477,8 +477,19 @@ impl Bbr {
     /// `bbr_tso_segs_goal` without a device limit: pacing rate x 2^-10 s in segments, at least 2
     /// (1 below 1.2 Mb/s, 100 segments per second of 1500 bytes), at most 127.
     pub fn tso_segs_goal(&self) -> u32 {
-        let min = if self.pacing_rate < 100.0 { 1 } else { 2 };
-        ((self.pacing_rate / 1024.0) as u32).max(min).min(127)
+        ((self.pacing_rate / 1024.0) as u32)
+            .max(self.min_tso())
+            .min(127)
+    }
+
+    /// `bbr_min_tso_segs`: 1 segment below `bbr_min_tso_rate` (1.2 Mb/s, 100 segments of 1500
+    /// bytes a second), else 2.
+    fn min_tso(&self) -> u32 {
+        if self.pacing_rate < 100.0 {
+            1
+        } else {
+            2
+        }
     }
 
     /// `bbr_quantization_budget`; ns-3 ([`Ns3Model::quanta`]): 3 segments, not rounded.
@@ -896,6 +907,10 @@ impl CongestionControl for Bbr {
 
     fn needs_pacing(&self) -> bool {
         true
+    }
+
+    fn min_tso_segs(&self) -> u32 {
+        self.min_tso()
     }
 
     fn controls_cwnd(&self) -> bool {

@@ -1089,6 +1089,15 @@ impl CongestionControl for Bbr3 {
         true
     }
 
+    /// `bbr_min_tso_segs` (tcp_bbr.c, v3 as v1): 1 segment below 1.2 Mb/s, else 2.
+    fn min_tso_segs(&self) -> u32 {
+        if self.pacing_rate * PKT_BYTES < 150_000.0 {
+            1
+        } else {
+            2
+        }
+    }
+
     fn controls_cwnd(&self) -> bool {
         true
     }

@@ -126,6 +126,11 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn wants_rate_sample(&self) -> bool {
         false
     }
+    /// The fewest segments of a GSO burst (`[tcp] gso`): Linux's `ca_ops->min_tso_segs`, else
+    /// the `tcp_min_tso_segs` sysctl, 2 (`tcp_tso_segs`, net/ipv4/tcp_output.c).
+    fn min_tso_segs(&self) -> u32 {
+        2
+    }
     /// The sender is to pace whatever `[tcp] pacing` says (BBR: Linux's `SK_PACING_NEEDED`).
     fn needs_pacing(&self) -> bool {
         false
@@ -170,8 +175,12 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     /// `header` bytes of headers and options on the wire (Linux's `mss_cache` and
     /// `tcp_mss_to_mtu`); `resizable`: the sender honours
     /// [`CongestionControl::segment_payload`] (a bulk flow; a finite one keeps its segment
-    /// count, so it does not).
-    fn on_segment_size(&mut self, _mss: u32, _header: u32, _resizable: bool) {}
+    /// count, so it does not). Returns whether the controller may ever answer
+    /// [`CongestionControl::segment_payload`] with a size: the sender asks only then, so the
+    /// controllers that never resize pay no call per ACK.
+    fn on_segment_size(&mut self, _mss: u32, _header: u32, _resizable: bool) -> bool {
+        false
+    }
     /// The payload bytes of each new segment the controller asks for from now on (TCP Prague
     /// 0.7's `tcp_sync_mss` from `prague_update_alpha`), asked after each
     /// [`CongestionControl::cong_control`]; `None`: the flow's `mss`. Segments already sent

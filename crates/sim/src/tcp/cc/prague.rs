@@ -881,11 +881,12 @@ impl CongestionControl for Prague {
 
     /// The flow's segment size (`prague_init`'s `mtu_cache`); 0.7 may lower it when the
     /// sender can honour it.
-    fn on_segment_size(&mut self, mss: u32, header: u32, resizable: bool) {
+    fn on_segment_size(&mut self, mss: u32, header: u32, resizable: bool) -> bool {
         self.params.mtu = u64::from(mss + header);
         self.mtu = self.params.mtu;
         self.header = u64::from(header);
         self.resizable = resizable && self.v07();
+        self.resizable
     }
 
     /// 0.7: the MSS `tcp_sync_mss` leaves, the packet size in use less the headers.
@@ -1371,7 +1372,10 @@ mod tests {
     /// rate-based mode at `rate_bytes`, srtt 20 ms, RTT-independent, a CE mark seen.
     fn low_rate(cwnd: u32, rate_bytes: u64) -> Prague {
         let mut p = in_ca07(cwnd, 0);
-        p.on_segment_size(1460, 40, true);
+        assert!(
+            p.on_segment_size(1460, 40, true),
+            "0.7, a bulk flow: resizes"
+        );
         p.rate_mode = true;
         p.rate_bytes = rate_bytes;
         p
@@ -1458,10 +1462,12 @@ mod tests {
             ("round 3", |p| p.round = 3),
             ("slow start", |p| p.ssthresh = 3),
             ("no CE yet", |p| p.saw_ce = false),
-            ("finite flow", |p| p.on_segment_size(1460, 40, false)),
+            ("finite flow", |p| {
+                assert!(!p.on_segment_size(1460, 40, false))
+            }),
             ("0.6", |p| {
                 p.params = Params::V06;
-                p.on_segment_size(1460, 40, true)
+                assert!(!p.on_segment_size(1460, 40, true));
             }),
         ];
         for (what, f) in cases {

@@ -647,7 +647,7 @@ impl Rack {
                 break;
             }
             if s.pacer.on {
-                s.pacer.sent(now, s.pacing_rate());
+                s.pace_sent(now);
             }
             Self::send(s, seg, now, out);
             self.head_sent(s, seg, now);

@@ -382,7 +382,7 @@ impl Sender {
                 break;
             }
             if self.pacer.on {
-                self.pacer.sent(now, self.pacing_rate());
+                self.pace_sent(now);
             }
             let p = self.make_segment(seg, now);
             out.push(p);
@@ -694,7 +694,7 @@ impl Sender {
                 break;
             }
             if self.pacer.on {
-                self.pacer.sent(now, self.pacing_rate());
+                self.pace_sent(now);
             }
             self.send_next_seg(seg, now, out);
             pipe += 1;
