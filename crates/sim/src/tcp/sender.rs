@@ -436,7 +436,7 @@ impl Sender {
 
     /// The payload bytes of the segments below `seg` (the in-order data a receiver whose next
     /// expected segment is `seg` has delivered): a binary search of the size changes and the
-    /// bytes below each ([`Sender::seg_bytes`]).
+    /// bytes below each (`Sender::seg_bytes`).
     pub fn bytes_below(&self, seg: u64) -> f64 {
         let mss = u64::from(self.params.mss);
         let i = self
