@@ -101,12 +101,19 @@ impl Pacer {
         false
     }
 
+    /// Would a segment leaving at `now` open a new GSO burst (rather than join the one opened
+    /// at `now`)? Only then does [`Pacer::sent`] read its `burst`.
+    #[inline]
+    pub fn opens_burst(&self, now: Time) -> bool {
+        !(self.burst_left > 0 && now == self.burst_at)
+    }
+
     /// A segment left at `now` with the pacing rate `rate` (segments per second); `burst`:
     /// the segments of a GSO burst this segment would open (1: no bursts).
     #[inline]
     pub fn sent(&mut self, now: Time, rate: Option<f64>, burst: u32) {
         if let Some(r) = rate.filter(|r| *r > 0.0) {
-            if self.burst_left > 0 && now == self.burst_at {
+            if !self.opens_burst(now) {
                 self.burst_left -= 1;
             } else {
                 self.burst_at = now;

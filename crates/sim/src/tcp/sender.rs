@@ -293,7 +293,8 @@ impl Sender {
     #[inline]
     pub(crate) fn pace_sent(&mut self, now: Time) {
         let rate = self.pacing_rate();
-        let burst = if self.params.gso {
+        // The burst's size matters only to the segment that opens it.
+        let burst = if self.params.gso && self.pacer.opens_burst(now) {
             self.gso_burst(rate)
         } else {
             1
