@@ -8,7 +8,8 @@
 //!   the record's `first_tx` (the send time of the first segment of its flight), ack_elapsed =
 //!   now - the record's `delivered_time` (`tcp_rate_gen`: the larger of the two, so ACK
 //!   compression cannot inflate the rate);
-//! - a sample whose interval is shorter than the min RTT is discarded (interval -1), as Linux;
+//! - a sample whose interval is shorter than the min RTT gives no rate (interval -1, `delivered`
+//!   kept), as Linux;
 //! - `is_app_limited`: the record was sent while the connection was application-limited
 //!   (`tcp_rate_check_app_limited`: no more data to send and fewer than cwnd in flight; cleared
 //!   once `delivered` passes the mark). A connection starts with the mark set (Linux's
@@ -81,7 +82,8 @@ pub struct TxRecord {
 pub struct RateSample {
     /// Connection's delivered count when the sample's segment was sent (`prior_delivered`).
     pub prior_delivered: u64,
-    /// Segments delivered over the interval; -1: no valid sample on this ACK.
+    /// Segments delivered over the interval; -1: no sample segment on this ACK (none delivered,
+    /// or ns-3's zeroed start). Set, as Linux's, when the interval is below the min RTT.
     pub delivered: i64,
     /// Length of the interval, ns; -1: no valid sample.
     pub interval_ns: i64,
@@ -585,14 +587,19 @@ impl RateState {
             self.delivered_time.saturating_sub(p.prior_time) as i64
         };
         let interval = send_elapsed.max(ack_elapsed);
+        // tcp_rate_gen sets `rs->delivered` before it looks at the interval (ns-3's
+        // GenerateSample too, tcp-rate-ops.cc l. 91-92): a sample discarded below the min RTT
+        // still carries its delivered count, which BBR v3's ECN test
+        // (`bbr_is_inflight_too_high`: `rs->delivered > 0`) and ns-3's `UpdateAckAggregation`
+        // (`m_delivered < 0` only) read. Before 2026-11-30 it was -1 here.
+        rs.delivered = (self.delivered - p.prior_delivered) as i64;
         // Linux: an interval below min RTT means mis-timed delivery (e.g. ACK compression or
-        // a retransmission's stale record): no sample.
+        // a retransmission's stale record): no rate (interval -1).
         if (interval as f64) < min_rtt_ns {
             // ns-3 (l. 107) also zeroes the kept prior time.
             self.pick.valid = false;
             return rs;
         }
-        rs.delivered = (self.delivered - p.prior_delivered) as i64;
         rs.interval_ns = interval;
         rs
     }
@@ -688,14 +695,16 @@ mod tests {
         assert_eq!((got[0].delivered, got[0].interval_ns), (1, 100 * MS as i64));
     }
 
-    /// An interval below min RTT gives no sample (tcp_rate_gen's check).
+    /// An interval below min RTT gives no rate (tcp_rate_gen's check: `rs->interval_us = -1`)
+    /// but keeps the delivered count it set before the check: one segment sent at 0 with
+    /// delivered 0, ACKed at 50 ms, min RTT 100 ms -> delivered 1 - 0 = 1, interval -1.
     #[test]
     fn interval_below_min_rtt_is_discarded() {
         let mut r = RateState::default();
         r.on_send(0, 0, 0);
         r.on_cum_ack(0, 1);
         let rs = r.gen(50 * MS, 100.0 * MS as f64);
-        assert_eq!((rs.delivered, rs.interval_ns), (-1, -1));
+        assert_eq!((rs.delivered, rs.interval_ns), (1, -1));
         assert_eq!(rs.rate(), None);
         assert_eq!(rs.acked_sacked, 1);
     }

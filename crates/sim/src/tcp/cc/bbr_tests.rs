@@ -650,6 +650,29 @@ fn ns3_ack_aggregation_epoch_resets_at_4096_bytes() {
 }
 
 #[test]
+fn ack_aggregation_skips_a_sample_below_min_rtt_in_linux_not_in_ns3() {
+    // One ACK of 5 segments whose interval fell below the min RTT: tcp_rate_gen (and ns-3's
+    // GenerateSample) keep delivered = 5 and mark the interval invalid (-1 here, ns-3's 0).
+    // Linux's bbr_update_ack_aggregation returns on `rs->interval_us <= 0`; ns-3's
+    // UpdateAckAggregation (tcp-bbr.cc l. 506) tests only `m_delivered < 0` and counts it:
+    // the epoch's first ACK, nothing expected yet, extra = 5.
+    let mut s = ack(NS_PER_SEC, 5, 0, 50, 895, 900);
+    s.rate.interval_ns = -1;
+    let mut b = probe_bw(Ns3Model::default(), 3);
+    b.ack_agg
+        .update(&s.rate, false, EXTRA_ACKED_WIN_RTTS, BW, 100);
+    assert_eq!(b.ack_agg.extra_acked[0], 0);
+    let mut b = probe_bw(Ns3Model::parse("ackagg").unwrap(), 3);
+    b.ns3_update_ack_aggregation(&s, 100);
+    assert_eq!(b.ack_agg.extra_acked[0], 5);
+    // No sample segment at all (delivered -1): neither counts.
+    s.rate.delivered = -1;
+    let mut b = probe_bw(Ns3Model::parse("ackagg").unwrap(), 3);
+    b.ns3_update_ack_aggregation(&s, 100);
+    assert_eq!(b.ack_agg.extra_acked[0], 0);
+}
+
+#[test]
 fn ns3_gain_cycle_runs_on_simulation_time() {
     // Phase of gain 1 begun at 1 s; min RTT 40 ms. An ACK at 1.042 s whose latest delivery
     // is stamped 1.037 s: 37 ms of delivered time (Linux stays), 42 ms of simulation time
