@@ -5,6 +5,8 @@
         [--route quickack=1]
     .venv/bin/python benches/bbr_flows.py sim --seeds 1-30 [--label sim] [--tcp delack=true]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
+        [--kernel-digest docs/data/bbr_flows_kernel.json]
+    .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE]
 
 The networks of benches/fwd_vs_sim.py ``--bbr`` (docs/testbed.md, BBR v1 section):
 ``scenarios/crosscheck/{dt,codel}-het-n50.toml`` with 10 flows (100 Mb/s / 2 ms bottleneck,
@@ -25,6 +27,10 @@ flows; then per-run distribution statistics (Jain's index, the largest flows' sh
 of three RTT classes) with bootstrap intervals and a Mann-Whitney test, and which flow was the
 largest in how many runs (``--kernel-label``: the kernel runs of a variant). ``--plot``:
 per-flow mean +- s.e. by base RTT, both sides.
+``digest``: the kernel runs' per-flow goodputs, mean queues and load averages in one JSON file
+(``docs/data/bbr_flows_kernel.json`` is committed: the kernel runs of 2026-11-29 behind
+docs/testbed.md's per-flow table), so ``table --kernel-digest FILE`` compares simulator
+variants with the kernel without the testbed's half hour of runs.
 """
 
 from __future__ import annotations
@@ -148,6 +154,41 @@ def load_runs(out: Path, aqm: str, kind: str, kernel: bool | None = None) -> lis
     return runs
 
 
+#: Where ``digest`` writes and ``table --kernel-digest`` reads by default.
+DIGEST = ROOT / "docs" / "data" / "bbr_flows_kernel.json"
+
+
+def write_digest(out: Path, path: Path, kernel_label: str = "tb") -> None:
+    """The kernel runs labelled ``kernel_label`` under ``out``, as :func:`load_runs` reads them,
+    with the kernel's release and the date, in one JSON file."""
+    import datetime
+    import platform
+
+    runs = {aqm: load_runs(out, aqm, kernel_label, kernel=True) for aqm in AQMS}
+    if not any(runs.values()):
+        raise SystemExit(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
+    doc = {
+        "what": "kernel bbr per flow (benches/bbr_flows.py testbed), goodput Mb/s by base RTT",
+        "kernel": platform.release(),
+        "written": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "label": kernel_label,
+        "runs": runs,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {path}: " + ", ".join(f"{a} {len(r)} runs" for a, r in runs.items()))
+
+
+def kernel_runs(out: Path, aqm: str, kernel_label: str, digest: Path | None) -> list[dict]:
+    """The kernel's runs of one AQM: from ``digest`` when given, else the run directories."""
+    if digest is None:
+        return load_runs(out, aqm, kernel_label, kernel=True)
+    try:
+        return json.loads(digest.read_text())["runs"].get(aqm, [])
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"--kernel-digest: cannot read {digest}: {e}") from None
+
+
 def stats_of(gp, rtts) -> dict[str, float]:
     """Distribution statistics of one run that do not name a flow (shares of the total goodput)."""
     import numpy as np
@@ -199,15 +240,22 @@ def _boot_ci(
     return ci(ma), ci(mb), ci(mb - ma)
 
 
-def table(out: Path, boot: int, label: str = "sim", kernel_label: str = "tb") -> None:
+def table(
+    out: Path,
+    boot: int,
+    label: str = "sim",
+    kernel_label: str = "tb",
+    digest: Path | None = None,
+) -> None:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
-    kernel's runs labelled ``kernel_label`` against the simulator runs labelled ``label``."""
+    kernel's runs labelled ``kernel_label`` (or those of ``digest``) against the simulator runs
+    labelled ``label``."""
     import numpy as np
     from scipy import stats
 
     rng = np.random.default_rng(1)
     for aqm in AQMS:
-        tb = load_runs(out, aqm, kernel_label, kernel=True)
+        tb = kernel_runs(out, aqm, kernel_label, digest)
         sim = load_runs(out, aqm, label)
         if not tb or not sim:
             continue
@@ -282,7 +330,7 @@ def table(out: Path, boot: int, label: str = "sim", kernel_label: str = "tb") ->
         )
 
 
-def plot(out: Path, path: Path, label: str = "sim") -> None:
+def plot(out: Path, path: Path, label: str = "sim", digest: Path | None = None) -> None:
     """Per-flow mean goodput +- one standard error by base RTT, the kernel's against the
     simulator's, one panel per AQM."""
     import matplotlib
@@ -297,7 +345,10 @@ def plot(out: Path, path: Path, label: str = "sim") -> None:
             ("tb", "kernel bbr", "C0", -0.8),
             (label, "simulator", "C3", 0.8),
         ):
-            runs = load_runs(out, aqm, kind)
+            if kind == "tb":
+                runs = kernel_runs(out, aqm, kind, digest)
+            else:
+                runs = load_runs(out, aqm, kind)
             if not runs:
                 continue
             g = np.array([r["gp"] for r in runs])
@@ -330,7 +381,7 @@ def _seeds(text: str) -> list[int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("testbed", "sim", "table"))
+    ap.add_argument("what", choices=("testbed", "sim", "table", "digest"))
     ap.add_argument("--out", default="runs/bbr_flows")
     ap.add_argument("--runs", type=int, default=10, help="testbed: runs per AQM")
     ap.add_argument("--seeds", default="1-30", help="sim: seeds, LO-HI")
@@ -354,6 +405,12 @@ def main() -> int:
     )
     ap.add_argument("--kernel-label", default="tb", help="testbed, table: the kernel runs' label")
     ap.add_argument("--aqm", choices=AQMS, help="testbed: this AQM only")
+    ap.add_argument(
+        "--kernel-digest",
+        type=Path,
+        help="table: the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
+    )
+    ap.add_argument("--digest", type=Path, default=DIGEST, help="digest: the file to write")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -365,10 +422,12 @@ def main() -> int:
     elif args.what == "sim":
         tcp = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (x.split("=", 1) for x in args.tcp)}
         run_sim(out, _seeds(args.seeds), args.label, tcp)
+    elif args.what == "digest":
+        write_digest(out, args.digest, args.kernel_label)
     else:
-        table(out, args.boot, args.label, args.kernel_label)
+        table(out, args.boot, args.label, args.kernel_label, args.kernel_digest)
         if args.plot:
-            plot(out, Path(args.plot), args.label)
+            plot(out, Path(args.plot), args.label, args.kernel_digest)
     return 0
 
 

@@ -1,5 +1,5 @@
-"""``[tcp] handshake``, ``limited_transmit``, ``sack_window`` and ``gso`` from a scenario file to
-the simulator."""
+"""``[tcp] handshake``, ``limited_transmit``, ``sack_window``, ``gso`` and ``rwnd_model`` from a
+scenario file to the simulator."""
 
 from __future__ import annotations
 
@@ -69,3 +69,29 @@ def test_gso_reaches_the_simulator_only_when_on_and_bad_values_are_one_line():
         scenario.from_dict({**DOC, "tcp": {"gso": "yes"}})
     msg = str(e.value)
     assert msg.startswith("tcp.gso") and "\n" not in msg, msg
+
+
+def test_rwnd_model_reaches_the_simulator_only_when_linux_and_bad_values_are_one_line():
+    cfg = scenario.build_config(scenario.from_dict(DOC))
+    assert "linux_rwnd" not in cfg["flows"][0]["tcp"]
+    doc = {**DOC, "tcp": {"rwnd_model": "linux"}}
+    assert scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]["linux_rwnd"] is True
+    with pytest.raises(InputError) as e:
+        scenario.from_dict({**DOC, "tcp": {"rwnd_model": "autotune"}})
+    msg = str(e.value)
+    assert msg.startswith("tcp.rwnd_model") and "'linux'" in msg and "\n" not in msg, msg
+
+
+def test_the_linux_window_holds_a_large_first_flight_to_64_kb():
+    # 100 segments with an initial window of 100: with the fixed 4 MB window they all leave at
+    # once and arrive within the first round trip. Linux's SYN-ACK offers the whole segments in
+    # 64 KB (44 x 1,460 = 64,240 bytes), and the window the first ACKs advertise (rcv_ssthresh,
+    # at most the 69,120-byte clamp: 47 segments) keeps the rest for a second round trip,
+    # whose ACKs open the window further (docs/transports.md): one base RTT (14 ms) later,
+    # less than two.
+    big = {"init_cwnd": 100}
+    doc = {**DOC, "flows": [{"count": 1, "size": "146000B"}]}
+    fixed = aqmlab.run({**doc, "tcp": big}, plot=False).summary["flows"][0]["completion_s"]
+    linux = aqmlab.run({**doc, "tcp": {**big, "rwnd_model": "linux"}}, plot=False)
+    extra = linux.summary["flows"][0]["completion_s"] - fixed
+    assert 0.014 <= extra < 0.028, extra

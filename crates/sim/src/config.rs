@@ -185,6 +185,10 @@ pub struct TcpConfig {
     /// a time).
     #[serde(default)]
     pub gso: bool,
+    /// The receiver advertises Linux 6.18's window (`tcp::rwnd`: about 64 KB at first, grown
+    /// once per receiver RTT) instead of `rwnd_segments`; off by default.
+    #[serde(default)]
+    pub linux_rwnd: bool,
     /// Payload bytes per segment.
     pub mss: u32,
     /// Header bytes added to each data segment on the wire.

@@ -67,6 +67,7 @@ pub fn default_tcp() -> TcpConfig {
         recovery: None,
         pacing: false,
         gso: false,
+        linux_rwnd: false,
     }
 }
 

@@ -124,6 +124,9 @@ class Tcp(BaseModel):
     init_cwnd: float = Field(10, validate_default=False)
     init_ssthresh: float | None = None
     rwnd: Size = "4MB"
+    # "linux": the receiver advertises Linux 6.18's window (about 64 KB at first, grown once per
+    # receiver RTT, narrowed by data held out of order; docs/transports.md) instead of rwnd.
+    rwnd_model: Literal["fixed", "linux"] = "fixed"
     min_rto: PositiveSeconds = "200ms"
     max_rto: PositiveSeconds = "60s"
     init_rto: PositiveSeconds = "1s"
@@ -648,6 +651,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         cfg["ect1"] = True
     if t.gso:  # only then, so that other configurations stay as they were
         cfg["gso"] = True
+    if t.rwnd_model == "linux":  # only then, so that other configurations stay as they were
+        cfg["linux_rwnd"] = True
     if t.sack_window == "span":  # only then, so that other configurations stay as they were
         cfg["sack_window_span"] = True
     if t.accecn is not None:

@@ -395,6 +395,17 @@ def _differences(sc) -> list[str]:
             "Linux TCP paces in GSO bursts (tcp_tso_autosize: 2 segments and more back to "
             "back); with tcp.gso = false the simulator paces one segment at a time"
         )
+    if sc.tcp.rwnd_model == "fixed":
+        d.append(
+            "Linux's receivers advertise about 64 KB at first and widen the window once per RTT "
+            "(tcp_rcv_space_adjust), narrowed by data held out of order; with tcp.rwnd_model = "
+            "'fixed' the simulator's advertise tcp.rwnd from the first ACK"
+        )
+    else:
+        d.append(
+            "tcp.rwnd_model 'linux' is a model of Linux 6.18's receive window with an estimated "
+            "scaling ratio and a receiver RTT from one-way delays (docs/transports.md)"
+        )
     if sc.tcp.mss != 1460:
         d.append(
             f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "

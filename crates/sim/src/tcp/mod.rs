@@ -29,6 +29,7 @@ pub mod pacing;
 pub mod rate;
 pub mod receiver;
 pub mod recovery;
+pub mod rwnd;
 pub mod sender;
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! instead, with its own immediate-ACK rules.
 
 use super::accecn::{self, AccEcnReceiver, EcnMode};
+use super::rwnd::LinuxRwnd;
 use crate::config::{EcnSupport, TcpConfig};
 use crate::packet::{Kind, Packet, SackBlock, CE, CWR, ECE, SYN};
 use aqm::{Precedence, Time};
@@ -119,6 +120,10 @@ pub struct Receiver {
     /// Header and option bytes of a data segment (its payload, for AccECN's byte counters, is
     /// the rest).
     header: u32,
+    /// Linux's receive window (`[tcp] rwnd_model = "linux"`, [`super::rwnd`]); `None`: `rwnd`.
+    linux_rwnd: Option<LinuxRwnd>,
+    /// Payload bytes per segment.
+    mss: u32,
     /// Counters.
     pub stats: ReceiverStats,
 }
@@ -148,6 +153,8 @@ impl Receiver {
             syn_seen: false,
             accecn: None,
             header: cfg.header_bytes + cfg.option_bytes(),
+            linux_rwnd: cfg.linux_rwnd.then(|| LinuxRwnd::new(cfg.mss)),
+            mss: cfg.mss,
             stats: ReceiverStats::default(),
         }
     }
@@ -254,9 +261,40 @@ impl Receiver {
             },
             precedence: Precedence::Out,
             ts,
-            rwnd: self.rwnd,
+            rwnd: self.window(),
             sack,
             enq_time: 0,
+        }
+    }
+
+    /// The window an ACK advertises: `rwnd`, or Linux's ([`super::rwnd`]).
+    fn window(&mut self) -> u32 {
+        match self.linux_rwnd.as_mut() {
+            None => self.rwnd,
+            Some(l) => {
+                let held: u32 = self.ooo.iter().map(|b| b.1 - b.0).sum();
+                l.advertise(self.rcv_nxt, u64::from(held) * u64::from(self.mss))
+            }
+        }
+    }
+
+    /// Linux's receive window after data segment `d` arrived at `now` (`in_order`: it moved
+    /// `rcv_nxt`, and the application reads at once; else it is held out of order).
+    fn linux_rwnd_after(&mut self, d: &Packet, now: Time, in_order: bool) {
+        let Some(l) = self.linux_rwnd.as_mut() else {
+            return;
+        };
+        let mss = u64::from(self.mss);
+        let held: u32 = self.ooo.iter().map(|b| b.1 - b.0).sum();
+        let span = self
+            .ooo
+            .last()
+            .map_or(0, |b| b.1.saturating_sub(self.rcv_nxt));
+        l.on_segment(now, d.ts, u64::from(held) * mss);
+        if in_order {
+            l.on_read(now, self.rcv_nxt, u64::from(span) * mss);
+        } else {
+            l.on_out_of_order(u64::from(span) * mss);
         }
     }
 
@@ -272,7 +310,11 @@ impl Receiver {
         if s == self.rcv_nxt {
             self.in_order(d, now, in_window, ce_now)
         } else if s > self.rcv_nxt {
+            let dups = self.stats.duplicates;
             self.last_block = Some(self.insert_ooo(s));
+            if self.stats.duplicates == dups {
+                self.linux_rwnd_after(d, now, false); // a held duplicate is dropped unseen
+            }
             Some(self.ack(d.flow, d.ts, AckReason::OutOfOrder)) // immediate duplicate ACK
         } else {
             self.stats.duplicates += 1;
@@ -338,6 +380,7 @@ impl Receiver {
         }
         self.stats.delivered_total += delivered;
         self.last_block = None;
+        self.linux_rwnd_after(d, now, true);
         let complete = self.total.is_some_and(|n| self.rcv_nxt >= n);
         if had_gap {
             let why = if self.rcv_nxt > s + 1 {
@@ -380,7 +423,10 @@ impl Receiver {
             flags: SYN | ecn_flags,
             precedence: Precedence::Out,
             ts: syn.ts,
-            rwnd: self.rwnd,
+            rwnd: match self.linux_rwnd {
+                Some(_) => LinuxRwnd::initial_segments(self.mss),
+                None => self.rwnd,
+            },
             sack: [(0, 0); 3],
             enq_time: 0,
         }

@@ -223,7 +223,12 @@ impl Sender {
             snd_max: 0,
             cwnd: cfg.init_cwnd,
             ssthresh: cfg.init_ssthresh.unwrap_or(f64::INFINITY),
-            snd_wnd: cfg.rwnd_segments,
+            // The SYN-ACK's window (without a simulated handshake, the flow starts with it).
+            snd_wnd: if cfg.linux_rwnd {
+                super::rwnd::LinuxRwnd::initial_segments(cfg.mss)
+            } else {
+                cfg.rwnd_segments
+            },
             dupacks: 0,
             in_recovery: false,
             ecn_recover: 0,
