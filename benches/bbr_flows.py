@@ -169,7 +169,8 @@ def write_digest(out: Path, path: Path, kernel_label: str = "tb") -> None:
         raise SystemExit(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
     doc = {
         "what": "kernel bbr per flow (benches/bbr_flows.py testbed), goodput Mb/s by base RTT",
-        "kernel": platform.release(),
+        # The release of the machine that writes the digest: write it on the testbed machine.
+        "host_kernel": platform.release(),
         "written": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "label": kernel_label,
         "runs": runs,

@@ -399,12 +399,13 @@ def _differences(sc) -> list[str]:
         d.append(
             "Linux's receivers advertise about 64 KB at first and widen the window once per RTT "
             "(tcp_rcv_space_adjust), narrowed by data held out of order; with tcp.rwnd_model = "
-            "'fixed' the simulator's advertise tcp.rwnd from the first ACK"
+            "'fixed' the simulator's receivers advertise tcp.rwnd from the first ACK"
         )
     else:
         d.append(
-            "tcp.rwnd_model 'linux' is a model of Linux 6.18's receive window with an estimated "
-            "scaling ratio and a receiver RTT from one-way delays (docs/transports.md)"
+            "tcp.rwnd_model 'linux' models Linux 6.18's receive window with an estimated "
+            "scaling ratio, whole segments as bytes and no memory-pressure paths "
+            "(docs/transports.md)"
         )
     if sc.tcp.mss != 1460:
         d.append(

@@ -588,10 +588,10 @@ impl RateState {
         };
         let interval = send_elapsed.max(ack_elapsed);
         // tcp_rate_gen sets `rs->delivered` before it looks at the interval (ns-3's
-        // GenerateSample too, tcp-rate-ops.cc l. 91-92): a sample discarded below the min RTT
+        // GenerateSample too, tcp-rate-ops.cc l. 92): a sample discarded below the min RTT
         // still carries its delivered count, which BBR v3's ECN test
         // (`bbr_is_inflight_too_high`: `rs->delivered > 0`) and ns-3's `UpdateAckAggregation`
-        // (`m_delivered < 0` only) read. Before 2026-11-30 it was -1 here.
+        // (`m_delivered < 0` only) read. Before 2026-11-29 it was -1 here.
         rs.delivered = (self.delivered - p.prior_delivered) as i64;
         // Linux: an interval below min RTT means mis-timed delivery (e.g. ACK compression or
         // a retransmission's stale record): no rate (interval -1).

@@ -124,6 +124,8 @@ pub struct Receiver {
     linux_rwnd: Option<LinuxRwnd>,
     /// Payload bytes per segment.
     mss: u32,
+    /// The time of the event being handled (an ACK's send time, for [`super::rwnd`]).
+    clock: Time,
     /// Counters.
     pub stats: ReceiverStats,
 }
@@ -155,6 +157,7 @@ impl Receiver {
             header: cfg.header_bytes + cfg.option_bytes(),
             linux_rwnd: cfg.linux_rwnd.then(|| LinuxRwnd::new(cfg.mss)),
             mss: cfg.mss,
+            clock: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -273,6 +276,7 @@ impl Receiver {
             None => self.rwnd,
             Some(l) => {
                 let held: u32 = self.ooo.iter().map(|b| b.1 - b.0).sum();
+                l.on_ack_sent(self.clock, self.rcv_nxt);
                 l.advertise(self.rcv_nxt, u64::from(held) * u64::from(self.mss))
             }
         }
@@ -290,7 +294,8 @@ impl Receiver {
             .ooo
             .last()
             .map_or(0, |b| b.1.saturating_sub(self.rcv_nxt));
-        l.on_segment(now, d.ts, u64::from(held) * mss);
+        // The segment's `rwnd` field carries the cumulative ACK its sender held (the echo).
+        l.on_segment(now, d.ts, d.rwnd, u64::from(held) * mss);
         if in_order {
             l.on_read(now, self.rcv_nxt, u64::from(span) * mss);
         } else {
@@ -301,6 +306,7 @@ impl Receiver {
     /// A data segment arrives at `now`; returns the ACK to send now, if any. `in_window` says
     /// whether deliveries count toward goodput.
     pub fn on_data(&mut self, d: &Packet, now: Time, in_window: bool) -> Option<Packet> {
+        self.clock = now;
         if d.flags & SYN != 0 {
             return Some(self.syn_ack(d)); // every SYN, first or repeated (RFC 9293 s. 3.5)
         }
@@ -434,6 +440,7 @@ impl Receiver {
 
     /// The delayed-ACK timer expired.
     pub fn on_delack_timer(&mut self, flow: u32, now: Time) -> Option<Packet> {
+        self.clock = now;
         match self.delack_deadline {
             Some(t) if t <= now && self.unacked > 0 => {
                 Some(self.ack(flow, self.pending_ts, AckReason::Timer))

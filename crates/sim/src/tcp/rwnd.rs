@@ -23,17 +23,25 @@
 //!   rounded up to the scale unit (1 KB), free space = buffer x ratio less the out-of-order
 //!   payload (its true size x ratio); the right edge never moves back (`tcp_shrink_window` 0).
 //!
+//! - **The receiver's RTT** (`tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update`): a data segment
+//!   echoes the timestamp of the latest ACK its sender had; now - that ACK's send time is a
+//!   sample, taken when the echo changes and not zero, latched down at once and raised by 1/8
+//!   of the excess (the update with an empty receive queue). Here a data segment carries the
+//!   cumulative ACK number its sender held (`Sender` puts it in the segment's `rwnd` field when
+//!   this model is on), and the receiver takes the latest ACK it sent with that number no later
+//!   than the segment left: that ACK's send time is the echo.
+//!
 //! Simplified (docs/transports.md, "Linux's receive window"): the scaling ratio is a constant,
-//! [`SCALING_RATIO`] (single 1,448-byte segments; about 0.92 for whole GSO packets); the
-//! receiver's RTT is not taken from an echoed timestamp (the simulator's data segments carry
-//! none): each data segment gives a sample of its one-way delay plus the least one-way delay
-//! seen (the reverse path's, on a path whose ACKs do not queue), latched down at once and
-//! raised by 1/8 of the excess (`tcp_rcv_rtt_update` with an empty receive queue); memory
-//! pressure, `tcp_clamp_window` pruning and the half-full quick path of
-//! `__tcp_select_window` are left out (a sender that obeys the window, with reads at once,
-//! does not reach them). Window sizes are bytes; the advertised window is whole segments.
+//! [`SCALING_RATIO`] (single 1,448-byte segments; about 0.92 for whole GSO packets); bytes are
+//! whole segments of the flow's MSS; the ACK is built after the segment is read (Linux's goes
+//! out before the reader runs, with the segment still counted in the buffer: this window can
+//! be one segment larger); memory pressure, `tcp_clamp_window` pruning and the half-full quick
+//! path of `__tcp_select_window` are left out (a sender that obeys the window, with reads at
+//! once, does not reach them). Window sizes are bytes; the advertised window is whole
+//! segments.
 
 use aqm::Time;
+use std::collections::VecDeque;
 
 /// `tcp_rmem[1]`: the buffer a connection starts with, bytes.
 pub const RMEM_DEFAULT: u64 = 131_072;
@@ -65,8 +73,10 @@ pub struct LinuxRwnd {
     space_seq: u32,
     /// `rcvq_space.time`: the last step (`None` before the first data segment).
     space_time: Option<Time>,
-    /// The least one-way delay of a data segment seen.
-    min_oneway: Option<Time>,
+    /// ACKs sent and not yet echoed past: (cumulative ACK number, send time), oldest first.
+    sent_acks: VecDeque<(u32, Time)>,
+    /// The send time of the ACK the last RTT sample was timed from.
+    last_echo: Option<Time>,
     /// `rcv_rtt_est.rtt_us`, ns.
     rtt: Option<Time>,
     /// `rcv_wup + rcv_wnd`: the right edge advertised, bytes from the start.
@@ -90,17 +100,24 @@ impl LinuxRwnd {
             space: ssthresh.min(10 * mss),
             space_seq: 0,
             space_time: None,
-            min_oneway: None,
+            sent_acks: VecDeque::new(),
+            last_echo: None,
             rtt: None,
             right_edge: Self::syn_ack_bytes(mss),
         }
     }
 
     /// The SYN-ACK's window (`tcp_select_initial_window`): whole segments in the default
-    /// buffer's 64 KB, at most 65,535 bytes (unscaled).
+    /// buffer's 64 KB (rounded down only when the space exceeds one MSS), at most 65,535 bytes
+    /// (unscaled).
     fn syn_ack_bytes(mss: u64) -> u64 {
         let space = RMEM_DEFAULT * DEFAULT_RATIO / 256;
-        ((space / mss) * mss).min(65_535)
+        let space = if space > mss {
+            (space / mss) * mss
+        } else {
+            space
+        };
+        space.min(65_535)
     }
 
     /// The SYN-ACK's window, segments (the sender's window until the first ACK).
@@ -115,29 +132,56 @@ impl LinuxRwnd {
         self.rcvbuf * self.ratio / 256
     }
 
-    /// A data segment sent at `sent` arrives at `now` with `ooo_bytes` of payload held out of
-    /// order after it (itself included if it is held): the ratio (first segment), the
-    /// receiver's RTT sample, `rcv_ssthresh`'s growth.
-    pub fn on_segment(&mut self, now: Time, sent: Time, ooo_bytes: u64) {
+    /// An ACK with cumulative number `ack_no` leaves at `now` (the echo's source).
+    pub fn on_ack_sent(&mut self, now: Time, ack_no: u32) {
+        self.sent_acks.push_back((ack_no, now));
+    }
+
+    /// A data segment sent at `sent`, echoing cumulative ACK number `echo`, arrives at `now`
+    /// with `ooo_bytes` of payload held out of order after it (itself included if it is
+    /// held): the ratio (first segment), the receiver's RTT sample, `rcv_ssthresh`'s growth.
+    pub fn on_segment(&mut self, now: Time, sent: Time, echo: u32, ooo_bytes: u64) {
         if self.space_time.is_none() {
             // tcp_measure_rcv_mss: the first data segment sets the ratio and the clamp.
             self.ratio = SCALING_RATIO;
             self.clamp = self.rcvbuf * self.ratio / 256;
             self.space_time = Some(now);
         }
-        let oneway = now.saturating_sub(sent);
-        let least = self.min_oneway.map_or(oneway, |m| m.min(oneway));
-        self.min_oneway = Some(least);
-        let m = oneway + least;
-        self.rtt = Some(match self.rtt {
-            None => m,
-            Some(r) if m < r => m,
-            Some(r) => r - r / 8 + m / 8,
-        });
+        if let Some(t) = self.echoed(echo, sent) {
+            if self.last_echo != Some(t) && now > t {
+                self.last_echo = Some(t);
+                let m = now - t;
+                self.rtt = Some(match self.rtt {
+                    None => m,
+                    Some(r) if m < r => m,
+                    Some(r) => r - r / 8 + m / 8,
+                });
+            }
+        }
         // tcp_grow_window: 2 MSS a segment, up to min(clamp, free space).
         let cap = self.clamp.min(self.free().saturating_sub(ooo_bytes));
         if cap > self.ssthresh {
             self.ssthresh += (cap - self.ssthresh).min(2 * self.mss);
+        }
+    }
+
+    /// The send time of the ACK a segment sent at `sent` echoes: the latest ACK numbered `echo`
+    /// sent no later than `sent` (older entries are dropped: later segments echo no less).
+    fn echoed(&mut self, echo: u32, sent: Time) -> Option<Time> {
+        while let Some(&(n, t)) = self.sent_acks.front() {
+            let next_same = self
+                .sent_acks
+                .get(1)
+                .is_some_and(|&(n2, t2)| n2 == echo && t2 <= sent);
+            if n < echo || (n == echo && t <= sent && next_same) {
+                self.sent_acks.pop_front();
+            } else {
+                break;
+            }
+        }
+        match self.sent_acks.front() {
+            Some(&(n, t)) if n == echo && t <= sent => Some(t),
+            _ => None,
         }
     }
 
@@ -225,22 +269,28 @@ mod tests {
         assert_eq!(l.clamp(), 64_088);
         assert_eq!(l.advertise(0, 0), 45);
         // The first data segment sets the ratio: clamp = 131,072 x 135 / 256 = 69,120.
-        l.on_segment(20 * MS, 0, 0);
+        l.on_segment(20 * MS, 0, 0, 0);
         assert_eq!(l.clamp(), 69_120);
     }
 
     /// The worked example (40 ms, a flight doubling from 10 segments, reads at once), by hand
     /// from tcp_rcvbuf_grow (6.18): at 40 ms after the first segment, 11 segments read =
     /// 15,928 bytes > 14,480: rcvwin = 31,856 + 2 x (31,856 x 1,448 / 14,480 = 3,185) = 38,226,
-    /// a buffer of 72,486 < 131,072: no change. 40 ms later 20 more (28,960): rcvwin = 57,920 +
+    /// a buffer of 72,487 < 131,072: no change. 40 ms later 20 more (28,960): rcvwin = 57,920 +
     /// 2 x (57,920 x 13,032 / 15,928 = 47,389) = 152,698; buffer 152,698 x 256 / 135 = 289,560;
     /// clamp 289,560 x 135 / 256 = 152,697.
     #[test]
     fn the_clamp_grows_once_per_rtt_with_the_slow_start_term() {
         let mut l = LinuxRwnd::new(MSS);
-        // One-way 20 ms: the receiver's RTT is 20 + 20 = 40 ms.
-        l.on_segment(20 * MS, 0, 0);
+        // An ACK numbered 0 left at -20 ms (the handshake's); the segment sent at 0 echoes it
+        // and arrives at 20 ms: the receiver's RTT is 40 ms.
+        l.on_ack_sent(0, 0);
+        l.on_segment(40 * MS, 20 * MS, 0, 0);
         assert_eq!(l.rtt(), Some(40 * MS));
+        let mut l = LinuxRwnd::new(MSS);
+        l.on_ack_sent(0, 0);
+        l.on_segment(20 * MS, 0, 0, 0);
+        l.rtt = Some(40 * MS); // the worked example's RTT from here on
         l.on_read(20 * MS, 1, 0);
         l.on_read(59 * MS, 10, 0); // less than a receiver RTT since the first: no step
         assert_eq!(l.clamp(), 69_120);
@@ -262,26 +312,40 @@ mod tests {
     fn held_data_narrows_the_free_space_but_not_the_promised_edge() {
         let mut l = LinuxRwnd::new(MSS);
         for i in 0..10 {
-            l.on_segment((20 + i) * MS, i * MS, 0);
+            l.on_segment((20 + i) * MS, i * MS, 0, 0);
         }
         assert_eq!(l.advertise(10, 0), 69_632 / 1448);
         let held = 30 * u64::from(MSS);
-        l.on_segment(40 * MS, 20 * MS, held);
+        l.on_segment(40 * MS, 20 * MS, 0, held);
         assert_eq!(l.advertise(10, held), 69_632 / 1448);
         // Once the held data is read the window is the free space again: 69,632 bytes from
         // rcv_nxt 41, beyond the old edge.
         assert_eq!(l.advertise(41, 0), 69_632 / 1448);
     }
 
-    /// The receiver's RTT latches down at once and rises by an eighth of the excess
-    /// (tcp_rcv_rtt_update with an empty receive queue).
+    /// The receiver's RTT: from the send time of the ACK a segment echoes (the latest with
+    /// its number sent before the segment left), sampled when the echo changes, latched down at
+    /// once and raised by an eighth of the excess (tcp_rcv_rtt_update, empty receive queue).
     #[test]
-    fn the_receiver_rtt_latches_down_and_creeps_up() {
+    fn the_receiver_rtt_is_timed_from_the_echoed_ack() {
         let mut l = LinuxRwnd::new(MSS);
-        l.on_segment(30 * MS, 0, 0); // one-way 30: sample 60
-        l.on_segment(50 * MS, 30 * MS, 0); // one-way 20: least 20, sample 40 < 60
-        assert_eq!(l.rtt(), Some(40 * MS));
-        l.on_segment(140 * MS, 100 * MS, 0); // one-way 40: sample 60: 40 - 5 + 7.5
-        assert_eq!(l.rtt(), Some(42_500_000));
+        l.on_ack_sent(10 * MS, 5); // ACK 5 at 10 ms
+        l.on_ack_sent(12 * MS, 5); // a duplicate of it at 12 ms
+        l.on_ack_sent(30 * MS, 7); // ACK 7 at 30 ms
+                                   // Sent at 11 ms: only the first ACK 5 had left: 70 - 10 = 60 ms.
+        l.on_segment(70 * MS, 11 * MS, 5, 0);
+        assert_eq!(l.rtt(), Some(60 * MS));
+        // Sent at 20 ms echoing 5: the duplicate (12 ms): 62 - 12 = 50 ms, latched down.
+        l.on_segment(62 * MS, 20 * MS, 5, 0);
+        assert_eq!(l.rtt(), Some(50 * MS));
+        // The same echo again: no sample.
+        l.on_segment(90 * MS, 21 * MS, 5, 0);
+        assert_eq!(l.rtt(), Some(50 * MS));
+        // Echoing ACK 7 (30 ms), arriving at 100 ms: 70 ms > 50: 50 - 6.25 + 8.75 = 52.5 ms.
+        l.on_segment(100 * MS, 40 * MS, 7, 0);
+        assert_eq!(l.rtt(), Some(52_500_000));
+        // An echo of an ACK never sent (or already dropped): no sample.
+        l.on_segment(110 * MS, 50 * MS, 9, 0);
+        assert_eq!(l.rtt(), Some(52_500_000));
     }
 }

@@ -50,6 +50,9 @@ pub struct SenderParams {
     pub cfg_pacing: bool,
     /// `[tcp] gso`: a paced sender sends GSO bursts ([`super::pacing::gso_segs`]).
     pub gso: bool,
+    /// Data segments carry the cumulative ACK number the sender holds in their `rwnd` field
+    /// (the echo that Linux's receiver times its RTT by, `[tcp] rwnd_model = "linux"`).
+    pub echo_ack: bool,
     /// Outside fast recovery the window limits the segments in flight, SACKed ones not counted
     /// ([`super::recovery::Recovery::window_by_pipe`]; a controller that sets cwnd itself
     /// counts the flight from its rate state instead), instead of the span from snd_una.
@@ -169,6 +172,7 @@ impl SenderParams {
             cfg_ect1: cfg.ect1,
             cfg_pacing: cfg.pacing,
             gso: cfg.gso,
+            echo_ack: cfg.linux_rwnd,
             pipe_window,
         }
     }
@@ -426,7 +430,11 @@ impl Sender {
             flags,
             precedence,
             ts: now,
-            rwnd: 0,
+            rwnd: if self.params.echo_ack {
+                self.snd_una
+            } else {
+                0
+            },
             sack: [(0, 0); 3],
             enq_time: 0,
         }

@@ -654,7 +654,7 @@ fn ack_aggregation_skips_a_sample_below_min_rtt_in_linux_not_in_ns3() {
     // One ACK of 5 segments whose interval fell below the min RTT: tcp_rate_gen (and ns-3's
     // GenerateSample) keep delivered = 5 and mark the interval invalid (-1 here, ns-3's 0).
     // Linux's bbr_update_ack_aggregation returns on `rs->interval_us <= 0`; ns-3's
-    // UpdateAckAggregation (tcp-bbr.cc l. 506) tests only `m_delivered < 0` and counts it:
+    // UpdateAckAggregation (tcp-bbr.cc l. 502) tests only `m_delivered < 0` and counts it:
     // the epoch's first ACK, nothing expected yet, extra = 5.
     let mut s = ack(NS_PER_SEC, 5, 0, 50, 895, 900);
     s.rate.interval_ns = -1;
