@@ -41,6 +41,7 @@ import os
 import sys
 import tomllib
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -166,7 +167,7 @@ def write_digest(out: Path, path: Path, kernel_label: str = "tb") -> None:
 
     runs = {aqm: load_runs(out, aqm, kernel_label, kernel=True) for aqm in AQMS}
     if not any(runs.values()):
-        raise SystemExit(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
+        _die(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
     doc = {
         "what": "kernel bbr per flow (benches/bbr_flows.py testbed), goodput Mb/s by base RTT",
         # The release of the machine that writes the digest: write it on the testbed machine.
@@ -186,8 +187,14 @@ def kernel_runs(out: Path, aqm: str, kernel_label: str, digest: Path | None) -> 
         return load_runs(out, aqm, kernel_label, kernel=True)
     try:
         return json.loads(digest.read_text())["runs"].get(aqm, [])
-    except (OSError, ValueError, KeyError) as e:
-        raise SystemExit(f"--kernel-digest: cannot read {digest}: {e}") from None
+    except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
+        _die(f"--kernel-digest: cannot read {digest}: {e}")
+
+
+def _die(msg: str) -> NoReturn:
+    """Bad input: one line on stderr, exit code 2."""
+    print(msg, file=sys.stderr)
+    sys.exit(2)
 
 
 def stats_of(gp, rtts) -> dict[str, float]:
