@@ -2,10 +2,10 @@
 
     sudo .venv/bin/python benches/bbr_flows.py testbed --runs 10 [--out runs/bbr_flows]
         [--aqm dt] [--kernel-label tbnocomp --sysctl net.ipv4.tcp_comp_sack_nr=0]
-        [--route quickack=1]
+        [--route quickack=1] [--seeded --kernel-label tbs]
     .venv/bin/python benches/bbr_flows.py sim --seeds 1-30 [--label sim] [--tcp delack=true]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
-        [--kernel-digest docs/data/bbr_flows_kernel.json]
+        [--kernel-digest docs/data/bbr_flows_kernel.json] [--kernel-label tbs --sim-seeds 1-16]
     .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE]
 
 The networks of benches/fwd_vs_sim.py ``--bbr`` (docs/testbed.md, BBR v1 section):
@@ -16,7 +16,10 @@ buffer 300 packets, base RTTs 8, 16, ..., 80 ms), 30 s with 10 s of warm-up.
 each in ``{aqm}-tb-NN`` with the 1-minute load average before and after it (``load.json``);
 ``--sysctl``: extra ``net.ipv4.tcp_*`` settings of the end namespaces (``aqmlab testbed
 --sysctl``) and ``--route``: extra route metrics (``aqmlab testbed --route``), for a variant with
-its own ``--kernel-label`` (``{aqm}-{label}-NN``); ``--aqm``: one AQM only.
+its own ``--kernel-label`` (``{aqm}-{label}-NN``); ``--aqm``: one AQM only; ``--seeded``: run NN
+uses seed NN, so the flows start as in simulator seed NN (by default every kernel run uses the
+file's seed 1, one start schedule, while the simulator's seeds each have their own: compare
+those with ``table --sim-seeds``, or seeded runs with the same seeds).
 ``sim``: the simulator's ``cc = "bbr"`` over ``recovery = "rack"``, one run per seed in
 ``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label).
 ``table``: reads the runs' ``summary.json`` and prints, per AQM and flow (by base RTT), the mean
@@ -74,10 +77,12 @@ def run_testbed(
     sysctls: dict[str, str] | None = None,
     aqms: tuple[str, ...] = AQMS,
     route: dict[str, str] | None = None,
+    seeded: bool = False,
 ) -> None:
     """``runs`` kernel runs per AQM, alternating FIFO and CoDel, in ``{aqm}-{label}-NN``;
     ``sysctls``: extra ``net.ipv4.tcp_*`` settings of the senders' and receivers' namespaces;
-    ``route``: extra metrics of their routes (``{"quickack": "1"}``)."""
+    ``route``: extra metrics of their routes (``{"quickack": "1"}``); ``seeded``: run NN uses
+    seed NN (the flows' start schedule of simulator seed NN) instead of the file's seed 1."""
     from aqmlab import testbed
 
     for _ in range(runs):
@@ -88,6 +93,7 @@ def run_testbed(
             res = testbed.testbed(
                 _scenario(aqm, sim=False),
                 out=d,
+                seed=i if seeded else None,
                 plot=False,
                 cc="bbr",
                 sysctls=sysctls,
@@ -254,10 +260,11 @@ def table(
     label: str = "sim",
     kernel_label: str = "tb",
     digest: Path | None = None,
+    sim_seeds: list[int] | None = None,
 ) -> None:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
     kernel's runs labelled ``kernel_label`` (or those of ``digest``) against the simulator runs
-    labelled ``label``."""
+    labelled ``label`` (``sim_seeds``: those seeds only)."""
     import numpy as np
     from scipy import stats
 
@@ -265,6 +272,8 @@ def table(
     for aqm in AQMS:
         tb = kernel_runs(out, aqm, kernel_label, digest)
         sim = load_runs(out, aqm, label)
+        if sim_seeds is not None:
+            sim = [r for r in sim if int(r["name"].rsplit("-s", 1)[1]) in sim_seeds]
         if not tb or not sim:
             continue
         rtts = tb[0]["rtt"]
@@ -338,9 +347,17 @@ def table(
         )
 
 
-def plot(out: Path, path: Path, label: str = "sim", digest: Path | None = None) -> None:
-    """Per-flow mean goodput +- one standard error by base RTT, the kernel's against the
-    simulator's, one panel per AQM."""
+def plot(
+    out: Path,
+    path: Path,
+    label: str = "sim",
+    digest: Path | None = None,
+    kernel_label: str = "tb",
+    sim_seeds: list[int] | None = None,
+) -> None:
+    """Per-flow mean goodput +- one standard error by base RTT, the kernel's (runs labelled
+    ``kernel_label``, or ``digest``'s) against the simulator's (``sim_seeds`` only, if given),
+    one panel per AQM."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -349,14 +366,16 @@ def plot(out: Path, path: Path, label: str = "sim", digest: Path | None = None) 
 
     fig, axes = plt.subplots(1, len(AQMS), figsize=(10, 3.8), sharey=True)
     for ax, aqm in zip(axes, AQMS, strict=True):
-        for kind, name, colour, dx in (
-            ("tb", "kernel bbr", "C0", -0.8),
-            (label, "simulator", "C3", 0.8),
+        for kernel, name, colour, dx in (
+            (True, "kernel bbr", "C0", -0.8),
+            (False, "simulator", "C3", 0.8),
         ):
-            if kind == "tb":
-                runs = kernel_runs(out, aqm, kind, digest)
+            if kernel:
+                runs = kernel_runs(out, aqm, kernel_label, digest)
             else:
-                runs = load_runs(out, aqm, kind)
+                runs = load_runs(out, aqm, label)
+                if sim_seeds is not None:
+                    runs = [r for r in runs if int(r["name"].rsplit("-s", 1)[1]) in sim_seeds]
             if not runs:
                 continue
             g = np.array([r["gp"] for r in runs])
@@ -394,6 +413,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=10, help="testbed: runs per AQM")
     ap.add_argument("--seeds", default="1-30", help="sim: seeds, LO-HI")
     ap.add_argument("--boot", type=int, default=10000, help="table: bootstrap resamples")
+    ap.add_argument(
+        "--sim-seeds", help="table: the simulator's seeds LO-HI only (as --seeded kernel runs)"
+    )
     ap.add_argument("--plot", help="table: also plot the per-flow means to this PNG")
     ap.add_argument("--label", default="sim", help="sim, table: the simulator runs' label")
     ap.add_argument(
@@ -414,6 +436,11 @@ def main() -> int:
     ap.add_argument("--kernel-label", default="tb", help="testbed, table: the kernel runs' label")
     ap.add_argument("--aqm", choices=AQMS, help="testbed: this AQM only")
     ap.add_argument(
+        "--seeded",
+        action="store_true",
+        help="testbed: run NN uses seed NN (simulator seed NN's start schedule), not seed 1",
+    )
+    ap.add_argument(
         "--kernel-digest",
         type=Path,
         help="table: the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
@@ -426,16 +453,17 @@ def main() -> int:
         sysctls = dict(x.split("=", 1) for x in args.sysctl)
         aqms = (args.aqm,) if args.aqm else AQMS
         route = dict(x.split("=", 1) for x in args.route)
-        run_testbed(out, args.runs, args.kernel_label, sysctls, aqms, route)
+        run_testbed(out, args.runs, args.kernel_label, sysctls, aqms, route, args.seeded)
     elif args.what == "sim":
         tcp = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (x.split("=", 1) for x in args.tcp)}
         run_sim(out, _seeds(args.seeds), args.label, tcp)
     elif args.what == "digest":
         write_digest(out, args.digest, args.kernel_label)
     else:
-        table(out, args.boot, args.label, args.kernel_label, args.kernel_digest)
+        seeds = _seeds(args.sim_seeds) if args.sim_seeds else None
+        table(out, args.boot, args.label, args.kernel_label, args.kernel_digest, seeds)
         if args.plot:
-            plot(out, Path(args.plot), args.label, args.kernel_digest)
+            plot(out, Path(args.plot), args.label, args.kernel_digest, args.kernel_label, seeds)
     return 0
 
 
