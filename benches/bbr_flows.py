@@ -197,6 +197,13 @@ def kernel_runs(out: Path, aqm: str, kernel_label: str, digest: Path | None) -> 
         _die(f"--kernel-digest: cannot read {digest}: {e}")
 
 
+def _only_seeds(runs: list[dict], seeds: list[int] | None) -> list[dict]:
+    """The simulator runs (``{aqm}-{label}-sNN``) of ``seeds`` only (all when ``None``)."""
+    if seeds is None:
+        return runs
+    return [r for r in runs if int(r["name"].rsplit("-s", 1)[1]) in seeds]
+
+
 def _die(msg: str) -> NoReturn:
     """Bad input: one line on stderr, exit code 2."""
     print(msg, file=sys.stderr)
@@ -271,9 +278,7 @@ def table(
     rng = np.random.default_rng(1)
     for aqm in AQMS:
         tb = kernel_runs(out, aqm, kernel_label, digest)
-        sim = load_runs(out, aqm, label)
-        if sim_seeds is not None:
-            sim = [r for r in sim if int(r["name"].rsplit("-s", 1)[1]) in sim_seeds]
+        sim = _only_seeds(load_runs(out, aqm, label), sim_seeds)
         if not tb or not sim:
             continue
         rtts = tb[0]["rtt"]
@@ -373,9 +378,7 @@ def plot(
             if kernel:
                 runs = kernel_runs(out, aqm, kernel_label, digest)
             else:
-                runs = load_runs(out, aqm, label)
-                if sim_seeds is not None:
-                    runs = [r for r in runs if int(r["name"].rsplit("-s", 1)[1]) in sim_seeds]
+                runs = _only_seeds(load_runs(out, aqm, label), sim_seeds)
             if not runs:
                 continue
             g = np.array([r["gp"] for r in runs])

@@ -82,6 +82,12 @@ pub struct ReceiverStats {
     pub acks_by_reason: [u64; 7],
 }
 
+/// Payload bytes held out of order in `blocks`, whole segments of `mss` bytes.
+fn held_bytes(blocks: &[SackBlock], mss: u32) -> u64 {
+    let held: u32 = blocks.iter().map(|b| b.1 - b.0).sum();
+    u64::from(held) * u64::from(mss)
+}
+
 /// A TCP receiver.
 #[derive(Clone, Debug)]
 pub struct Receiver {
@@ -275,9 +281,9 @@ impl Receiver {
         match self.linux_rwnd.as_mut() {
             None => self.rwnd,
             Some(l) => {
-                let held: u32 = self.ooo.iter().map(|b| b.1 - b.0).sum();
+                let held = held_bytes(&self.ooo, self.mss);
                 l.on_ack_sent(self.clock, self.rcv_nxt);
-                l.advertise(self.rcv_nxt, u64::from(held) * u64::from(self.mss))
+                l.advertise(self.rcv_nxt, held)
             }
         }
     }
@@ -288,18 +294,17 @@ impl Receiver {
         let Some(l) = self.linux_rwnd.as_mut() else {
             return;
         };
-        let mss = u64::from(self.mss);
-        let held: u32 = self.ooo.iter().map(|b| b.1 - b.0).sum();
         let span = self
             .ooo
             .last()
             .map_or(0, |b| b.1.saturating_sub(self.rcv_nxt));
+        let span = u64::from(span) * u64::from(self.mss);
         // The segment's `rwnd` field carries the cumulative ACK its sender held (the echo).
-        l.on_segment(now, d.ts, d.rwnd, u64::from(held) * mss);
+        l.on_segment(now, d.ts, d.rwnd, held_bytes(&self.ooo, self.mss));
         if in_order {
-            l.on_read(now, self.rcv_nxt, u64::from(span) * mss);
+            l.on_read(now, self.rcv_nxt, span);
         } else {
-            l.on_out_of_order(u64::from(span) * mss);
+            l.on_out_of_order(span);
         }
     }
 

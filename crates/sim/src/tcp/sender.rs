@@ -178,13 +178,34 @@ impl SenderParams {
     }
 }
 
-impl Sender {
-    /// A sender for `cfg`; `limit_segments` bounds a finite flow.
-    ///
+/// The window a sender starts with: the SYN-ACK's (without a simulated handshake the flow starts
+/// with it): Linux's 64 KB under `[tcp] rwnd_model = "linux"`, else `rwnd`.
+fn initial_window(cfg: &TcpConfig) -> u32 {
+    if cfg.linux_rwnd {
+        super::rwnd::LinuxRwnd::initial_segments(cfg.mss)
+    } else {
+        cfg.rwnd_segments
+    }
+}
+
+/// The parts a sender is built from: its controller and recovery, and what they ask for.
+struct Parts {
+    cc: Box<dyn CongestionControl>,
+    resizes: bool,
+    recovery: Box<dyn super::recovery::Recovery>,
+    sb: Option<Scoreboard>,
+    rate: Option<super::rate::RateState>,
+    rack_sent: Option<super::recovery::rack::SentRecord>,
+    ecn_support: EcnSupport,
+    pipe_window: bool,
+    ns3_rtx_sacked: Option<super::recovery::sack::Ns3RetransSacked>,
+    ns3_rto_tail: Option<super::recovery::sack::Ns3RtoTail>,
+}
+
+impl Parts {
     /// # Panics
-    /// When `cfg.cc` names no registered controller: the network builder checks it first and
-    /// refuses the configuration with the field's name.
-    pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
+    /// When `cfg.cc` names no registered controller (the network builder checks it first).
+    fn new(cfg: &TcpConfig, limit_segments: Option<u32>) -> Self {
         // The network builder checks the name first (a configuration error, not a panic).
         let mut cc =
             super::cc::build(cfg.cc_name()).expect("tcp.cc checked by the network builder");
@@ -200,7 +221,6 @@ impl Sender {
             r.external_losses = recovery.marks_losses();
             r.ns3_keep_start = cc.keeps_rate_sample_start();
         }
-        let pace = cfg.pacing || cc.needs_pacing();
         let rack_sent = recovery.keeps_send_times().then(Default::default);
         let ecn_support = match (cfg.ecn, cfg.accecn.unwrap_or(cc.wants_accecn())) {
             (false, _) => EcnSupport::Off,
@@ -219,6 +239,41 @@ impl Sender {
             && cc.controls_cwnd()
             && cc.resends_below_highest_sack_after_rto())
         .then(Default::default);
+        Parts {
+            cc,
+            resizes,
+            recovery,
+            sb,
+            rate,
+            rack_sent,
+            ecn_support,
+            pipe_window,
+            ns3_rtx_sacked,
+            ns3_rto_tail,
+        }
+    }
+}
+
+impl Sender {
+    /// A sender for `cfg`; `limit_segments` bounds a finite flow.
+    ///
+    /// # Panics
+    /// When `cfg.cc` names no registered controller: the network builder checks it first and
+    /// refuses the configuration with the field's name.
+    pub fn new(cfg: &TcpConfig, limit_segments: Option<u32>, marker: Option<Marker>) -> Self {
+        let Parts {
+            cc,
+            resizes,
+            recovery,
+            sb,
+            rate,
+            rack_sent,
+            ecn_support,
+            pipe_window,
+            ns3_rtx_sacked,
+            ns3_rto_tail,
+        } = Parts::new(cfg, limit_segments);
+        let pace = cfg.pacing || cc.needs_pacing();
         let mut s = Sender {
             params: SenderParams::new(cfg, ecn_support, cc.l4s(), pipe_window),
             recovery: Some(recovery),
@@ -227,12 +282,7 @@ impl Sender {
             snd_max: 0,
             cwnd: cfg.init_cwnd,
             ssthresh: cfg.init_ssthresh.unwrap_or(f64::INFINITY),
-            // The SYN-ACK's window (without a simulated handshake, the flow starts with it).
-            snd_wnd: if cfg.linux_rwnd {
-                super::rwnd::LinuxRwnd::initial_segments(cfg.mss)
-            } else {
-                cfg.rwnd_segments
-            },
+            snd_wnd: initial_window(cfg),
             dupacks: 0,
             in_recovery: false,
             ecn_recover: 0,
