@@ -4,6 +4,7 @@
         [--aqm dt] [--kernel-label tbnocomp --sysctl net.ipv4.tcp_comp_sack_nr=0]
         [--route quickack=1] [--seeded --kernel-label tbs]
     .venv/bin/python benches/bbr_flows.py sim --seeds 1-30 [--label sim] [--tcp delack=true]
+        [--access-delays 1.5,3.5,...,19.5] [--dither 0.5]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
         [--kernel-digest docs/data/bbr_flows_kernel.json] [--kernel-label tbs --sim-seeds 1-16]
     .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE]
@@ -21,8 +22,13 @@ uses seed NN, so the flows start as in simulator seed NN (by default every kerne
 file's seed 1, one start schedule, while the simulator's seeds each have their own: compare
 those with ``table --sim-seeds``, or seeded runs with the same seeds).
 ``sim``: the simulator's ``cc = "bbr"`` over ``recovery = "rack"``, one run per seed in
-``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label).
-``table``: reads the runs' ``summary.json`` and prints, per AQM and flow (by base RTT), the mean
+``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label;
+``--dither MS``: each seed's access delays moved by a uniform draw in [-MS, +MS], so the
+per-flow means average over the delays' sub-millisecond details, which set the simulator's
+split and not the kernel's: docs/testbed.md, "Exact delays"). ``--access-delays`` (testbed and
+sim): the ten access links' delays instead of the file's 1, 3, ..., 19 ms.
+``table``: reads the runs' ``summary.json`` (leaving out, with a line on stderr, a run in which
+a flow failed) and prints, per AQM and flow (by base RTT), the mean
 goodput and its standard error on each side, the ratio of the means with a 95 % bootstrap
 interval (runs resampled on each side), whether that interval lies inside [0.9, 1.1] ("yes"),
 outside it ("no") or neither ("undecided"), Welch's t-test and its Holm-adjusted p over the ten
@@ -52,16 +58,24 @@ ROOT = Path(__file__).resolve().parents[1]
 AQMS = ("dt", "codel")
 
 
-def _scenario(aqm: str, sim: bool, tcp: dict | None = None):
+#: The scenario files' access delays (ms): base RTTs 8, 16, ..., 80 ms.
+FILE_ACCESS_MS = [1.0 + 2 * i for i in range(10)]
+
+
+def _scenario(aqm: str, sim: bool, tcp: dict | None = None, access: list[float] | None = None):
     from aqmlab.scenario import schema as scenario
 
     d = tomllib.loads((ROOT / "scenarios" / "crosscheck" / f"{aqm}-het-n50.toml").read_text())
     d["name"] = f"{aqm}-het-n10"
+    # --dither moves FILE_ACCESS_MS: they must be the file's.
+    assert d["topology"]["access_delay"] == [f"{x:g}ms" for x in FILE_ACCESS_MS]
+    if access:
+        d["topology"]["access_delay"] = [f"{x:.4f}ms" for x in access]
     d["duration"], d["warmup"] = "30s", "10s"
     d["flows"][0]["count"] = 10
     d["tcp"].update(variant="sack")
     if sim:
-        d["tcp"].update(cc="bbr", recovery="rack", **(tcp or {}))
+        d["tcp"].update({"cc": "bbr", "recovery": "rack", **(tcp or {})})
     return scenario.from_dict(d)
 
 
@@ -78,11 +92,13 @@ def run_testbed(
     aqms: tuple[str, ...] = AQMS,
     route: dict[str, str] | None = None,
     seeded: bool = False,
+    access: list[float] | None = None,
 ) -> None:
     """``runs`` kernel runs per AQM, alternating FIFO and CoDel, in ``{aqm}-{label}-NN``;
     ``sysctls``: extra ``net.ipv4.tcp_*`` settings of the senders' and receivers' namespaces;
     ``route``: extra metrics of their routes (``{"quickack": "1"}``); ``seeded``: run NN uses
-    seed NN (the flows' start schedule of simulator seed NN) instead of the file's seed 1."""
+    seed NN (the flows' start schedule of simulator seed NN) instead of the file's seed 1;
+    ``access``: the access links' delays (ms) instead of the file's (a variant: its own label)."""
     from aqmlab import testbed
 
     for _ in range(runs):
@@ -91,7 +107,7 @@ def run_testbed(
             d = out / f"{aqm}-{label}-{i:02d}"
             before = os.getloadavg()
             res = testbed.testbed(
-                _scenario(aqm, sim=False),
+                _scenario(aqm, sim=False, access=access),
                 out=d,
                 seed=i if seeded else None,
                 plot=False,
@@ -109,9 +125,22 @@ def run_testbed(
             )
 
 
-def run_sim(out: Path, seeds: list[int], label: str = "sim", tcp: dict | None = None) -> None:
+def run_sim(
+    out: Path,
+    seeds: list[int],
+    label: str = "sim",
+    tcp: dict | None = None,
+    access: list[float] | None = None,
+    dither: float = 0.0,
+) -> None:
     """One simulator run per AQM and seed, in ``{aqm}-{label}-sNN``; ``tcp``: extra ``[tcp]``
-    settings (a variant: ``delack = true``, ``timestamps = true``)."""
+    settings (a variant: ``delack = true``, ``timestamps = true``); ``access``: as
+    :func:`run_testbed`; ``dither``: each seed's access delays moved by a uniform draw in
+    [-dither, +dither] ms each (a random generator seeded with the seed), so its runs average
+    over the delays' sub-millisecond details, which set the simulator's per-flow split
+    (docs/testbed.md, "Exact delays")."""
+    import random
+
     import aqmlab
 
     for seed in seeds:
@@ -119,28 +148,42 @@ def run_sim(out: Path, seeds: list[int], label: str = "sim", tcp: dict | None = 
             d = out / f"{aqm}-{label}-s{seed:02d}"
             if (d / "summary.json").exists():
                 continue
-            res = aqmlab.run(_scenario(aqm, sim=True, tcp=tcp), seed=seed, out=d)
+            ms = access or FILE_ACCESS_MS
+            if dither:
+                rng = random.Random(seed)
+                ms = [x + rng.uniform(-dither, dither) for x in ms]
+            sc = _scenario(aqm, sim=True, tcp=tcp, access=ms if access or dither else None)
+            res = aqmlab.run(sc, seed=seed, out=d)
             g = [f["goodput_bps"] / 1e6 for f in res.summary["flows"]]
             print(f"{d.name}: goodput " + " ".join(f"{x:.1f}" for x in g), flush=True)
 
 
-#: RTT classes for the share statistics: (label, base RTTs in ms).
-CLASSES = (("8-16 ms", (8, 16)), ("24-48 ms", (24, 32, 40, 48)), ("56-80 ms", (56, 64, 72, 80)))
+#: RTT classes for the share statistics: (label, the flows' places in base-RTT order), so a
+#: variant with other delays (``--access-delays``, ``--dither``) keeps them: the 2 shortest, the
+#: next 4, the 4 longest.
+CLASSES = (("8-16 ms", range(0, 2)), ("24-48 ms", range(2, 6)), ("56-80 ms", range(6, 10)))
 
 
 def load_runs(out: Path, aqm: str, kind: str, kernel: bool | None = None) -> list[dict]:
     """Every run of one AQM and side: per-flow goodput (Mb/s, ordered by base RTT), base RTTs (ms),
-    the mean queue and, for the testbed, the load average before the run. ``kind``: the runs'
+    the mean queue and, for the testbed, the load average before the run; a run in which a
+    flow failed (summary.json's ``error``) is left out, with a line on stderr. ``kind``: the runs'
     label; ``kernel``: whether they are testbed runs (``{aqm}-{kind}-NN``) or simulator seeds
     (``{aqm}-{kind}-sNN``); by default testbed runs only for the label "tb"."""
     runs = []
     kernel = kind == "tb" if kernel is None else kernel
-    pattern = f"{aqm}-{kind}-[0-9][0-9]" if kernel else f"{aqm}-{kind}-s[0-9][0-9]"
-    for d in sorted(out.glob(pattern)):
+    prefix = f"{aqm}-{kind}-" if kernel else f"{aqm}-{kind}-s"
+    # Run and seed numbers are two digits or more (s07, s100): sorted by number, not by name.
+    dirs = [d for d in out.glob(prefix + "[0-9]*") if d.name[len(prefix) :].isdigit()]
+    for d in sorted(dirs, key=lambda d: int(d.name[len(prefix) :])):
         f = d / "summary.json"
         if not f.exists():
             continue
         s = json.loads(f.read_text())
+        failed = [x["error"] for x in s["flows"] if x.get("error")]
+        if failed:  # a flow that never ran (testbed: its ARP lost in the full queue)
+            print(f"{d.name}: left out, a flow failed: {'; '.join(failed)}", file=sys.stderr)
+            continue
         flows = sorted(s["flows"], key=lambda x: x["base_rtt_s"])
         load = (
             json.loads((d / "load.json").read_text())["before"][0]
@@ -210,8 +253,9 @@ def _die(msg: str) -> NoReturn:
     sys.exit(2)
 
 
-def stats_of(gp, rtts) -> dict[str, float]:
-    """Distribution statistics of one run that do not name a flow (shares of the total goodput)."""
+def stats_of(gp) -> dict[str, float]:
+    """Distribution statistics of one run that do not name a flow (shares of the total goodput);
+    ``gp``: the goodputs in base-RTT order."""
     import numpy as np
 
     g = np.asarray(gp)
@@ -222,7 +266,7 @@ def stats_of(gp, rtts) -> dict[str, float]:
         "two largest flows' share": np.sort(g)[-2:].sum() / tot,
     }
     for label, members in CLASSES:
-        st[f"share of {label}"] = sum(x for x, r in zip(g, rtts, strict=True) if r in members) / tot
+        st[f"share of {label}"] = sum(g[i] for i in members) / tot
     return st
 
 
@@ -282,7 +326,13 @@ def table(
         if not tb or not sim:
             continue
         rtts = tb[0]["rtt"]
-        assert all(r["rtt"] == rtts for r in tb + sim), "runs with different flows"
+        # The same flows on both sides: each base RTT within 4 ms of the kernel's (a dithered
+        # simulator moves each access delay by under 1 ms, the RTT by under 4).
+        for r in tb + sim:
+            if len(r["rtt"]) != len(rtts) or any(
+                abs(a - b) > 4 for a, b in zip(r["rtt"], rtts, strict=True)
+            ):
+                _die(f"{r['name']}: other flows than {tb[0]['name']}'s (base RTTs {r['rtt']})")
         loads = [r["load"] for r in tb if r["load"] is not None]
         name = {"dt": "FIFO", "codel": "CoDel"}[aqm]
         print(
@@ -329,8 +379,8 @@ def table(
             "| sim - kernel (95% CI) | Mann-Whitney p |"
         )
         print("|---|---|---|---|---|")
-        st_k = [stats_of(r["gp"], rtts) for r in tb]
-        st_s = [stats_of(r["gp"], rtts) for r in sim]
+        st_k = [stats_of(r["gp"]) for r in tb]
+        st_s = [stats_of(r["gp"]) for r in sim]
         for key in st_k[0]:
             a, b = [x[key] for x in st_k], [x[key] for x in st_s]
             (al, ah), (bl, bh), (dl, dh) = _boot_ci(a, b, boot, rng)
@@ -406,7 +456,33 @@ def plot(
 
 def _seeds(text: str) -> list[int]:
     lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
+    try:
+        seeds = list(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        seeds = []
+    if not seeds or seeds[0] < 1:
+        _die(f"--seeds / --sim-seeds: LO-HI or N, from 1 (got {text!r})")
+    return seeds
+
+
+def _tcp_setting(text: str) -> tuple[str, object]:
+    key, eq, value = text.partition("=")
+    try:
+        if not eq or not key:
+            raise ValueError("no KEY=")
+        return key, tomllib.loads(f"v = {value}")["v"]
+    except (ValueError, tomllib.TOMLDecodeError):
+        _die(f"--tcp: KEY=VALUE with a TOML value, strings quoted: cc='\"bbr\"' (got {text!r})")
+
+
+def _access(text: str) -> list[float]:
+    try:
+        ms = [float(x) for x in text.split(",")]
+    except ValueError:
+        _die(f"--access-delays: comma-separated milliseconds (got {text!r})")
+    if len(ms) != 10 or not all(0 <= x < 1000 for x in ms):
+        _die(f"--access-delays: ten delays from 0 to 1000 ms, one per flow (got {text!r})")
+    return ms
 
 
 def main() -> int:
@@ -449,17 +525,38 @@ def main() -> int:
         help="table: the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
     )
     ap.add_argument("--digest", type=Path, default=DIGEST, help="digest: the file to write")
+    ap.add_argument(
+        "--dither",
+        type=float,
+        default=0.0,
+        help="sim: move each seed's access delays by up to this many ms (uniform, per seed)",
+    )
+    ap.add_argument(
+        "--access-delays",
+        help="testbed, sim: the ten access links' delays in ms, comma-separated (a variant: "
+        "give it its own label), instead of the file's 1, 3, ..., 19",
+    )
     args = ap.parse_args()
     out = Path(args.out)
+    access = _access(args.access_delays) if args.access_delays else None
+    if not 0 <= args.dither < 1:
+        _die(f"--dither: from 0 to 1 ms (got {args.dither})")
+    if args.dither > min(access or FILE_ACCESS_MS):
+        _die(f"--dither: at most the smallest access delay, {min(access or FILE_ACCESS_MS)} ms")
     out.mkdir(parents=True, exist_ok=True)
     if args.what == "testbed":
         sysctls = dict(x.split("=", 1) for x in args.sysctl)
         aqms = (args.aqm,) if args.aqm else AQMS
         route = dict(x.split("=", 1) for x in args.route)
-        run_testbed(out, args.runs, args.kernel_label, sysctls, aqms, route, args.seeded)
+        run_testbed(out, args.runs, args.kernel_label, sysctls, aqms, route, args.seeded, access)
     elif args.what == "sim":
-        tcp = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (x.split("=", 1) for x in args.tcp)}
-        run_sim(out, _seeds(args.seeds), args.label, tcp)
+        from aqmlab.errors import InputError
+
+        tcp = dict(_tcp_setting(x) for x in args.tcp)
+        try:
+            run_sim(out, _seeds(args.seeds), args.label, tcp, access, args.dither)
+        except InputError as e:  # a --tcp setting the scenario refuses: its one line
+            _die(f"--tcp: {e}")
     elif args.what == "digest":
         write_digest(out, args.digest, args.kernel_label)
     else:

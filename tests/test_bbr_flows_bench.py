@@ -1,0 +1,126 @@
+"""benches/bbr_flows.py: its per-flow verdicts on hand-made runs, and its refusals of bad input.
+
+The verdicts are checked against ratios worked by hand: a flow whose simulator goodput is 2 %
+above a kernel goodput that varies by 1 % is within 10 % ("yes"); one 30 % above is outside
+("no"); one whose simulator goodput swings between 2 and 18 Mb/s over 20 seeds (mean 10, a
+standard error of 1.8) cannot be told ("undecided").
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benches" / "bbr_flows.py"
+RTTS = [8, 16, 24, 32, 40, 48, 56, 64, 72, 80]
+
+
+def _bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(BENCH), *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def _sim_run(d: Path, gp: list[float]) -> None:
+    d.mkdir(parents=True)
+    flows = [
+        {"base_rtt_s": (r + 0.148) / 1e3, "goodput_bps": g * 1e6}
+        for r, g in zip(RTTS, gp, strict=True)
+    ]
+    links = [{"name": "bottleneck", "queue_mean_pkts": 100.0}]
+    (d / "summary.json").write_text(json.dumps({"flows": flows, "links": links}))
+
+
+def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
+    # Kernel: every flow at 10 Mb/s, 9.9 and 10.1 in turn (mean 10.0).
+    kernel = [
+        {
+            "name": f"dt-k-{i:02d}",
+            "gp": [9.9 if i % 2 else 10.1] * 10,
+            "rtt": RTTS,
+            "queue": 100.0,
+            "load": 0.1,
+        }
+        for i in range(1, 21)
+    ]
+    digest = tmp_path / "digest.json"
+    digest.write_text(json.dumps({"runs": {"dt": kernel, "codel": []}}))
+    # Simulator, 20 seeds: flow 0 at 10.2 (ratio 1.02), flow 1 at 13 (1.30), flow 2 at 2 or 18
+    # (mean 10, ratio interval about 0.65-1.35), the rest at 10.
+    for s in range(1, 21):
+        gp = [10.2, 13.0, 2.0 if s % 2 else 18.0] + [10.0] * 7
+        _sim_run(tmp_path / "runs" / f"dt-x-s{s:02d}", gp)
+    # Seed 100 and above are read too (three digits).
+    _sim_run(tmp_path / "runs" / "dt-x-s100", [10.2, 13.0, 10.0] + [10.0] * 7)
+    # A run with a failed flow is left out, and said so.
+    _sim_run(tmp_path / "runs" / "dt-x-s101", [0.0] * 10)
+    bad = tmp_path / "runs" / "dt-x-s101" / "summary.json"
+    s = json.loads(bad.read_text())
+    s["flows"][3]["error"] = "g0.3: No route to host (os error 113)"
+    bad.write_text(json.dumps(s))
+    r = _bench(
+        "table",
+        "--out",
+        "runs",
+        "--label",
+        "x",
+        "--kernel-digest",
+        str(digest),
+        "--boot",
+        "2000",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "simulator 21 seeds" in r.stdout
+    assert "dt-x-s101: left out, a flow failed: g0.3: No route to host (os error 113)\n" in r.stderr
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+        for line in r.stdout.splitlines()
+        if line.startswith("| ") and line.split("|")[1].strip().isdigit()
+    }
+    assert rows["8"][4] == "yes" and rows["8"][3].startswith("1.02")
+    assert rows["16"][4] == "no" and rows["16"][3].startswith("1.30")
+    assert rows["24"][4] == "undecided"
+    assert rows["32"][4] == "yes"
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["sim", "--access-delays", "1,2"], "--access-delays"),
+        (["sim", "--access-delays", "a,b"], "--access-delays"),
+        (["sim", "--dither", "1.5"], "--dither"),
+        (["sim", "--dither", "0.5", "--access-delays", "0.2,1,2,3,4,5,6,7,8,9"], "--dither"),
+        (["sim", "--tcp", "cc=bbr"], "--tcp"),
+        (["sim", "--tcp", "gso"], "--tcp"),
+        (["sim", "--seeds", "1", "--tcp", "no_such_setting=1"], "--tcp"),
+        (["sim", "--seeds", "5-2"], "--seeds"),
+        (["table", "--sim-seeds", "x"], "--seeds / --sim-seeds"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field: str) -> None:
+    r = _bench(*args, "--out", "runs", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith(field), r.stderr
+    assert not any((tmp_path / "runs").glob("*"))
+
+
+def test_table_refuses_other_flows(tmp_path: Path) -> None:
+    kernel = [{"name": "dt-k-01", "gp": [10.0] * 10, "rtt": RTTS, "queue": 1.0, "load": 0.1}]
+    digest = tmp_path / "digest.json"
+    digest.write_text(json.dumps({"runs": {"dt": kernel * 2, "codel": []}}))
+    d = tmp_path / "runs" / "dt-x-s01"
+    _sim_run(d, [10.0] * 10)
+    s = json.loads((d / "summary.json").read_text())
+    s["flows"][5]["base_rtt_s"] = 0.060  # 60 ms where the kernel's flow has 48
+    (d / "summary.json").write_text(json.dumps(s))
+    r = _bench(
+        "table", "--out", "runs", "--label", "x", "--kernel-digest", str(digest), cwd=tmp_path
+    )
+    assert r.returncode == 2
+    assert r.stderr.startswith("dt-x-s01: other flows") and r.stderr.count("\n") == 1
