@@ -305,6 +305,17 @@ def _boot_ci(
     return ci(ma), ci(mb), ci(mb - ma)
 
 
+def _check_same_flows(tb: list[dict], sim: list[dict]) -> None:
+    """The same flows on both sides: each base RTT within 4 ms of the kernel's first run's (a
+    dithered simulator moves each access delay by under 1 ms, the RTT by under 4)."""
+    rtts = tb[0]["rtt"]
+    for r in tb + sim:
+        if len(r["rtt"]) != len(rtts) or any(
+            abs(a - b) > 4 for a, b in zip(r["rtt"], rtts, strict=True)
+        ):
+            _die(f"{r['name']}: other flows than {tb[0]['name']}'s (base RTTs {r['rtt']})")
+
+
 def table(
     out: Path,
     boot: int,
@@ -320,19 +331,15 @@ def table(
     from scipy import stats
 
     rng = np.random.default_rng(1)
-    for aqm in AQMS:
+    sides = {}
+    for aqm in AQMS:  # every AQM's runs checked before anything is printed
         tb = kernel_runs(out, aqm, kernel_label, digest)
         sim = _only_seeds(load_runs(out, aqm, label), sim_seeds)
-        if not tb or not sim:
-            continue
+        if tb and sim:
+            _check_same_flows(tb, sim)
+            sides[aqm] = (tb, sim)
+    for aqm, (tb, sim) in sides.items():
         rtts = tb[0]["rtt"]
-        # The same flows on both sides: each base RTT within 4 ms of the kernel's (a dithered
-        # simulator moves each access delay by under 1 ms, the RTT by under 4).
-        for r in tb + sim:
-            if len(r["rtt"]) != len(rtts) or any(
-                abs(a - b) > 4 for a, b in zip(r["rtt"], rtts, strict=True)
-            ):
-                _die(f"{r['name']}: other flows than {tb[0]['name']}'s (base RTTs {r['rtt']})")
         loads = [r["load"] for r in tb if r["load"] is not None]
         name = {"dt": "FIFO", "codel": "CoDel"}[aqm]
         print(

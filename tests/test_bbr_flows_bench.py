@@ -124,3 +124,4 @@ def test_table_refuses_other_flows(tmp_path: Path) -> None:
     )
     assert r.returncode == 2
     assert r.stderr.startswith("dt-x-s01: other flows") and r.stderr.count("\n") == 1
+    assert r.stdout == ""  # refused before any table is printed
