@@ -492,7 +492,8 @@ def _access(text: str) -> list[float]:
     return ms
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The command line: the job and every option of the four."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("testbed", "sim", "table", "digest"))
     ap.add_argument("--out", default="runs/bbr_flows")
@@ -543,7 +544,11 @@ def main() -> int:
         help="testbed, sim: the ten access links' delays in ms, comma-separated (a variant: "
         "give it its own label), instead of the file's 1, 3, ..., 19",
     )
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> int:
+    args = _parser().parse_args()
     out = Path(args.out)
     access = _access(args.access_delays) if args.access_delays else None
     if not 0 <= args.dither < 1:
