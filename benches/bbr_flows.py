@@ -7,7 +7,9 @@
         [--access-delays 1.5,3.5,...,19.5] [--dither 0.5]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
         [--kernel-digest docs/data/bbr_flows_kernel.json] [--kernel-label tbs --sim-seeds 1-16]
+        [--kernel-runs 1-16]
     .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE]
+    .venv/bin/python benches/bbr_flows.py shift --a kernel:tbs --b kernel:tbsh
 
 The networks of benches/fwd_vs_sim.py ``--bbr`` (docs/testbed.md, BBR v1 section):
 ``scenarios/crosscheck/{dt,codel}-het-n50.toml`` with 10 flows (100 Mb/s / 2 ms bottleneck,
@@ -20,7 +22,8 @@ each in ``{aqm}-tb-NN`` with the 1-minute load average before and after it (``lo
 its own ``--kernel-label`` (``{aqm}-{label}-NN``); ``--aqm``: one AQM only; ``--seeded``: run NN
 uses seed NN, so the flows start as in simulator seed NN (by default every kernel run uses the
 file's seed 1, one start schedule, while the simulator's seeds each have their own: compare
-those with ``table --sim-seeds``, or seeded runs with the same seeds).
+those with ``table --sim-seeds``, or seeded runs with the same seeds: ``--sim-seeds`` and
+``--kernel-runs`` alike).
 ``sim``: the simulator's ``cc = "bbr"`` over ``recovery = "rack"``, one run per seed in
 ``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label;
 ``--dither MS``: each seed's access delays moved by a uniform draw in [-MS, +MS], so the
@@ -36,6 +39,9 @@ flows; then per-run distribution statistics (Jain's index, the largest flows' sh
 of three RTT classes) with bootstrap intervals and a Mann-Whitney test, and which flow was the
 largest in how many runs (``--kernel-label``: the kernel runs of a variant). ``--plot``:
 per-flow mean +- s.e. by base RTT, both sides.
+``shift``: how each flow's mean changes from one set of runs to another (``--a``, ``--b``:
+a simulator label, or ``kernel:LABEL``), with the chi-square sum over the flows
+(docs/testbed.md, "Exact delays").
 ``digest``: the kernel runs' per-flow goodputs, mean queues and load averages in one JSON file
 (``docs/data/bbr_flows_kernel.json`` is committed: the kernel runs of 2026-11-29 behind
 docs/testbed.md's per-flow table), so ``table --kernel-digest FILE`` compares simulator
@@ -230,14 +236,21 @@ def write_digest(out: Path, path: Path, kernel_label: str = "tb") -> None:
     print(f"wrote {path}: " + ", ".join(f"{a} {len(r)} runs" for a, r in runs.items()))
 
 
-def kernel_runs(out: Path, aqm: str, kernel_label: str, digest: Path | None) -> list[dict]:
-    """The kernel's runs of one AQM: from ``digest`` when given, else the run directories."""
+def kernel_runs(
+    out: Path, aqm: str, kernel_label: str, digest: Path | None, only: list[int] | None = None
+) -> list[dict]:
+    """The kernel's runs of one AQM: from ``digest`` when given, else the run directories;
+    ``only``: the runs of these numbers (``{aqm}-{label}-NN``) only."""
     if digest is None:
-        return load_runs(out, aqm, kernel_label, kernel=True)
-    try:
-        return json.loads(digest.read_text())["runs"].get(aqm, [])
-    except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
-        _die(f"--kernel-digest: cannot read {digest}: {e}")
+        runs = load_runs(out, aqm, kernel_label, kernel=True)
+    else:
+        try:
+            runs = json.loads(digest.read_text())["runs"].get(aqm, [])
+        except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
+            _die(f"--kernel-digest: cannot read {digest}: {e}")
+    if only is None:
+        return runs
+    return [r for r in runs if int(r["name"].rsplit("-", 1)[1]) in only]
 
 
 def _only_seeds(runs: list[dict], seeds: list[int] | None) -> list[dict]:
@@ -323,17 +336,19 @@ def table(
     kernel_label: str = "tb",
     digest: Path | None = None,
     sim_seeds: list[int] | None = None,
+    kernel_only: list[int] | None = None,
 ) -> None:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
-    kernel's runs labelled ``kernel_label`` (or those of ``digest``) against the simulator runs
-    labelled ``label`` (``sim_seeds``: those seeds only)."""
+    kernel's runs labelled ``kernel_label`` (or those of ``digest``; ``kernel_only``: those
+    numbers only) against the simulator runs labelled ``label`` (``sim_seeds``: those seeds
+    only)."""
     import numpy as np
     from scipy import stats
 
     rng = np.random.default_rng(1)
     sides = {}
     for aqm in AQMS:  # every AQM's runs checked before anything is printed
-        tb = kernel_runs(out, aqm, kernel_label, digest)
+        tb = kernel_runs(out, aqm, kernel_label, digest, kernel_only)
         sim = _only_seeds(load_runs(out, aqm, label), sim_seeds)
         if tb and sim:
             _check_same_flows(tb, sim)
@@ -409,6 +424,50 @@ def table(
         )
 
 
+def _side(out: Path, aqm: str, spec: str) -> list[dict]:
+    """``shift``'s runs: ``kernel:LABEL`` (testbed runs) or ``LABEL`` (simulator seeds)."""
+    kernel = spec.startswith("kernel:")
+    return load_runs(out, aqm, spec.removeprefix("kernel:"), kernel=kernel)
+
+
+def shift(out: Path, a: str, b: str) -> None:
+    """Prints, per AQM, how each flow's mean goodput changes from runs ``a`` to runs ``b`` (two
+    sets of delays, or two models): the change with its standard error (Welch), and the sum of
+    (change / s.e.)^2 over the flows, which is chi-square on as many degrees of freedom when
+    no flow's mean changes (the flows' means taken as independent): the test of
+    docs/testbed.md, "Exact delays". Flows are matched by their place in base-RTT order."""
+    import numpy as np
+    from scipy import stats
+
+    for aqm in AQMS:
+        ra, rb = _side(out, aqm, a), _side(out, aqm, b)
+        if len(ra) < 2 or len(rb) < 2:
+            print(f"{aqm}: fewer than 2 runs of {a!r} or {b!r}: skipped", file=sys.stderr)
+            continue
+        A = np.array([r["gp"] for r in ra])
+        B = np.array([r["gp"] for r in rb])
+        if A.shape[1] != B.shape[1]:
+            _die(f"--b: {b!r} has {B.shape[1]} flows, {a!r} {A.shape[1]}")
+        name = {"dt": "FIFO", "codel": "CoDel"}[aqm]
+        print(f"\n{name}: {a} ({len(ra)} runs) -> {b} ({len(rb)} runs)\n")
+        print("| base RTT (ms) | a mean | b mean | change +- s.e. (Mb/s) |")
+        print("|---|---|---|---|")
+        chi = 0.0
+        for j in range(A.shape[1]):
+            x, y = A[:, j], B[:, j]
+            se = float(np.hypot(_se(x), _se(y)))
+            d = y.mean() - x.mean()
+            chi += (d / se) ** 2
+            print(
+                f"| {ra[0]['rtt'][j]} -> {rb[0]['rtt'][j]} | {x.mean():.1f} | {y.mean():.1f} | "
+                f"{d:+.1f} +- {se:.1f} |"
+            )
+        dof = A.shape[1]
+        print(
+            f"\nsum of (change / s.e.)^2: {chi:.1f} on {dof} d.f., p {stats.chi2.sf(chi, dof):.2g}"
+        )
+
+
 def plot(
     out: Path,
     path: Path,
@@ -416,10 +475,11 @@ def plot(
     digest: Path | None = None,
     kernel_label: str = "tb",
     sim_seeds: list[int] | None = None,
+    kernel_only: list[int] | None = None,
 ) -> None:
     """Per-flow mean goodput +- one standard error by base RTT, the kernel's (runs labelled
-    ``kernel_label``, or ``digest``'s) against the simulator's (``sim_seeds`` only, if given),
-    one panel per AQM."""
+    ``kernel_label``, or ``digest``'s; ``kernel_only``: those numbers only) against the
+    simulator's (``sim_seeds`` only, if given), one panel per AQM."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -430,10 +490,10 @@ def plot(
     for ax, aqm in zip(axes, AQMS, strict=True):
         for kernel, name, colour, dx in (
             (True, "kernel bbr", "C0", -0.8),
-            (False, "simulator", "C3", 0.8),
+            (False, f"simulator {label!r}", "C3", 0.8),
         ):
             if kernel:
-                runs = kernel_runs(out, aqm, kernel_label, digest)
+                runs = kernel_runs(out, aqm, kernel_label, digest, kernel_only)
             else:
                 runs = _only_seeds(load_runs(out, aqm, label), sim_seeds)
             if not runs:
@@ -461,14 +521,15 @@ def plot(
     fig.savefig(path, dpi=110)
 
 
-def _seeds(text: str) -> list[int]:
+def _seeds(text: str, option: str = "--seeds / --sim-seeds") -> list[int]:
+    """``LO-HI`` or ``N`` (from 1) as a list; bad text: one line naming ``option``, exit 2."""
     lo, _, hi = text.partition("-")
     try:
         seeds = list(range(int(lo), int(hi or lo) + 1))
     except ValueError:
         seeds = []
     if not seeds or seeds[0] < 1:
-        _die(f"--seeds / --sim-seeds: LO-HI or N, from 1 (got {text!r})")
+        _die(f"{option}: LO-HI or N, from 1 (got {text!r})")
     return seeds
 
 
@@ -495,7 +556,7 @@ def _access(text: str) -> list[float]:
 def _parser() -> argparse.ArgumentParser:
     """The command line: the job and every option of the four."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("testbed", "sim", "table", "digest"))
+    ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift"))
     ap.add_argument("--out", default="runs/bbr_flows")
     ap.add_argument("--runs", type=int, default=10, help="testbed: runs per AQM")
     ap.add_argument("--seeds", default="1-30", help="sim: seeds, LO-HI")
@@ -503,6 +564,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--sim-seeds", help="table: the simulator's seeds LO-HI only (as --seeded kernel runs)"
     )
+    ap.add_argument("--kernel-runs", help="table: the kernel's runs LO-HI only (their numbers)")
     ap.add_argument("--plot", help="table: also plot the per-flow means to this PNG")
     ap.add_argument("--label", default="sim", help="sim, table: the simulator runs' label")
     ap.add_argument(
@@ -533,6 +595,8 @@ def _parser() -> argparse.ArgumentParser:
         help="table: the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
     )
     ap.add_argument("--digest", type=Path, default=DIGEST, help="digest: the file to write")
+    ap.add_argument("--a", help="shift: the first runs, LABEL (simulator) or kernel:LABEL")
+    ap.add_argument("--b", help="shift: the second runs, as --a")
     ap.add_argument(
         "--dither",
         type=float,
@@ -571,11 +635,17 @@ def main() -> int:
             _die(f"--tcp: {e}")
     elif args.what == "digest":
         write_digest(out, args.digest, args.kernel_label)
+    elif args.what == "shift":
+        if not (args.a and args.b):
+            _die("shift: --a and --b name the two sets of runs (LABEL or kernel:LABEL)")
+        shift(out, args.a, args.b)
     else:
         seeds = _seeds(args.sim_seeds) if args.sim_seeds else None
-        table(out, args.boot, args.label, args.kernel_label, args.kernel_digest, seeds)
+        only = _seeds(args.kernel_runs, "--kernel-runs") if args.kernel_runs else None
+        digest, klabel = args.kernel_digest, args.kernel_label
+        table(out, args.boot, args.label, klabel, digest, seeds, only)
         if args.plot:
-            plot(out, Path(args.plot), args.label, args.kernel_digest, args.kernel_label, seeds)
+            plot(out, Path(args.plot), args.label, digest, klabel, seeds, only)
     return 0
 
 

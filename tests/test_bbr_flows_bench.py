@@ -1,4 +1,5 @@
-"""benches/bbr_flows.py: its per-flow verdicts on hand-made runs, and its refusals of bad input.
+"""benches/bbr_flows.py: its per-flow verdicts and its delay-shift test on hand-made runs, and
+its refusals of bad input.
 
 The verdicts are checked against ratios worked by hand: a flow whose simulator goodput is 2 %
 above a kernel goodput that varies by 1 % is within 10 % ("yes"); one 30 % above is outside
@@ -101,6 +102,8 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         (["sim", "--seeds", "1", "--tcp", "no_such_setting=1"], "--tcp"),
         (["sim", "--seeds", "5-2"], "--seeds"),
         (["table", "--sim-seeds", "x"], "--seeds / --sim-seeds"),
+        (["table", "--kernel-runs", "0-3"], "--kernel-runs"),
+        (["shift", "--a", "x"], "shift: --a and --b"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field: str) -> None:
@@ -125,3 +128,40 @@ def test_table_refuses_other_flows(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert r.stderr.startswith("dt-x-s01: other flows") and r.stderr.count("\n") == 1
     assert r.stdout == ""  # refused before any table is printed
+
+
+def test_shift_chi_square_worked_by_hand(tmp_path: Path) -> None:
+    # Ten simulator runs "a" and ten kernel runs "b", every flow alternating 9 and 11 Mb/s (mean
+    # 10, s.d. sqrt(10/9), s.e. 1/3), except flow 0 of "b" at 11 and 13 (mean 12). The change
+    # of flow 0 is +2 with s.e. sqrt(2)/3: (2 / (sqrt(2)/3))^2 = 18; the other nine add 0. So
+    # 18.0 on 10 d.f. (p = 0.055).
+    for i in range(1, 11):
+        lo = i % 2
+        _sim_run(tmp_path / "runs" / f"dt-a-s{i:02d}", [9.0 if lo else 11.0] * 10)
+        gp = [11.0 if lo else 13.0] + [9.0 if lo else 11.0] * 9
+        _sim_run(tmp_path / "runs" / f"dt-kb-{i:02d}", gp)
+    r = _bench("shift", "--out", "runs", "--a", "a", "--b", "kernel:kb", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "FIFO: a (10 runs) -> kernel:kb (10 runs)" in r.stdout
+    assert "| 8 -> 8 | 10.0 | 12.0 | +2.0 +- 0.5 |" in r.stdout
+    assert "sum of (change / s.e.)^2: 18.0 on 10 d.f., p 0.055" in r.stdout
+    assert "codel: fewer than 2 runs" in r.stderr
+
+
+def test_table_kernel_runs_picks_runs_by_number(tmp_path: Path) -> None:
+    kernel = [
+        {"name": f"dt-k-{i:02d}", "gp": [10.0 + i % 2] * 10, "rtt": RTTS, "queue": 1.0, "load": 0.1}
+        for i in range(1, 13)
+    ]
+    digest = tmp_path / "digest.json"
+    digest.write_text(json.dumps({"runs": {"dt": kernel, "codel": []}}))
+    for s in (1, 2):
+        _sim_run(tmp_path / "runs" / f"dt-x-s{s:02d}", [10.0 + s % 2] * 10)
+    r = _bench(
+        "table",
+        *("--out", "runs", "--label", "x", "--kernel-digest", str(digest), "--boot", "200"),
+        *("--kernel-runs", "3-7"),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "FIFO: kernel 5 runs" in r.stdout and "simulator 2 seeds" in r.stdout

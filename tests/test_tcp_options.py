@@ -1,5 +1,5 @@
-"""``[tcp] handshake``, ``limited_transmit``, ``sack_window``, ``gso`` and ``rwnd_model`` from a
-scenario file to the simulator."""
+"""``[tcp] handshake``, ``limited_transmit``, ``sack_window``, ``gso``, ``rwnd_model`` and
+``send_jitter`` from a scenario file to the simulator."""
 
 from __future__ import annotations
 
@@ -95,3 +95,25 @@ def test_the_linux_window_holds_a_large_first_flight_to_64_kb():
     linux = aqmlab.run({**doc, "tcp": {**big, "rwnd_model": "linux"}}, plot=False)
     extra = linux.summary["flows"][0]["completion_s"] - fixed
     assert 0.014 <= extra < 0.028, extra
+
+
+def test_send_jitter_reaches_the_simulator_only_when_on_and_bad_values_are_one_line():
+    cfg = scenario.build_config(scenario.from_dict(DOC))
+    assert "send_jitter_ns" not in cfg["flows"][0]["tcp"]
+    doc = {**DOC, "tcp": {"send_jitter": "120us"}}
+    assert scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]["send_jitter_ns"] == (
+        120_000
+    )
+    for bad, words in (("-1ms", "send_jitter"), ("fast", "send_jitter"), ("2s", "at most 1s")):
+        with pytest.raises(InputError) as e:
+            scenario.build_config(scenario.from_dict({**DOC, "tcp": {"send_jitter": bad}}))
+        msg = str(e.value)
+        assert msg.startswith("tcp.send_jitter") and words in msg and "\n" not in msg, msg
+
+
+def test_send_jitter_delays_the_last_segment_by_less_than_its_bound():
+    # The 10 segments leave together at the start; each waits a uniform time in [0, 1 ms),
+    # order kept, so the last one leaves the latest draw later (expected 10/11 ms): the
+    # completion time grows by more than 0 and less than 1 ms.
+    extra = _fct(send_jitter="1ms") - _fct()
+    assert 0 < extra < 0.001, extra

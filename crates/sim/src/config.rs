@@ -258,6 +258,11 @@ pub struct TcpConfig {
     /// flight (Linux's `tcp_packets_in_flight`, ns-3's `BytesInFlight`; the default).
     #[serde(default)]
     pub sack_window_span: bool,
+    /// Each data segment leaves the sender a uniform random time in [0, this) after it is
+    /// handed down, order kept (`tcp::send_jitter`: Floyd and Jacobson's random processing
+    /// time, ns-2's `overhead_`); 0, the default: segments leave at once.
+    #[serde(default)]
+    pub send_jitter_ns: u64,
 }
 
 /// Bytes of the timestamps option with its padding (RFC 7323 s. 3: kind, length, two 4-byte

@@ -68,6 +68,7 @@ pub fn default_tcp() -> TcpConfig {
         pacing: false,
         gso: false,
         linux_rwnd: false,
+        send_jitter_ns: 0,
     }
 }
 

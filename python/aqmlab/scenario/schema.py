@@ -147,6 +147,18 @@ class Tcp(BaseModel):
     # GSO bursts as Linux's tcp_tso_autosize (about 1 ms of the pacing rate at once) for a paced
     # sender; an unpaced one already sends what its window allows at once.
     gso: StrictBool = False
+    # Each data segment leaves the sender a uniform random time in [0, send_jitter) later, order
+    # kept: Floyd and Jacobson's random processing time against drop-tail phase effects (ns-2's
+    # overhead_; docs/transports.md). "0s": segments leave at once.
+    send_jitter: NonNegativeSeconds = "0s"
+
+    @field_validator("send_jitter")
+    @classmethod
+    def _send_jitter(cls, v: float) -> float:
+        if v > 1.0:
+            raise ValueError(f"at most 1s (got {v:g}s)")
+        return v
+
     # AccECN (RFC 9768): the sender asks for it in its SYN (None: when its cc needs it, Prague);
     # the ECN feedback the receiver supports (RFC 9768 Table 2; "accecn" answers an RFC 3168
     # sender with RFC 3168 feedback, as before).
@@ -651,6 +663,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         cfg["ect1"] = True
     if t.gso:  # only then, so that other configurations stay as they were
         cfg["gso"] = True
+    if t.send_jitter > 0:  # only then, so that other configurations stay as they were
+        cfg["send_jitter_ns"] = _ns(t.send_jitter)
     if t.rwnd_model == "linux":  # only then, so that other configurations stay as they were
         cfg["linux_rwnd"] = True
     if t.sack_window == "span":  # only then, so that other configurations stay as they were

@@ -395,6 +395,17 @@ def _differences(sc) -> list[str]:
             "Linux TCP paces in GSO bursts (tcp_tso_autosize: 2 segments and more back to "
             "back); with tcp.gso = false the simulator paces one segment at a time"
         )
+    if sc.tcp.send_jitter > 0:
+        d.append(
+            f"tcp.send_jitter {sc.tcp.send_jitter * 1e6:g} us is the simulator's model of a "
+            "host's timing noise; on the testbed the kernel's own noise applies"
+        )
+    else:
+        d.append(
+            "the kernel's segments leave with tens of microseconds of timing noise; with "
+            "tcp.send_jitter = 0 the simulator's leave at exact instants (drop-tail phase "
+            "effects: docs/testbed.md, 'Exact delays')"
+        )
     if sc.tcp.rwnd_model == "fixed":
         d.append(
             "Linux's receivers advertise about 64 KB at first and widen the window once per RTT "

@@ -95,7 +95,10 @@ impl Sim {
             ));
         }
         for fl in &mut self.flows {
-            if let Transport::Tcp(TcpEnds { sender, receiver }) = &fl.transport {
+            if let Transport::Tcp(TcpEnds {
+                sender, receiver, ..
+            }) = &fl.transport
+            {
                 if receiver.rcv_nxt > sender.snd_max {
                     v.push(format!(
                         "flow {}: receiver holds {} segments in order but only {} were sent",

@@ -3,6 +3,7 @@
 use super::error::{cfg_err, SimError};
 use crate::config::{Config, FlowConfig, NodeKind};
 use crate::series::Series;
+use crate::tcp::send_jitter::SendJitter;
 use crate::tcp::{Marker, Receiver, Sender};
 use crate::throttle::Throttle;
 use crate::traffic::{self, OpenLoop};
@@ -14,6 +15,8 @@ pub struct TcpEnds {
     pub sender: Sender,
     /// Receiver.
     pub receiver: Receiver,
+    /// The sending host's timing noise (`[tcp] send_jitter`; `None`: off).
+    pub jitter: Option<SendJitter>,
 }
 
 /// What carries a flow's data: a TCP connection, or an open-loop source (CBR, Poisson, on-off,
@@ -139,6 +142,9 @@ impl UdpStats {
     }
 }
 
+/// The largest `[tcp] send_jitter`, ns (1 s: noise beyond any host's).
+pub const MAX_SEND_JITTER_NS: u64 = 1_000_000_000;
+
 /// Flow `i` of the configuration, checked (its paths are checked by [`Feeders::walk`]).
 pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError> {
     let field = format!("flows[{i}] ({})", fc.name);
@@ -154,6 +160,12 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
     if t.init_cwnd.is_nan() || t.init_cwnd < 1.0 || t.rwnd_segments == 0 || t.min_rto_ns == 0 {
         return cfg_err(format!(
             "{field}.tcp: init_cwnd >= 1, rwnd >= 1 segment, min_rto > 0 required"
+        ));
+    }
+    if t.send_jitter_ns > MAX_SEND_JITTER_NS {
+        return cfg_err(format!(
+            "{field}.tcp.send_jitter: at most 1 s (got {} ns)",
+            t.send_jitter_ns
         ));
     }
     let cc = crate::tcp::cc::build(t.cc_name())
@@ -227,6 +239,10 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
                         .finite(limit)
                         .per_packet_ce_echo(cc.per_packet_ce_echo())
                         .ecn_mode(mode),
+                    jitter: SendJitter::new(
+                        t.send_jitter_ns,
+                        cfg.seed ^ 0x3C6E_F372_FE94_F82B ^ (i as u64).wrapping_mul(0x9E37_79B9),
+                    ),
                 })
             }
         },

@@ -106,7 +106,15 @@ impl Sim {
             p.hop = 0;
             self.injected += 1;
             let l = self.path_of(&p)[0];
-            self.enter_link(p, l, t);
+            // `[tcp] send_jitter`: a data segment leaves up to J later (tcp::send_jitter),
+            // through an event even with no delay drawn, behind one still pending at `t`.
+            match self.flows[f].tcp_mut().and_then(|e| e.jitter.as_mut()) {
+                Some(j) if p.kind == Kind::Data => {
+                    let at = j.depart(t);
+                    self.ev.push(at, Event::LinkArrive(l, p));
+                }
+                _ => self.enter_link(p, l, t),
+            }
         }
         self.out = out;
         // One pending timer event per flow; a deadline that moved earlier gets its own event.
@@ -169,7 +177,10 @@ impl Sim {
                 if let Some((b, s)) = &mut fl.delivered {
                     s.fill_before(t + 1, &[*b]);
                 }
-                let Transport::Tcp(TcpEnds { receiver, sender }) = &mut fl.transport else {
+                let Transport::Tcp(TcpEnds {
+                    receiver, sender, ..
+                }) = &mut fl.transport
+                else {
                     unreachable!("open-loop data is matched above")
                 };
                 let ack = receiver.on_data(&pkt, t, in_window);

@@ -12,7 +12,7 @@
 //! The variants are presets ([`TcpVariant::preset`]) of a congestion controller, chosen by name
 //! from [`cc::REGISTRY`] (`[tcp] cc`: `reno`, `cubic`, `dctcp`, `ledbat`), and a loss recovery
 //! (`[tcp] recovery`: `reno`, `newreno`, `sack`, `rack`); either half can be set apart. Optional pacing
-//! ([`pacing`], Linux's internal pacing).
+//! ([`pacing`], Linux's internal pacing) and sending-host timing noise ([`send_jitter`]).
 //!
 //! Common to all: retransmission timer RFC 6298 (s. 2 estimator, s. 5 timer management,
 //! backoff); ECN RFC 3168 s. 6.1 (one reduction per window, CWR/ECE) or AccECN feedback
@@ -30,6 +30,7 @@ pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rwnd;
+pub mod send_jitter;
 pub mod sender;
 
 #[cfg(test)]
