@@ -457,7 +457,10 @@ def shift(out: Path, a: str, b: str) -> None:
             x, y = A[:, j], B[:, j]
             se = float(np.hypot(_se(x), _se(y)))
             d = y.mean() - x.mean()
-            chi += (d / se) ** 2
+            if se > 0:
+                chi += (d / se) ** 2
+            elif d != 0:  # no spread on either side, yet a change: no chance of it by noise
+                chi = float("inf")
             print(
                 f"| {ra[0]['rtt'][j]} -> {rb[0]['rtt'][j]} | {x.mean():.1f} | {y.mean():.1f} | "
                 f"{d:+.1f} +- {se:.1f} |"
