@@ -145,9 +145,14 @@ impl UdpStats {
 /// The largest `[tcp] send_jitter`, ns (1 s: noise beyond any host's).
 pub const MAX_SEND_JITTER_NS: u64 = 1_000_000_000;
 
-/// Flow `i` of the configuration, checked (its paths are checked by [`Feeders::walk`]).
-pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError> {
-    let field = format!("flows[{i}] ({})", fc.name);
+/// The checks of one flow's configuration that need no path (its paths are checked by
+/// [`Feeders::walk`]): its hosts, its TCP settings and its congestion controller, which it
+/// returns.
+fn check_flow(
+    cfg: &Config,
+    fc: &FlowConfig,
+    field: &str,
+) -> Result<Box<dyn crate::tcp::cc::CongestionControl>, SimError> {
     for (which, node) in [("src", fc.src), ("dst", fc.dst)] {
         if node >= cfg.nodes.len() || cfg.nodes[node].kind != NodeKind::Host {
             return cfg_err(format!("{field}.{which}: must be a host"));
@@ -195,6 +200,14 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
     if fc.stop_ns.is_some_and(|s| s <= fc.start_ns) {
         return cfg_err(format!("{field}.stop: must be after start"));
     }
+    Ok(cc)
+}
+
+/// Flow `i` of the configuration, checked (its paths are checked by [`Feeders::walk`]).
+pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow, SimError> {
+    let field = format!("flows[{i}] ({})", fc.name);
+    let cc = check_flow(cfg, fc, &field)?;
+    let t = &fc.tcp;
     let source = traffic::build(fc.poisson.as_ref(), fc.source.as_ref(), &field)
         .map_err(SimError::Config)?
         .map(|source| OpenLoop {

@@ -274,6 +274,57 @@ impl Sim {
         self.inject_out(f as usize, t);
     }
 
+    /// Flow `f`'s retransmission timer event at `t` (ignored when superseded).
+    fn on_rto(&mut self, f: u32, t: Time) {
+        let s = &mut self.flows[f as usize].tcp_mut().expect("a TCP flow").sender;
+        if s.rto_event != Some(t) {
+            return; // superseded by an earlier event
+        }
+        s.rto_event = None;
+        match s.rto_deadline {
+            Some(d) if d <= t => {
+                let mut out = std::mem::take(&mut self.out);
+                s.on_timeout(t, &mut out);
+                self.out = out;
+            }
+            _ => {}
+        }
+        self.inject_out(f as usize, t);
+    }
+
+    /// Flow `f`'s delayed-ACK timer event at `t` (ignored when superseded).
+    fn on_delack(&mut self, f: u32, t: Time) {
+        let r = &mut self.flows[f as usize]
+            .tcp_mut()
+            .expect("a TCP flow")
+            .receiver;
+        if r.delack_event != Some(t) {
+            return;
+        }
+        r.delack_event = None;
+        if let Some(mut a) = r.on_delack_timer(f, t) {
+            a.flow = f;
+            self.out.push(a);
+            self.inject_out(f as usize, t);
+        } else if let Some(d) = r.delack_deadline {
+            r.delack_event = Some(d);
+            self.ev.push(d, Event::DelAck(f));
+        }
+    }
+
+    /// Flow `f`'s pacing event at `t` (ignored when superseded).
+    fn on_pace(&mut self, f: u32, t: Time) {
+        let s = &mut self.flows[f as usize].tcp_mut().expect("a TCP flow").sender;
+        if s.pacer.event != Some(t) {
+            return; // superseded by an earlier event
+        }
+        s.pacer.event = None;
+        let mut out = std::mem::take(&mut self.out);
+        s.send_paced(t, &mut out);
+        self.out = out;
+        self.inject_out(f as usize, t);
+    }
+
     /// Runs until the clock passes `until` (or the end). Returns true when the run is over.
     pub fn run_until(&mut self, until: Time) -> bool {
         let stop = until.min(self.end);
@@ -295,40 +346,8 @@ impl Sim {
                     self.links[l as usize].sched_wake(t);
                     self.try_start(l, t);
                 }
-                Event::Rto(f) => {
-                    let s = &mut self.flows[f as usize].tcp_mut().expect("a TCP flow").sender;
-                    if s.rto_event != Some(t) {
-                        continue; // superseded by an earlier event
-                    }
-                    s.rto_event = None;
-                    match s.rto_deadline {
-                        Some(d) if d <= t => {
-                            let mut out = std::mem::take(&mut self.out);
-                            s.on_timeout(t, &mut out);
-                            self.out = out;
-                        }
-                        _ => {}
-                    }
-                    self.inject_out(f as usize, t);
-                }
-                Event::DelAck(f) => {
-                    let r = &mut self.flows[f as usize]
-                        .tcp_mut()
-                        .expect("a TCP flow")
-                        .receiver;
-                    if r.delack_event != Some(t) {
-                        continue;
-                    }
-                    r.delack_event = None;
-                    if let Some(mut a) = r.on_delack_timer(f, t) {
-                        a.flow = f;
-                        self.out.push(a);
-                        self.inject_out(f as usize, t);
-                    } else if let Some(d) = r.delack_deadline {
-                        r.delack_event = Some(d);
-                        self.ev.push(d, Event::DelAck(f));
-                    }
-                }
+                Event::Rto(f) => self.on_rto(f, t),
+                Event::DelAck(f) => self.on_delack(f, t),
                 Event::FlowStart(f) if self.flows[f as usize].source().is_some() => {
                     let src = self.flows[f as usize].source_mut().expect("source");
                     let gap = src.source.first_gap(&mut src.rng);
@@ -342,17 +361,7 @@ impl Sim {
                     self.out = out;
                     self.inject_out(f as usize, t);
                 }
-                Event::Pace(f) => {
-                    let s = &mut self.flows[f as usize].tcp_mut().expect("a TCP flow").sender;
-                    if s.pacer.event != Some(t) {
-                        continue; // superseded by an earlier event
-                    }
-                    s.pacer.event = None;
-                    let mut out = std::mem::take(&mut self.out);
-                    s.send_paced(t, &mut out);
-                    self.out = out;
-                    self.inject_out(f as usize, t);
-                }
+                Event::Pace(f) => self.on_pace(f, t),
                 Event::FlowStop(f) => {
                     // An open-loop source stops by its own `stop` time (`emit`).
                     if let Some(tcp) = self.flows[f as usize].tcp_mut() {
