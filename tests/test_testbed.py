@@ -351,3 +351,32 @@ def test_receivers_that_refuse_ecn_leave_the_real_flows_without_it():
     assert flows and not any(f["ecn_negotiated"] for f in flows), flows
     assert sum(f["delivered_ce"] for f in flows) == 0
     assert res.bottleneck["marked"] == 0 and res.bottleneck["dropped_aqm"] > 0
+
+
+@pytest.mark.parametrize(
+    ("tcp", "wire"),
+    [
+        ({}, "1460 B in 1500 B packets"),  # the default: 20 B IP + 20 B TCP
+        ({"mss": "1448B", "header": "66B"}, None),  # + 12 B timestamps + 14 B Ethernet
+        ({"mss": "1448B", "header": "54B", "timestamps": True}, None),
+        ({"mss": "1448B", "header": "40B", "timestamps": True}, "1448 B in 1500 B packets"),
+    ],
+)
+def test_the_plan_says_when_the_simulator_puts_other_bytes_on_the_wire(monkeypatch, tcp, wire):
+    """Linux's 1448 B of payload (1460 less the 12 B timestamps option) travel in 1514 B frames
+    (+ 20 IP, 20 TCP, 12 timestamps, 14 Ethernet): the plan names the simulator's sizes and the
+    settings that match, and says nothing when they already do."""
+    import tomllib
+
+    from aqmlab.scenario import schema as scenario
+    from aqmlab.testbed import plan
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    d = tomllib.loads(SCENARIO.read_text())
+    d.setdefault("tcp", {}).update(tcp)
+    sc = scenario.from_dict(d)
+    lines = [x for x in plan.make(sc, scenario.build_config(sc)).differences if "1514 B" in x]
+    if wire is None:
+        assert lines == []
+    else:
+        assert len(lines) == 1 and wire in lines[0] and 'tcp.header = "66B"' in lines[0], lines

@@ -380,6 +380,17 @@ def _differences(sc) -> list[str]:
         "access links: only their propagation delays are reproduced (per address pair in the "
         "forwarder); their rates and buffers are not",
         "the forwarder serialises whole Ethernet frames (IP packet + 14 B header) at the link rate",
+    ]
+    wire = sc.tcp.mss + sc.tcp.header + (12 if sc.tcp.timestamps else 0)
+    if not (sc.tcp.mss == 1448 and wire == 1514):
+        # 1448 / 1514 = 95.6 % of the link is payload on the testbed, 1460 / 1500 = 97.3 % in
+        # the simulator by default: its goodputs 1.8 % higher for that alone.
+        d.append(
+            f"Linux's segments carry 1448 B of payload in 1514 B frames (timestamps, Ethernet); "
+            f'the simulator\'s {sc.tcp.mss:g} B in {wire:g} B packets: tcp.mss = "1448B" with '
+            f'tcp.header = "66B" (or "54B" with tcp.timestamps) puts the same bytes on the wire'
+        )
+    d += [
         "Linux TCP: timestamps, delayed ACKs, pacing and its own RTO estimator; tcp.delack, "
         "tcp.rwnd, tcp.max_rto, tcp.init_rto and tcp.init_ssthresh are not applied",
         "per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every 20 ms",
@@ -418,7 +429,7 @@ def _differences(sc) -> list[str]:
             "scaling ratio, whole segments as bytes and no memory-pressure paths "
             "(docs/transports.md)"
         )
-    if sc.tcp.mss != 1460:
+    if sc.tcp.mss not in (1460, 1448):  # 1448: the wire line above
         d.append(
             f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "
             "(1448 B with timestamps)"
