@@ -139,93 +139,107 @@ impl Sim {
         }
     }
 
+    /// A packet reached its destination host: open-loop data is counted (and a probe echoed),
+    /// a probe's echo is timed, TCP data goes to the receiver and TCP ACKs to the sender.
     fn on_host(&mut self, pkt: Packet, t: Time) {
         self.delivered += 1;
         let f = pkt.flow as usize;
         match pkt.kind {
-            Kind::Data if self.flows[f].source().is_some() => {
-                let fl = &mut self.flows[f];
-                if let Some((b, s)) = &mut fl.delivered {
-                    s.fill_before(t + 1, &[*b]);
-                    *b += pkt.size as f64;
-                }
-                if t >= self.warmup {
-                    fl.bytes_window += pkt.size as u64;
-                }
-                if pkt.ts >= self.warmup {
-                    fl.udp.record(t - pkt.ts);
-                    fl.udp.ce += (pkt.ecn() == aqm::Ecn::Ce) as u64;
-                }
-                if fl.source().is_some_and(|s| s.echo.is_some()) {
-                    // A latency probe: the destination turns the packet around.
-                    self.out.push(Packet {
-                        kind: Kind::Ack,
-                        ..pkt
-                    });
-                    self.inject_out(f, t);
-                }
-            }
+            Kind::Data if self.flows[f].source().is_some() => self.on_source_data(pkt, f, t),
             Kind::Ack if self.flows[f].source().is_some() => {
                 let w = self.warmup;
                 if let Some(e) = self.flows[f].source_mut().and_then(|s| s.echo.as_mut()) {
                     e.record(pkt.ts, t, w);
                 }
             }
-            Kind::Data => {
-                let in_window = t >= self.warmup;
-                let fl = &mut self.flows[f];
-                if let Some((b, s)) = &mut fl.delivered {
-                    s.fill_before(t + 1, &[*b]);
-                }
-                let Transport::Tcp(TcpEnds {
-                    receiver, sender, ..
-                }) = &mut fl.transport
-                else {
-                    unreachable!("open-loop data is matched above")
-                };
-                let ack = receiver.on_data(&pkt, t, in_window);
-                if let Some(mut a) = receiver.take_extra() {
-                    a.flow = f as u32;
-                    self.out.push(a);
-                }
-                if let Some((b, _)) = &mut fl.delivered {
-                    *b = sender.bytes_below(receiver.stats.delivered_total);
-                }
-                if let Some(mut a) = ack {
-                    a.flow = f as u32;
-                    self.out.push(a);
-                }
-                if !self.out.is_empty() {
-                    self.inject_out(f, t);
-                }
-                let r = &mut self.flows[f].tcp_mut().expect("a TCP flow").receiver;
-                if let Some(d) = r.delack_deadline {
-                    if r.delack_event.is_none_or(|e| e > d) {
-                        r.delack_event = Some(d);
-                        self.ev.push(d, Event::DelAck(f as u32));
-                    }
-                }
+            Kind::Data => self.on_tcp_data(pkt, f, t),
+            Kind::Ack => self.on_tcp_ack(pkt, f, t),
+        }
+    }
+
+    /// Open-loop data at its sink: delivered bytes, one-way delay and CE marks; a latency
+    /// probe's packet is turned around.
+    fn on_source_data(&mut self, pkt: Packet, f: usize, t: Time) {
+        let fl = &mut self.flows[f];
+        if let Some((b, s)) = &mut fl.delivered {
+            s.fill_before(t + 1, &[*b]);
+            *b += pkt.size as f64;
+        }
+        if t >= self.warmup {
+            fl.bytes_window += pkt.size as u64;
+        }
+        if pkt.ts >= self.warmup {
+            fl.udp.record(t - pkt.ts);
+            fl.udp.ce += (pkt.ecn() == aqm::Ecn::Ce) as u64;
+        }
+        if fl.source().is_some_and(|s| s.echo.is_some()) {
+            // A latency probe: the destination turns the packet around.
+            self.out.push(Packet {
+                kind: Kind::Ack,
+                ..pkt
+            });
+            self.inject_out(f, t);
+        }
+    }
+
+    /// TCP data at its receiver: the ACK (and any extra one) goes back, the delayed-ACK timer
+    /// is armed.
+    fn on_tcp_data(&mut self, pkt: Packet, f: usize, t: Time) {
+        let in_window = t >= self.warmup;
+        let fl = &mut self.flows[f];
+        if let Some((b, s)) = &mut fl.delivered {
+            s.fill_before(t + 1, &[*b]);
+        }
+        let Transport::Tcp(TcpEnds {
+            receiver, sender, ..
+        }) = &mut fl.transport
+        else {
+            unreachable!("open-loop data is matched above")
+        };
+        let ack = receiver.on_data(&pkt, t, in_window);
+        if let Some(mut a) = receiver.take_extra() {
+            a.flow = f as u32;
+            self.out.push(a);
+        }
+        if let Some((b, _)) = &mut fl.delivered {
+            *b = sender.bytes_below(receiver.stats.delivered_total);
+        }
+        if let Some(mut a) = ack {
+            a.flow = f as u32;
+            self.out.push(a);
+        }
+        if !self.out.is_empty() {
+            self.inject_out(f, t);
+        }
+        let r = &mut self.flows[f].tcp_mut().expect("a TCP flow").receiver;
+        if let Some(d) = r.delack_deadline {
+            if r.delack_event.is_none_or(|e| e > d) {
+                r.delack_event = Some(d);
+                self.ev.push(d, Event::DelAck(f as u32));
             }
-            Kind::Ack => {
-                let fl = &mut self.flows[f];
-                let Transport::Tcp(TcpEnds { sender, .. }) = &mut fl.transport else {
-                    unreachable!("open-loop ACKs are matched above")
-                };
-                if pkt.seq > sender.snd_max {
-                    self.violations.push(format!(
-                        "flow {}: ACK for segment {} beyond the highest sent {}",
-                        fl.name, pkt.seq, sender.snd_max
-                    ));
-                }
-                let mut out = std::mem::take(&mut self.out);
-                sender.on_ack(&pkt, t, &mut out);
-                let done = sender.done_at.is_some();
-                self.out = out;
-                self.inject_out(f, t);
-                if self.flows[f].next.is_some() && done {
-                    self.start_next(f);
-                }
-            }
+        }
+    }
+
+    /// A TCP ACK at its sender: what it releases is sent; a finished flow starts its session's
+    /// next one.
+    fn on_tcp_ack(&mut self, pkt: Packet, f: usize, t: Time) {
+        let fl = &mut self.flows[f];
+        let Transport::Tcp(TcpEnds { sender, .. }) = &mut fl.transport else {
+            unreachable!("open-loop ACKs are matched above")
+        };
+        if pkt.seq > sender.snd_max {
+            self.violations.push(format!(
+                "flow {}: ACK for segment {} beyond the highest sent {}",
+                fl.name, pkt.seq, sender.snd_max
+            ));
+        }
+        let mut out = std::mem::take(&mut self.out);
+        sender.on_ack(&pkt, t, &mut out);
+        let done = sender.done_at.is_some();
+        self.out = out;
+        self.inject_out(f, t);
+        if self.flows[f].next.is_some() && done {
+            self.start_next(f);
         }
     }
 
