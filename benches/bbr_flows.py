@@ -38,7 +38,9 @@ goodput and its standard error on each side, the ratio of the means with a 95 % 
 interval (runs resampled on each side), whether that interval lies inside [0.9, 1.1] ("yes"),
 outside it ("no") or neither ("undecided"), Welch's t-test and its Holm-adjusted p over the ten
 flows; then per-run distribution statistics (Jain's index, the largest flows' shares, the shares
-of three RTT classes) with bootstrap intervals and a Mann-Whitney test, and which flow was the
+of three RTT classes) with bootstrap intervals and a Mann-Whitney test, the bottleneck's loss
+ratio and the flows' retransmitted fractions by their goodput, how far the first flow to start
+(by the seed's schedule) ends above its base RTT's mean share, and which flow was the
 largest in how many runs (``--kernel-label``: the kernel runs of a variant). ``--plot``:
 per-flow mean +- s.e. by base RTT, both sides.
 ``shift``: how each flow's mean changes from one set of runs to another (``--a``, ``--b``:
@@ -53,6 +55,7 @@ variants with the kernel without the testbed's half hour of runs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -198,18 +201,41 @@ def load_runs(out: Path, aqm: str, kind: str, kernel: bool | None = None) -> lis
             if (d / "load.json").exists()
             else None
         )
+        bottleneck = next(x for x in s["links"] if x["name"] == "bottleneck")
         runs.append(
             {
                 "name": d.name,
                 "gp": [x["goodput_bps"] / 1e6 for x in flows],
                 "rtt": [round(x["base_rtt_s"] * 1e3) for x in flows],
-                "queue": next(x for x in s["links"] if x["name"] == "bottleneck")[
-                    "queue_mean_pkts"
-                ],
+                "queue": bottleneck["queue_mean_pkts"],
                 "load": load,
+                # The run's seed (the flows' start schedule), the bottleneck's loss ratio and
+                # each flow's retransmitted fraction of the segments it sent (whole run).
+                "seed": s.get("run", {}).get("seed"),
+                "loss": bottleneck.get("loss_ratio"),
+                "rtx": _retransmitted(flows),
+                # The scheduled starts: the simulator's start_s; the testbed's start_s is when
+                # the connection was established, its schedule in scheduled_start_s (runs
+                # since 2026-11-30; before, the same seed's simulator run has it).
+                "start": _schedule(flows, kernel),
             }
         )
     return runs
+
+
+def _retransmitted(flows: list[dict]) -> list[float] | None:
+    """Each flow's retransmissions / segments sent (whole run), ``None`` where unknown."""
+    if not all(isinstance(x.get("retransmits"), int) and x.get("segments_sent") for x in flows):
+        return None
+    return [round(x["retransmits"] / x["segments_sent"], 5) for x in flows]
+
+
+def _schedule(flows: list[dict], kernel: bool) -> list[float] | None:
+    """The flows' scheduled starts (s) from a run's summary, ``None`` where it lacks them."""
+    key = "scheduled_start_s" if kernel else "start_s"
+    if not all(isinstance(x.get(key), (int, float)) for x in flows):
+        return None
+    return [round(x[key], 6) for x in flows]
 
 
 #: Where ``digest`` writes and ``table --kernel-digest`` reads by default.
@@ -414,6 +440,8 @@ def table(
                 f"| {np.mean(b):.3f} ({bl:.3f}-{bh:.3f}) | "
                 f"{np.mean(b) - np.mean(a):+.3f} ({dl:+.3f} to {dh:+.3f}) | {p:.3f} |"
             )
+        _losses(tb, sim)
+        _first_flow(tb, sim)
         hk = np.bincount(K.argmax(axis=1), minlength=len(rtts))
         hs = np.bincount(S.argmax(axis=1), minlength=len(rtts))
         print(
@@ -424,6 +452,79 @@ def table(
                 if a or b
             )
         )
+
+
+#: ``table``'s classes of a flow's goodput (Mb/s) for the retransmitted fractions.
+RATE_BINS = (0, 5, 10, 15, 20, 25, float("inf"))
+
+
+def _losses(tb: list[dict], sim: list[dict]) -> None:
+    """Prints the bottleneck's loss ratio and the flows' retransmitted fractions by goodput,
+    both sides (runs whose summary lacks them, older digests, are skipped)."""
+    import numpy as np
+
+    def loss(runs):
+        x = [r["loss"] for r in runs if r.get("loss") is not None]
+        return f"{np.mean(x):.4f} +- {_se(x):.4f} ({len(x)} runs)" if len(x) > 1 else "-"
+
+    print(f"\nbottleneck loss ratio: kernel {loss(tb)}, sim {loss(sim)}")
+
+    def by_rate(runs):
+        with_rtx = [r for r in runs if r.get("rtx")]
+        gp = np.array([g for r in with_rtx for g in r["gp"]])
+        rx = np.array([x for r in with_rtx for x in r["rtx"]])
+        return [rx[(gp >= a) & (gp < b)] for a, b in itertools.pairwise(RATE_BINS)]
+
+    k, s = by_rate(tb), by_rate(sim)
+    cells = []
+    for (a, b), xk, xs in zip(itertools.pairwise(RATE_BINS), k, s, strict=True):
+        name = f"{a:g}-{b:g}" if b != float("inf") else f">{a:g}"
+        cells.append(f"{name}: {_mean(xk)} / {_mean(xs)} ({len(xk)} / {len(xs)} flows)")
+    print("retransmitted / sent by the flow's goodput (Mb/s), kernel / sim: " + "; ".join(cells))
+
+
+def _mean(x) -> str:
+    """``x``'s mean to three places, or "-" when empty."""
+    return f"{sum(x) / len(x):.3f}" if len(x) else "-"
+
+
+def _first_flow(tb: list[dict], sim: list[dict]) -> None:
+    """Prints how far above its base RTT's mean share the first flow to start (by the run's
+    seed's schedule) ends, and how often it is the largest, both sides. A kernel run's schedule
+    is its own (``scheduled_start_s``) or, for older runs, its seed's simulator run's."""
+    import numpy as np
+
+    by_seed = {r["seed"]: r["start"] for r in sim if r.get("start") and r.get("seed") is not None}
+
+    def first(runs):
+        shares, firsts = [], []
+        for r in runs:
+            sched = r.get("start") or by_seed.get(r.get("seed"))
+            if sched is None:
+                continue
+            g = np.asarray(r["gp"])
+            shares.append(g / g.sum())
+            firsts.append(int(np.argmin(sched)))
+        if len(shares) < 2:
+            return None
+        sh, fi = np.array(shares), np.array(firsts)
+        adv = 100 * (sh[np.arange(len(sh)), fi] - sh.mean(axis=0)[fi])
+        # round(-1e-17, 1) + 0.0 is 0.0: no "-0.0" for a flow exactly at its mean.
+        return (
+            round(adv.mean(), 1) + 0.0,
+            _se(adv),
+            float((sh.argmax(axis=1) == fi).mean()),
+            len(sh),
+        )
+
+    k, s = first(tb), first(sim)
+    if k is None or s is None:
+        return
+    print(
+        "the first flow to start (the seed's schedule): share above its base RTT's mean "
+        f"{k[0]:+.1f} +- {k[1]:.1f} points on the kernel ({k[3]} runs), {s[0]:+.1f} +- {s[1]:.1f} "
+        f"in the simulator ({s[3]}); the largest flow in {k[2]:.0%} and {s[2]:.0%} of runs"
+    )
 
 
 def _side(out: Path, aqm: str, spec: str) -> list[dict]:

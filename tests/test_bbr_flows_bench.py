@@ -27,14 +27,24 @@ def _bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def _sim_run(d: Path, gp: list[float]) -> None:
+def _sim_run(d: Path, gp: list[float], **extra) -> None:
+    """A simulator run's summary.json with these goodputs (Mb/s); ``extra``: ``seed``, ``loss``
+    (the bottleneck's loss ratio), ``first`` (the flow that starts first), ``rtx`` (every
+    flow's retransmissions per 100 segments sent)."""
     d.mkdir(parents=True)
     flows = [
         {"base_rtt_s": (r + 0.148) / 1e3, "goodput_bps": g * 1e6}
         for r, g in zip(RTTS, gp, strict=True)
     ]
-    links = [{"name": "bottleneck", "queue_mean_pkts": 100.0}]
-    (d / "summary.json").write_text(json.dumps({"flows": flows, "links": links}))
+    if "first" in extra:
+        for i, f in enumerate(flows):
+            f["start_s"] = 0.1 if i == extra["first"] else 0.5 + i / 100
+    if "rtx" in extra:
+        for f in flows:
+            f["retransmits"], f["segments_sent"] = extra["rtx"], 100
+    links = [{"name": "bottleneck", "queue_mean_pkts": 100.0, "loss_ratio": extra.get("loss")}]
+    summary = {"flows": flows, "links": links, "run": {"seed": extra.get("seed")}}
+    (d / "summary.json").write_text(json.dumps(summary))
 
 
 def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
@@ -165,3 +175,42 @@ def test_table_kernel_runs_picks_runs_by_number(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert "FIFO: kernel 5 runs" in r.stdout and "simulator 2 seeds" in r.stdout
+
+
+def test_table_losses_and_the_first_flow_worked_by_hand(tmp_path: Path) -> None:
+    """20 seeds; in seed s flow s % 10 starts first and gets 20 Mb/s, the others 10: its share
+    is 20/110 = 0.1818, each flow's mean share (first in 2 runs of 20) (2 x 20/110 + 18 x
+    10/110) / 20 = 0.1, so the first flow ends 8.2 points above it, and is the largest in every
+    run. The kernel's runs (seeds 1-20, their schedules the simulator's) are even: 0.0 points.
+    Loss ratios 0.10 and 0.12, retransmissions 10 and 12 per 100 segments."""
+    kernel = [
+        {
+            "name": f"dt-k-{i:02d}",
+            "gp": [10.0] * 10,
+            "rtt": RTTS,
+            "queue": 100.0,
+            "load": 0.1,
+            "seed": i,
+            "loss": 0.1,
+            "rtx": [0.1] * 10,
+            "start": None,
+        }
+        for i in range(1, 21)
+    ]
+    digest = tmp_path / "digest.json"
+    digest.write_text(json.dumps({"runs": {"dt": kernel, "codel": []}}))
+    for s in range(1, 21):
+        gp = [20.0 if i == s % 10 else 10.0 for i in range(10)]
+        _sim_run(tmp_path / "runs" / f"dt-x-s{s:02d}", gp, seed=s, loss=0.12, first=s % 10, rtx=12)
+    r = _bench(
+        "table", "--out", "runs", "--label", "x", "--kernel-digest", str(digest), cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "bottleneck loss ratio: kernel 0.1000 +- 0.0000 (20 runs), sim 0.1200" in out, out
+    assert "10-15: 0.100 / 0.120 (200 / 180 flows)" in out, out
+    assert "20-25: - / 0.120 (0 / 20 flows)" in out, out
+    assert "mean +0.0 +- 0.0 points on the kernel (20 runs), +8.2 +- 0.0 in the simulator" in out, (
+        out
+    )
+    assert "largest flow in 10% and 100% of runs" in out, out

@@ -95,6 +95,10 @@ def test_real_cubic_flows_through_red_conserve_fill_and_get_ecn_marks(red_run):
     assert all(f["ecn_negotiated"] for f in flows)
     assert sum(f["delivered_ce"] for f in flows) > 0
     assert all(f["error"] is None and f["goodput_bps"] > 0 for f in flows)
+    # A connection is established one round trip after its SYN at the earliest: the forwarder
+    # holds each packet for its path's propagation delay both ways.
+    for f in flows:
+        assert f["start_s"] >= f["scheduled_start_s"] + 0.99 * f["base_rtt_s"], f
     # Every veth end had its offloads off.
     for feats in tb["offloads"].values():
         assert feats["tcp-segmentation-offload"] == "off"
@@ -380,3 +384,23 @@ def test_the_plan_says_when_the_simulator_puts_other_bytes_on_the_wire(monkeypat
         assert lines == []
     else:
         assert len(lines) == 1 and wire in lines[0] and 'tcp.header = "66B"' in lines[0], lines
+
+
+@pytest.mark.parametrize("handshake", [False, True])
+def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, handshake):
+    """Linux's flows resolve the address and handshake before their data (a SYN lost in a full
+    queue costs 1 s); the plan says so unless the simulator's handshake is on, and always says
+    what the testbed's start_s means."""
+    import tomllib
+
+    from aqmlab.scenario import schema as scenario
+    from aqmlab.testbed import plan
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    d = tomllib.loads(SCENARIO.read_text())
+    d.setdefault("tcp", {})["handshake"] = handshake
+    sc = scenario.from_dict(d)
+    diffs = plan.make(sc, scenario.build_config(sc)).differences
+    lines = [x for x in diffs if "tcp.handshake = false" in x]
+    assert len(lines) == (0 if handshake else 1), diffs
+    assert sum("scheduled_start_s" in x for x in diffs) == 1, diffs

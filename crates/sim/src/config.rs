@@ -258,9 +258,10 @@ pub struct TcpConfig {
     /// flight (Linux's `tcp_packets_in_flight`, ns-3's `BytesInFlight`; the default).
     #[serde(default)]
     pub sack_window_span: bool,
-    /// Each data segment leaves the sender a uniform random time in [0, this) after it is
-    /// handed down, order kept (`tcp::send_jitter`: Floyd and Jacobson's random processing
-    /// time, ns-2's `overhead_`); 0, the default: segments leave at once.
+    /// What the sender hands down at one instant (one send opportunity, a GSO burst) leaves it
+    /// together a uniform random time in [0, this) later, order kept (`tcp::send_jitter`: Floyd
+    /// and Jacobson's random processing time, ns-2's `overhead_`); 0, the default: segments
+    /// leave at once.
     #[serde(default)]
     pub send_jitter_ns: u64,
 }

@@ -6,6 +6,9 @@
 //! - Order is kept: a bulk flow with noise much longer than its segments' spacing has no
 //!   retransmission (a reordered segment would make duplicate ACKs and a spurious fast
 //!   retransmit) and fills the link as without.
+//! - What a sender hands down at one instant (its first window, a GSO burst, what one ACK
+//!   releases) leaves together: one draw per send opportunity, as ns-2's `overhead_` delays a
+//!   send opportunity and Linux takes a GSO burst down the stack in one go.
 //! - Floyd and Jacobson's phase effects ("On Traffic Phase Effects in Packet-Switched
 //!   Gateways", 1992): two Reno flows through a drop-tail gateway split the link by the
 //!   sub-service-time part of their RTT difference when their timing is exact (periodic in
@@ -176,4 +179,42 @@ fn random_overhead_removes_drop_tail_phase_effects() {
         nlo >= 0.25 && nhi <= 0.75,
         "with noise: shares {nlo:.3}-{nhi:.3}"
     );
+}
+
+/// The first window (10 segments of 1500 B, handed down together at the start) with J = 5 ms:
+/// one draw delays it as a whole, so it crosses the sender's 100 Mb/s access link back to back,
+/// its departures exactly one transmission (120 us) apart, the first within [120 us, J + 120
+/// us), in each of five seeds. Ten draws, order kept, would leave it so only when the first
+/// draw is the largest (about one seed in ten); otherwise spread over milliseconds. Read from the
+/// access link's pcap tap.
+#[test]
+fn a_window_handed_down_at_once_leaves_together() {
+    use pcap_file::pcap::PcapReader;
+    for seed in 1..=5 {
+        let mut tcp = default_tcp();
+        tcp.send_jitter_ns = 5 * MS;
+        let path = std::env::temp_dir().join(format!(
+            "send_jitter_burst_{}_{seed}.pcap",
+            std::process::id()
+        ));
+        let mut d = common::idle_dumbbell(1, tcp, 20 * MS);
+        d.seed = seed;
+        let mut cfg = d.config();
+        let access = cfg.links.iter_mut().find(|l| l.name == "S0-A").unwrap();
+        access.pcap_path = Some(path.to_string_lossy().into_owned());
+        Sim::new(&cfg).unwrap().run().unwrap();
+        let mut rd = PcapReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let mut t = Vec::new();
+        while let Some(p) = rd.next_packet() {
+            t.push(p.unwrap().timestamp.as_nanos() as u64);
+        }
+        std::fs::remove_file(&path).ok();
+        // 20 ms: the first window only (the base RTT is 24 ms).
+        assert_eq!(t.len(), 10, "seed {seed}: {t:?}");
+        let tx = 1500 * 8 * 1_000_000_000 / 100_000_000; // 120 us
+        assert!(t[0] >= tx && t[0] < 5 * MS + tx, "seed {seed}: {t:?}");
+        for w in t.windows(2) {
+            assert_eq!(w[1] - w[0], tx, "seed {seed}: {t:?}");
+        }
+    }
 }

@@ -147,9 +147,10 @@ class Tcp(BaseModel):
     # GSO bursts as Linux's tcp_tso_autosize (about 1 ms of the pacing rate at once) for a paced
     # sender; an unpaced one already sends what its window allows at once.
     gso: StrictBool = False
-    # Each data segment leaves the sender a uniform random time in [0, send_jitter) later, order
-    # kept: Floyd and Jacobson's random processing time against drop-tail phase effects (ns-2's
-    # overhead_; docs/transports.md). "0s": segments leave at once.
+    # What the sender hands down at one instant (one send opportunity, a GSO burst) leaves it
+    # together a uniform random time in [0, send_jitter) later, order kept: Floyd and
+    # Jacobson's random processing time against drop-tail phase effects (ns-2's overhead_;
+    # docs/transports.md). "0s": segments leave at once.
     send_jitter: NonNegativeSeconds = "0s"
 
     @field_validator("send_jitter")

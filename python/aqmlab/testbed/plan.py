@@ -390,7 +390,18 @@ def _differences(sc) -> list[str]:
             f'the simulator\'s {sc.tcp.mss:g} B in {wire:g} B packets: tcp.mss = "1448B" with '
             f'tcp.header = "66B" (or "54B" with tcp.timestamps) puts the same bytes on the wire'
         )
+    if not sc.tcp.handshake:
+        # Measured on the BBR bench (docs/testbed.md, "The first seconds on both sides"):
+        # 6-7 % of its flows, starting into a full queue, lost a SYN or an ARP request.
+        d.append(
+            "Linux resolves the address (ARP, across the bottleneck) and handshakes before "
+            "sending data, and re-sends a SYN lost in a full queue after 1 s; with "
+            "tcp.handshake = false the simulator's flows send data at their start time"
+        )
     d += [
+        "a TCP flow's start_s is when its connection was established (the scheduled start, "
+        "also in scheduled_start_s, plus ARP, the handshake and any lost SYN); the "
+        "simulator's start_s is the scheduled start",
         "Linux TCP: timestamps, delayed ACKs, pacing and its own RTO estimator; tcp.delack, "
         "tcp.rwnd, tcp.max_rto, tcp.init_rto and tcp.init_ssthresh are not applied",
         "per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every 20 ms",
@@ -479,6 +490,7 @@ def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
         "src": spec["src"],
         "dst": spec["dst"],
         "start_s": f["start_s"] if f["start_s"] is not None else math.nan,
+        "scheduled_start_s": spec["start_s"],
         "goodput_bps": f["goodput_bps"],
         "delivered_segments": f["delivered_segments"],
         "segments_sent": f["segments_sent"],

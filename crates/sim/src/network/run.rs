@@ -101,16 +101,18 @@ impl Sim {
 
     fn inject_out(&mut self, f: usize, t: Time) {
         let mut out = std::mem::take(&mut self.out);
+        // `[tcp] send_jitter`: what the sender hands down at `t` (one send opportunity: a GSO
+        // burst, or what an ACK released) leaves together, up to J later (tcp::send_jitter).
+        let mut burst_at = None;
         for mut p in out.drain(..) {
             p.flow = f as u32;
             p.hop = 0;
             self.injected += 1;
             let l = self.path_of(&p)[0];
-            // `[tcp] send_jitter`: a data segment leaves up to J later (tcp::send_jitter),
-            // through an event even with no delay drawn, behind one still pending at `t`.
+            // Through an event even with no delay drawn, behind one still pending at `t`.
             match self.flows[f].tcp_mut().and_then(|e| e.jitter.as_mut()) {
                 Some(j) if p.kind == Kind::Data => {
-                    let at = j.depart(t);
+                    let at = *burst_at.get_or_insert_with(|| j.depart(t));
                     self.ev.push(at, Event::LinkArrive(l, p));
                 }
                 _ => self.enter_link(p, l, t),

@@ -1,6 +1,8 @@
-//! The sending host's timing noise (`[tcp] send_jitter`, off by default): each data segment
-//! leaves the sender a uniform random time in [0, J) after the sender hands it down, and never
-//! before the segment handed down before it (order kept).
+//! The sending host's timing noise (`[tcp] send_jitter`, off by default): what the sender hands
+//! down at one instant (one send opportunity: what an ACK or the pacing timer releases, a GSO
+//! burst, the first window) leaves it together, a uniform random time in [0, J) later, and
+//! never before what was handed down before it (order kept). The network draws once per send
+//! opportunity (`network::run`'s `inject_out`).
 //!
 //! Why: a simulator's senders are exact. Through a full drop-tail queue whose departures keep a
 //! fixed grid (one packet per service time), flows with exactly periodic timing keep their
@@ -10,8 +12,8 @@
 //! who remove them in simulations by adding a random processing time at the source, uniform
 //! over up to one bottleneck service time. ns-2 has it as `Agent/TCP set overhead_`
 //! (`TcpAgent::send_much` in tcp.cc: a send opportunity waits `Random::uniform(overhead_)` on
-//! `delsnd_timer_`, then sends what the window allows; here each segment draws its own delay,
-//! which for an ACK-clocked flow releasing one or two segments per ACK is nearly the same).
+//! `delsnd_timer_`, then sends what the window allows), as here; a Linux host takes a GSO
+//! burst down the stack and through the driver as one, so its noise moves the burst whole.
 //! Real hosts have it anyway: interrupts, softirq scheduling and the driver put tens of
 //! microseconds of noise on every departure (docs/testbed.md, "Exact delays").
 //!
@@ -43,8 +45,8 @@ impl SendJitter {
         })
     }
 
-    /// When a segment handed down at `now` leaves: `now` plus a uniform draw in [0, J), but no
-    /// earlier than the segment before it.
+    /// When what is handed down at `now` (one send opportunity) leaves: `now` plus a uniform
+    /// draw in [0, J), but no earlier than what was handed down before it.
     #[inline]
     pub fn depart(&mut self, now: Time) -> Time {
         let at = (now + self.rng.random_range(0..self.max_ns)).max(self.last);

@@ -363,10 +363,10 @@ impl Sender {
 
     /// Segments of a GSO burst at the pacing rate `rate` (segments per second), Linux's
     /// `tcp_tso_autosize` ([`super::pacing::gso_segs`]) with the controller's minimum.
-    fn gso_burst(&self, rate: Option<f64>) -> u32 {
+    pub(crate) fn gso_burst(&self, rate: Option<f64>) -> u32 {
         rate.map_or(1, |r| {
             super::pacing::gso_segs(
-                r * f64::from(self.params.pkt_size),
+                r * f64::from(self.params.mss),
                 self.min_rtt,
                 self.params.mss,
                 self.cc.min_tso_segs(),

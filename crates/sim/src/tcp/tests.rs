@@ -1089,3 +1089,18 @@ fn the_receiver_notes_the_first_segment_of_the_window() {
     assert_eq!(r.stats.window_from, Some(2));
     assert_eq!((r.stats.delivered_window, r.stats.delivered_total), (2, 4));
 }
+
+/// A GSO burst is sized as Linux's `tcp_tso_autosize` sizes it: the pacing rate in payload
+/// bytes (`sk_pacing_rate`, set from `mss_cache`) over 2^-10 s, in segments of the MSS. At
+/// 8,000 segments a second of 1448 B (in 1514 B frames): 11,584,000 B/s >> 10 = 11,312 B,
+/// 7.8 segments: 7 (in wire bytes it would be 11,828 B, 8.2: 8). No rate yet: one segment.
+#[test]
+fn gso_bursts_are_sized_by_payload_bytes() {
+    let mut c = cfg(TcpVariant::NewReno);
+    c.mss = 1448;
+    c.header_bytes = 66;
+    let s = Sender::new(&c, None, None);
+    assert_eq!(s.params.pkt_size, 1514);
+    assert_eq!(s.gso_burst(Some(8000.0)), 7);
+    assert_eq!(s.gso_burst(None), 1);
+}

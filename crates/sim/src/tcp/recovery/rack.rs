@@ -307,8 +307,10 @@ impl Recovery for Rack {
                         self.recovery_step(s, 0, now, out);
                     } else if !self.after_timeout(s) || self.newly_lost {
                         // A segment newly marked lost starts recovery in any state but
-                        // Recovery (CA_Loss included).
-                        self.enter(s, 0, now, out);
+                        // Recovery (CA_Loss included); no ACK, so no cong_control: the
+                        // retransmissions go out on the window as it is.
+                        self.enter(s, now);
+                        self.recovery_step(s, 0, now, out);
                     }
                 }
                 if s.snd_una >= s.snd_max {
@@ -535,8 +537,9 @@ impl Rack {
         self.recover_valid && s.snd_una < self.recover && !s.in_recovery
     }
 
-    /// Fast recovery begins (ssthresh from the controller, RecoveryPoint = HighData, PRR).
-    fn enter(&mut self, s: &mut Sender, delivered: u64, now: Time, out: &mut Vec<Packet>) {
+    /// Fast recovery begins (ssthresh from the controller, RecoveryPoint = HighData, PRR); the
+    /// caller sends.
+    fn enter(&mut self, s: &mut Sender, now: Time) {
         let flight = s.flight();
         s.ssthresh = s.cc.on_congestion(s.cwnd, flight, now);
         self.recover = s.snd_max;
@@ -546,7 +549,6 @@ impl Rack {
         s.stats.fast_retransmits += 1;
         self.prr = Prr::start(flight);
         self.tlp_end_seq = None; // Linux's tcp_init_cwnd_reduction
-        self.recovery_step(s, delivered, now, out);
     }
 
     /// Sends in recovery: PRR's step, or, under a controller that sets cwnd itself, what its
@@ -609,7 +611,14 @@ impl Rack {
         }
         if !s.in_recovery && loss_ok && self.lost_seen {
             if self.any_lost(s) {
-                self.enter(s, delivered, now, out);
+                self.enter(s, now);
+                // Linux's tcp_ack: tcp_fastretrans_alert starts recovery, tcp_cong_control sets
+                // the window, tcp_xmit_recovery sends. PRR's first step does the last two; a
+                // controller that sets cwnd itself (BBR: packet conservation from this ACK)
+                // sends after its cc_control (`on_ack`), never on the window before it.
+                if !s.cc.controls_cwnd() {
+                    self.prr_step(s, delivered, now, out);
+                }
             } else {
                 self.lost_seen = false;
             }
