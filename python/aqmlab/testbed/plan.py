@@ -391,8 +391,9 @@ def _differences(sc) -> list[str]:
             f'tcp.header = "66B" (or "54B" with tcp.timestamps) puts the same bytes on the wire'
         )
     if not sc.tcp.handshake:
-        # Measured on the BBR bench (docs/testbed.md, "The first seconds on both sides"):
-        # 6-7 % of its flows, starting into a full queue, lost a SYN or an ARP request.
+        # Measured on the BBR bench (docs/testbed.md, "One draw per burst"): 6-7 % of its
+        # flows connected a second or more late, a SYN or an ARP request lost in the full
+        # queue; none of the first flows to start.
         d.append(
             "Linux resolves the address (ARP, across the bottleneck) and handshakes before "
             "sending data, and re-sends a SYN lost in a full queue after 1 s; with "
