@@ -10,6 +10,7 @@
         [--kernel-runs 1-16]
     .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE]
     .venv/bin/python benches/bbr_flows.py shift --a kernel:tbs --b kernel:tbsh
+    .venv/bin/python benches/bbr_flows.py lt --label sim --kernel-label tbs
 
 The networks of benches/fwd_vs_sim.py ``--bbr`` (docs/testbed.md, BBR v1 section):
 ``scenarios/crosscheck/{dt,codel}-het-n50.toml`` with 10 flows (100 Mb/s / 2 ms bottleneck,
@@ -41,8 +42,18 @@ flows; then per-run distribution statistics (Jain's index, the largest flows' sh
 of three RTT classes) with bootstrap intervals and a Mann-Whitney test, the bottleneck's loss
 ratio and the flows' retransmitted fractions by their goodput, how far the first flow to start
 (by the seed's schedule) ends above its base RTT's mean share, and which flow was the
-largest in how many runs (``--kernel-label``: the kernel runs of a variant). ``--plot``:
-per-flow mean +- s.e. by base RTT, both sides.
+largest in how many runs (``--kernel-label``: the kernel runs of a variant); for runs with
+delivered-bytes series (both sides record them, ``output.flow_series``, since 2026-11-30), how
+the shares move (a flow's 1 s share against its share 1, 5 and 10 s later, and the two halves
+of the window); for runs that report it (the simulator's since 2026-11-30), the time the
+receive window held each flow back, by start order. ``--plot``: per-flow mean +- s.e. by base
+RTT, both sides; ``--plot-time``: Jain's index of the flows' 0.5 s throughputs and the first
+flow's share over the run, both sides (runs with series).
+``lt``: BBR v1's long-term (policer) rate on both sides: the kernel's runs with BBR state
+series (the testbed's ``flow_<flow>.parquet``: TCP_CC_INFO every 20 ms) against the
+simulator's runs of the same seeds (``bbr_probe`` on their ``config.json``, every 20 ms), by
+the same signature (:func:`lt_stretches`): when each flow first shows it, at what rate, and
+how much of 10-30 s is spent so.
 ``shift``: how each flow's mean changes from one set of runs to another (``--a``, ``--b``:
 a simulator label, or ``kernel:LABEL``), with the chi-square sum over the flows
 (docs/testbed.md, "Exact delays").
@@ -61,7 +72,10 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,6 +99,9 @@ def _scenario(aqm: str, sim: bool, tcp: dict | None = None, access: list[float] 
     d["duration"], d["warmup"] = "30s", "10s"
     d["flows"][0]["count"] = 10
     d["tcp"].update(variant="sack")
+    # each flow's delivered bytes over time (10 ms in the simulator, 20 ms on the testbed):
+    # how fast the shares move (table's "share changes")
+    d.setdefault("output", {})["flow_series"] = True
     if sim:
         d["tcp"].update({"cc": "bbr", "recovery": "rack", **(tcp or {})})
     return scenario.from_dict(d)
@@ -218,9 +235,55 @@ def load_runs(out: Path, aqm: str, kind: str, kernel: bool | None = None) -> lis
                 # the connection was established, its schedule in scheduled_start_s (runs
                 # since 2026-11-30; before, the same seed's simulator run has it).
                 "start": _schedule(flows, kernel),
+                # each flow's share of the flows' delivered bytes in 1 s bins from the warm-up
+                # on (runs with output.flow_series), flows by base RTT
+                "moves": _shares_over_time(d, flows, s["run"]),
+                # each flow's time held back by its receiver's window (s, whole run: Linux's
+                # tcpi_rwnd_limited; the simulator's since 2026-11-30), None where unknown
+                "rwnd": _rwnd_limited(flows),
             }
         )
     return runs
+
+
+#: The bins of ``moves`` (s): a flow's share of each second's delivered bytes.
+MOVE_BIN_S = 1.0
+
+
+def _delivered_over_time(d: Path, flows: list[dict], edges) -> np.ndarray | None:
+    """The bytes each flow delivered in each bin between ``edges`` (s; flows x bins), from the
+    run's ``delivered_<flow>.parquet`` (``output.flow_series``): ``None`` when a flow's series
+    is missing."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    files = [d / f"delivered_{x.get('name')}.parquet" for x in flows]
+    if not all(f.exists() for f in files):
+        return None
+    rows = []
+    for f in files:
+        t = pq.read_table(f, columns=["t_s", "delivered_bytes"])
+        v = np.interp(edges, t.column("t_s").to_numpy(), t.column("delivered_bytes").to_numpy())
+        rows.append(np.diff(v))
+    return np.array(rows)
+
+
+def _shares_over_time(d: Path, flows: list[dict], run: dict) -> list[list[float]] | None:
+    """Each flow's share of the bytes the flows delivered in each ``MOVE_BIN_S`` bin from the
+    warm-up to the end (flows x bins, 4 decimals), from the run's delivered-bytes series:
+    ``None`` when a flow's series is missing."""
+    import numpy as np
+
+    if not (d / f"delivered_{flows[0].get('name')}.parquet").exists():
+        return None
+    edges = np.arange(run["warmup_s"], run["duration_s"] + 1e-9, MOVE_BIN_S)
+    r = _delivered_over_time(d, flows, edges)
+    if r is None or len(edges) < 2:
+        return None
+    tot = r.sum(axis=0)
+    if not np.all(tot > 0):
+        return None
+    return np.round(r / tot, 4).tolist()
 
 
 def _retransmitted(flows: list[dict]) -> list[float] | None:
@@ -228,6 +291,13 @@ def _retransmitted(flows: list[dict]) -> list[float] | None:
     if not all(isinstance(x.get("retransmits"), int) and x.get("segments_sent") for x in flows):
         return None
     return [round(x["retransmits"] / x["segments_sent"], 5) for x in flows]
+
+
+def _rwnd_limited(flows: list[dict]) -> list[float] | None:
+    """Each flow's ``rwnd_limited_s`` (s), ``None`` where a flow lacks it."""
+    if not all(isinstance(x.get("rwnd_limited_s"), (int, float)) for x in flows):
+        return None
+    return [round(x["rwnd_limited_s"], 4) for x in flows]
 
 
 def _schedule(flows: list[dict], kernel: bool) -> list[float] | None:
@@ -260,8 +330,24 @@ def write_digest(out: Path, path: Path, kernel_label: str = "tb") -> None:
         "runs": runs,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    path.write_text(_digest_text(doc))
     print(f"wrote {path}: " + ", ".join(f"{a} {len(r)} runs" for a, r in runs.items()))
+
+
+def _digest_text(doc: dict) -> str:
+    """``doc`` as JSON with one run a line (compact; a run's changes stay one line's diff)."""
+    head = {k: v for k, v in doc.items() if k != "runs"}
+    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    lines.append(' "runs": {')
+    for i, (aqm, runs) in enumerate(doc["runs"].items()):
+        lines.append(f"  {json.dumps(aqm)}: [")
+        lines += [
+            "   " + json.dumps(r, separators=(",", ":")) + ("," if j < len(runs) - 1 else "")
+            for j, r in enumerate(runs)
+        ]
+        lines.append("  ]" + ("," if i < len(doc["runs"]) - 1 else ""))
+    lines += [" }", "}"]
+    return "\n".join(lines) + "\n"
 
 
 def kernel_runs(
@@ -442,6 +528,8 @@ def table(
             )
         _losses(tb, sim)
         _first_flow(tb, sim)
+        _moves(tb, sim, min(boot, 2000), rng)
+        _rwnd_by_start(tb, sim)
         hk = np.bincount(K.argmax(axis=1), minlength=len(rtts))
         hs = np.bincount(S.argmax(axis=1), minlength=len(rtts))
         print(
@@ -524,6 +612,101 @@ def _first_flow(tb: list[dict], sim: list[dict]) -> None:
         "the first flow to start (the seed's schedule): share above its base RTT's mean "
         f"{k[0]:+.1f} +- {k[1]:.1f} points on the kernel ({k[3]} runs), {s[0]:+.1f} +- {s[1]:.1f} "
         f"in the simulator ({s[3]}); the largest flow in {k[2]:.0%} and {s[2]:.0%} of runs"
+    )
+
+
+#: ``table``'s lags (s) for how a flow's share persists.
+MOVE_LAGS = (1, 5, 10)
+
+
+def move_stats(moves) -> dict[str, float]:
+    """How the shares of a set of runs move: ``moves`` is runs x flows x bins of per-bin shares
+    (:func:`_shares_over_time`). The correlation of a flow's share in a bin with its share
+    ``L`` s later (pooled over runs, flows and bins; 1 means the split never changes), of its
+    mean share over the first half of the window with its mean over the second half, and the
+    mean absolute change of a flow's share from one bin to the next (points of share)."""
+    import numpy as np
+
+    m = np.asarray(moves, dtype=float)
+    n = m.shape[2]
+    out = {}
+    for lag in MOVE_LAGS:
+        k = round(lag / MOVE_BIN_S)
+        if k < n:
+            out[f"{lag} s later"] = float(
+                np.corrcoef(m[:, :, :-k].ravel(), m[:, :, k:].ravel())[0, 1]
+            )
+    h = n // 2
+    out["halves"] = float(
+        np.corrcoef(m[:, :, :h].mean(axis=2).ravel(), m[:, :, h:].mean(axis=2).ravel())[0, 1]
+    )
+    out["1-bin change"] = float(100 * np.abs(np.diff(m, axis=2)).mean())
+    return out
+
+
+def _moves(tb: list[dict], sim: list[dict], boot: int, rng) -> None:
+    """Prints :func:`move_stats` of both sides' runs that have delivered-bytes series, each with
+    a 95 % bootstrap interval (runs resampled)."""
+    import numpy as np
+
+    k = [r["moves"] for r in tb if r.get("moves")]
+    s = [r["moves"] for r in sim if r.get("moves")]
+    if len(k) < 2 or len(s) < 2 or np.shape(k)[1:] != np.shape(s)[1:]:
+        return
+
+    def with_ci(runs):
+        runs = np.asarray(runs)
+        point = move_stats(runs)
+        draws = [move_stats(runs[rng.integers(0, len(runs), len(runs))]) for _ in range(boot)]
+        return {
+            key: (v, *np.percentile([d[key] for d in draws], [2.5, 97.5]))
+            for key, v in point.items()
+        }
+
+    a, b = with_ci(k), with_ci(s)
+    print(
+        f"how the shares move ({MOVE_BIN_S:g} s bins from the warm-up on; kernel {len(k)} runs, "
+        f"sim {len(s)}): correlation of a flow's share with its share "
+        + "; ".join(
+            f"{key}: kernel {a[key][0]:.3f} ({a[key][1]:.3f}-{a[key][2]:.3f}), "
+            f"sim {b[key][0]:.3f} ({b[key][1]:.3f}-{b[key][2]:.3f})"
+            for key in a
+            if key != "1-bin change"
+        )
+        + f"; mean change from one bin to the next: kernel {a['1-bin change'][0]:.2f} "
+        f"({a['1-bin change'][1]:.2f}-{a['1-bin change'][2]:.2f}), sim {b['1-bin change'][0]:.2f} "
+        f"({b['1-bin change'][1]:.2f}-{b['1-bin change'][2]:.2f}) points"
+    )
+
+
+def _rwnd_by_start(tb: list[dict], sim: list[dict]) -> None:
+    """Prints the mean time the flows were held back by their receivers' windows (whole run,
+    s), by their place in the seed's start schedule, both sides, and the share of flows held
+    back at all."""
+    import numpy as np
+
+    by_seed = {r["seed"]: r["start"] for r in sim if r.get("start") and r.get("seed") is not None}
+
+    def by_start(runs):
+        rows = []
+        for r in runs:
+            sched = r.get("start") or by_seed.get(r.get("seed"))
+            if r.get("rwnd") is None or sched is None:
+                continue
+            rows.append(np.asarray(r["rwnd"])[np.argsort(sched, kind="stable")])
+        return np.array(rows) if len(rows) >= 2 else None
+
+    k, s = by_start(tb), by_start(sim)
+    if k is None or s is None:
+        return
+    print(
+        f"held back by the receive window (s, whole run; kernel {len(k)} runs, sim {len(s)}), "
+        "by start order 1st..last: kernel "
+        + " ".join(f"{x:.3f}" for x in k.mean(axis=0))
+        + "; sim "
+        + " ".join(f"{x:.3f}" for x in s.mean(axis=0))
+        + f"; all flows: kernel {k.mean():.3f}, sim {s.mean():.3f}; flows held back at all: "
+        f"kernel {(k > 0).mean():.0%}, sim {(s > 0).mean():.0%}"
     )
 
 
@@ -627,6 +810,244 @@ def plot(
     fig.savefig(path, dpi=110)
 
 
+#: ``lt``: a stretch of gain 1 with an unchanged bandwidth estimate at least this long (s) is
+#: taken for BBR v1's long-term (policer) rate in use: PROBE_BW's gain cycle has a 1.25 phase
+#: every 8 min RTTs (under 1 s here), and the long-term rate holds for 48 round trips.
+LT_STRETCH_S = 1.0
+
+
+def lt_stretches(t, bw, gain) -> list[tuple[float, float, float]]:
+    """(start, end, bandwidth) of each stretch of samples with pacing gain 1 and the same
+    positive bandwidth estimate lasting at least ``LT_STRETCH_S``: the long-term rate's
+    signature in a series of BBR's state (the kernel's TCP_CC_INFO or the simulator's)."""
+    out, i, n = [], 0, len(t)
+    while i < n:
+        if gain[i] == 1.0 and bw[i] > 0:
+            j = i
+            while j + 1 < n and gain[j + 1] == 1.0 and bw[j + 1] == bw[i]:
+                j += 1
+            if t[j] - t[i] >= LT_STRETCH_S:
+                out.append((float(t[i]), float(t[j]), float(bw[i])))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def _kernel_states(d: Path) -> dict[str, tuple] | None:
+    """A kernel run's BBR state per flow (``flow_<flow>.parquet``): name -> (scheduled start,
+    t, bandwidth in Mb/s of payload, pacing gain, None)."""
+    import pyarrow.parquet as pq
+
+    s = json.loads((d / "summary.json").read_text())
+    out = {}
+    for f in s["flows"]:
+        p = d / f"flow_{f['name']}.parquet"
+        if f.get("error") or not p.exists():
+            return None
+        x = pq.read_table(p)
+        if "bbr_bw_bps" not in x.column_names:
+            return None
+        bw = x.column("bbr_bw_bps").to_numpy() / 1e6
+        gain = x.column("bbr_pacing_gain").to_numpy()
+        out[f["name"]] = (f["scheduled_start_s"], x.column("t_s").to_numpy(), bw, gain, None)
+    return out
+
+
+def _sim_states(d: Path, probe: Path, step_ms: int = 20) -> dict[str, tuple] | None:
+    """A simulator run's BBR state per flow, from ``bbr_probe`` on its ``config.json`` every
+    ``step_ms``: name -> (start, t, bandwidth in Mb/s of payload, pacing gain, lt flag)."""
+    import re
+    import subprocess
+
+    import numpy as np
+
+    if not (d / "config.json").exists() or not (d / "summary.json").exists():
+        return None
+    s = json.loads((d / "summary.json").read_text())
+    cfg = json.loads((d / "config.json").read_text())
+    # bbr_probe prints rates in Mb/s of whole packets (mss + header + 12 B of timestamps when
+    # on); the kernel's are of payload
+    tcp = cfg["flows"][0]["tcp"]
+    payload = tcp["mss"] / (tcp["mss"] + tcp["header_bytes"] + (12 if tcp["timestamps"] else 0))
+    txt = subprocess.run(
+        [str(probe), str(d / "config.json"), str(step_ms)], capture_output=True, text=True
+    ).stdout
+    rows: dict[int, list] = {}
+    for line in txt.splitlines():
+        kv = dict(re.findall(r" (bw|pg|lt) ([0-9.]+)", line))
+        w = line.split()
+        rows.setdefault(int(w[1]), []).append(
+            (float(w[0]), float(kv["bw"]) * payload, float(kv["pg"]), int(kv["lt"]))
+        )
+    out = {}
+    for i, f in enumerate(s["flows"]):
+        a = np.array(rows.get(i, []))
+        if len(a) == 0:
+            return None
+        out[f["name"]] = (f["start_s"], a[:, 0], a[:, 1], a[:, 2], a[:, 3])
+    return out
+
+
+def _lt_summary(side: list[dict]) -> dict[str, str | None]:
+    """:func:`lt_table`'s figures of one side's runs (name -> (start, t, bw, gain, flag) each):
+    by start order, the first long-term stretch's start, rate and rate over the highest
+    estimate before it; the share of 10-30 s in stretches; the simulator's flag's share of
+    it."""
+    import numpy as np
+
+    first, pin, ratio, share, flagged = [], [], [], [], []
+    for states in side:
+        order = sorted(states, key=lambda n: states[n][0])
+        for k, name in enumerate(order):
+            _, t, bw, gain, flag = states[name]
+            st = lt_stretches(t, bw, gain)
+            inside = np.zeros(len(t), bool)
+            for a, b, _ in st:
+                inside |= (t >= a) & (t <= b)
+            window = (t >= 10) & (t <= 30)
+            share.append(inside[window].mean())
+            if flag is not None and inside[window].any():
+                flagged.append((inside & (flag == 1))[window].sum() / inside[window].sum())
+            if st:
+                a, _, v = st[0]
+                before = bw[(t < a) & np.isfinite(bw)]
+                first.append((k, a))
+                pin.append((k, v))
+                ratio.append((k, v / before.max() if before.size and before.max() > 0 else np.nan))
+
+    def by_order(xs):
+        xs = np.array(xs)
+        return " ".join(
+            f"{np.nanmean(xs[xs[:, 0] == k, 1]):.2f}" if (xs[:, 0] == k).any() else "-"
+            for k in range(10)
+        )
+
+    return {
+        "starts (s)": by_order(first),
+        "pinned at (Mb/s)": by_order(pin),
+        "pinned / highest before": by_order(ratio),
+        "share of 10-30 s": f"{np.mean(share):.3f}",
+        "flagged": f"{np.mean(flagged):.2f}" if flagged else None,
+    }
+
+
+def lt_table(out: Path, label: str, kernel_label: str, probe: Path) -> None:
+    """Prints, per AQM, for the kernel's runs with BBR state series and the simulator's runs
+    of the same seeds: when each flow (by start order) first shows the long-term rate
+    (:func:`lt_stretches`), the rate it is pinned at, that rate over the highest estimate
+    before it, and the share of 10-30 s spent so; for the simulator, how much of that time its
+    own ``lt_use_bw`` flag was set (the proxy's precision)."""
+
+    for aqm in AQMS:
+        prefix = f"{aqm}-{kernel_label}-"
+        kernel, sim = [], []
+        for d in sorted(out.glob(prefix + "[0-9]*")):
+            if not d.name[len(prefix) :].isdigit():
+                continue
+            k = _kernel_states(d)
+            if k is None:
+                continue
+            seed = int(d.name[len(prefix) :])
+            si = _sim_states(out / f"{aqm}-{label}-s{seed:02d}", probe)
+            if si is None:
+                continue
+            kernel.append(k)
+            sim.append(si)
+        if len(kernel) < 2:
+            print(f"{aqm}: fewer than 2 kernel runs with BBR state and their seeds' {label!r} runs")
+            continue
+        a, b = _lt_summary(kernel), _lt_summary(sim)
+        name = {"dt": "FIFO", "codel": "CoDel"}[aqm]
+        print(
+            f"\n{name}: BBR's long-term rate, kernel {len(kernel)} runs, simulator the same seeds"
+        )
+        print("by start order 1st..last")
+        for key in ("starts (s)", "pinned at (Mb/s)", "pinned / highest before"):
+            print(f"  first {key}: kernel {a[key]}; sim {b[key]}")
+        print(
+            f"  share of 10-30 s at the long-term rate: kernel {a['share of 10-30 s']}, sim "
+            f"{b['share of 10-30 s']} (the simulator's lt_use_bw set in {b['flagged']} of it)"
+        )
+
+
+#: ``--plot-time``'s bins (s) over the whole run.
+TIME_BIN_S = 0.5
+
+
+def _time_profile(
+    out: Path, aqm: str, label: str, kernel: bool
+) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """Over the runs of one side with delivered-bytes series: their number, the mean Jain's
+    index of the flows' throughputs in each ``TIME_BIN_S`` bin from 0 to 30 s, and the mean
+    share of the flow that starts first (by the seed's schedule) in each bin."""
+    import numpy as np
+
+    prefix = f"{aqm}-{label}-" if kernel else f"{aqm}-{label}-s"
+    edges = np.arange(0.0, 30.0 + 1e-9, TIME_BIN_S)
+    jain, first = [], []
+    for d in out.glob(prefix + "[0-9]*"):
+        if not d.name[len(prefix) :].isdigit() or not (d / "summary.json").exists():
+            continue
+        s = json.loads((d / "summary.json").read_text())
+        if any(x.get("error") for x in s["flows"]) or s["run"].get("duration_s") != 30.0:
+            continue
+        r = _delivered_over_time(d, s["flows"], edges)
+        if r is None:
+            continue
+        key = "scheduled_start_s" if kernel else "start_s"
+        if not all(key in x for x in s["flows"]):
+            continue
+        i = int(np.argmin([x[key] for x in s["flows"]]))
+        tot, sq = r.sum(axis=0), (r**2).sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            jain.append(np.where(sq > 0, tot**2 / (len(r) * sq), np.nan))
+            first.append(np.where(tot > 0, r[i] / tot, np.nan))
+    if len(jain) < 2:
+        return None
+    return len(jain), np.nanmean(jain, axis=0), np.nanmean(first, axis=0)
+
+
+def plot_time(out: Path, path: Path, label: str, kernel_label: str) -> None:
+    """Jain's index of the flows' throughputs and the first flow's share over the run (0.5 s
+    bins, means over the runs with delivered-bytes series), kernel against simulator, one
+    column per AQM."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axes = plt.subplots(2, len(AQMS), figsize=(10, 6), sharex=True, sharey="row")
+    t = np.arange(0.0, 30.0, TIME_BIN_S) + TIME_BIN_S / 2
+    drawn = False
+    for col, aqm in enumerate(AQMS):
+        for kernel, lab, name, colour in (
+            (True, kernel_label, "kernel bbr", "C0"),
+            (False, label, f"simulator {label!r}", "C3"),
+        ):
+            prof = _time_profile(out, aqm, lab, kernel)
+            if prof is None:
+                continue
+            drawn = True
+            n, jain, first = prof
+            axes[0, col].plot(t, jain, color=colour, label=f"{name} ({n} runs)")
+            axes[1, col].plot(t, first, color=colour, label=f"{name} ({n} runs)")
+        axes[0, col].set_title({"dt": "FIFO (300 packets)", "codel": "CoDel"}[aqm])
+        axes[1, col].set_xlabel("time (s); flows start in [0, 1 s], warm-up ends at 10 s")
+        for ax in axes[:, col]:
+            ax.grid(alpha=0.3)
+            ax.axvline(10, color="grey", lw=0.8, ls=":")
+        axes[0, col].legend()
+    if not drawn:
+        _die(f"--plot-time: no runs with delivered-bytes series under {out}")
+    axes[0, 0].set_ylabel("Jain's index of the flows'\nthroughputs in 0.5 s")
+    axes[1, 0].set_ylabel("share of the flow\nthat starts first")
+    fig.suptitle("BBR v1, 10 flows, 100 Mb/s: how evenly the link is split over the run")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def _seeds(text: str, option: str = "--seeds / --sim-seeds") -> list[int]:
     """``LO-HI`` or ``N`` (from 1) as a list; bad text: one line naming ``option``, exit 2."""
     lo, _, hi = text.partition("-")
@@ -662,7 +1083,7 @@ def _access(text: str) -> list[float]:
 def _parser() -> argparse.ArgumentParser:
     """The command line: the job and every option of the four."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift"))
+    ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift", "lt"))
     ap.add_argument("--out", default="runs/bbr_flows")
     ap.add_argument("--runs", type=int, default=10, help="testbed: runs per AQM")
     ap.add_argument("--seeds", default="1-30", help="sim: seeds, LO-HI")
@@ -672,6 +1093,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--kernel-runs", help="table: the kernel's runs LO-HI only (their numbers)")
     ap.add_argument("--plot", help="table: also plot the per-flow means to this PNG")
+    ap.add_argument(
+        "--plot-time",
+        help="table: also plot Jain's index and the first flow's share over the run to this PNG "
+        "(runs with delivered-bytes series)",
+    )
     ap.add_argument("--label", default="sim", help="sim, table: the simulator runs' label")
     ap.add_argument(
         "--tcp", action="append", default=[], help="sim: an extra [tcp] setting, KEY=VALUE (TOML)"
@@ -741,6 +1167,11 @@ def main() -> int:
             _die(f"--tcp: {e}")
     elif args.what == "digest":
         write_digest(out, args.digest, args.kernel_label)
+    elif args.what == "lt":
+        probe = ROOT / "target" / "release" / "examples" / "bbr_probe"
+        if not probe.exists():
+            _die(f"lt: {probe} is missing: cargo build --release -p aqmlab-sim --example bbr_probe")
+        lt_table(out, args.label, args.kernel_label, probe)
     elif args.what == "shift":
         if not (args.a and args.b):
             _die("shift: --a and --b name the two sets of runs (LABEL or kernel:LABEL)")
@@ -752,6 +1183,8 @@ def main() -> int:
         table(out, args.boot, args.label, klabel, digest, seeds, only)
         if args.plot:
             plot(out, Path(args.plot), args.label, digest, klabel, seeds, only)
+        if args.plot_time:
+            plot_time(out, Path(args.plot_time), args.label, klabel)
     return 0
 
 

@@ -30,7 +30,8 @@ def _bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def _sim_run(d: Path, gp: list[float], **extra) -> None:
     """A simulator run's summary.json with these goodputs (Mb/s); ``extra``: ``seed``, ``loss``
     (the bottleneck's loss ratio), ``first`` (the flow that starts first), ``rtx`` (every
-    flow's retransmissions per 100 segments sent)."""
+    flow's retransmissions per 100 segments sent), ``rwnd`` (the time the first flow and the
+    others were held back by the receive window)."""
     d.mkdir(parents=True)
     flows = [
         {"base_rtt_s": (r + 0.148) / 1e3, "goodput_bps": g * 1e6}
@@ -42,6 +43,9 @@ def _sim_run(d: Path, gp: list[float], **extra) -> None:
     if "rtx" in extra:
         for f in flows:
             f["retransmits"], f["segments_sent"] = extra["rtx"], 100
+    if "rwnd" in extra:  # the first flow to start held back rwnd[0] s, the others rwnd[1]
+        for i, f in enumerate(flows):
+            f["rwnd_limited_s"] = extra["rwnd"][0 if i == extra["first"] else 1]
     links = [{"name": "bottleneck", "queue_mean_pkts": 100.0, "loss_ratio": extra.get("loss")}]
     summary = {"flows": flows, "links": links, "run": {"seed": extra.get("seed")}}
     (d / "summary.json").write_text(json.dumps(summary))
@@ -194,6 +198,7 @@ def test_table_losses_and_the_first_flow_worked_by_hand(tmp_path: Path) -> None:
             "loss": 0.1,
             "rtx": [0.1] * 10,
             "start": None,
+            "rwnd": [0.0] * 10,
         }
         for i in range(1, 21)
     ]
@@ -201,7 +206,15 @@ def test_table_losses_and_the_first_flow_worked_by_hand(tmp_path: Path) -> None:
     digest.write_text(json.dumps({"runs": {"dt": kernel, "codel": []}}))
     for s in range(1, 21):
         gp = [20.0 if i == s % 10 else 10.0 for i in range(10)]
-        _sim_run(tmp_path / "runs" / f"dt-x-s{s:02d}", gp, seed=s, loss=0.12, first=s % 10, rtx=12)
+        _sim_run(
+            tmp_path / "runs" / f"dt-x-s{s:02d}",
+            gp,
+            seed=s,
+            loss=0.12,
+            first=s % 10,
+            rtx=12,
+            rwnd=(0.5, 0.1),
+        )
     r = _bench(
         "table", "--out", "runs", "--label", "x", "--kernel-digest", str(digest), cwd=tmp_path
     )
@@ -214,3 +227,53 @@ def test_table_losses_and_the_first_flow_worked_by_hand(tmp_path: Path) -> None:
         out
     )
     assert "largest flow in 10% and 100% of runs" in out, out
+    # Held back by the receive window, by start order: the simulator's first flow 0.5 s, the
+    # others 0.1 (mean (0.5 + 9 x 0.1) / 10 = 0.14), every flow held back; the kernel's none.
+    assert (
+        "by start order 1st..last: kernel "
+        + " ".join(["0.000"] * 10)
+        + "; sim 0.500 "
+        + " ".join(["0.100"] * 9)
+        + "; all flows: kernel 0.000, sim 0.140; "
+        "flows held back at all: kernel 0%, sim 100%"
+    ) in out, out
+
+
+def test_share_moves_worked_by_hand() -> None:
+    """Two runs of two flows over four 1 s bins. Run 1 never changes its split (0.7 / 0.3),
+    run 2 swaps it every second (0.7 0.3 0.7 0.3 and the complement). Pooled over both runs,
+    the deviations from 0.5 at lag 1 s are (+0.2 -0.2) x 3 bins in run 1 paired with the same,
+    and in run 2 each paired with its opposite: the products sum to 6 x 0.04 - 6 x 0.04 = 0, so
+    the correlation is 0. The halves (bins 1-2 against 3-4): run 1 (0.7, 0.7), (0.3, 0.3), run 2
+    (0.5, 0.5) twice: correlation 1. The mean change from one bin to the next: 0 in run 1's
+    six steps, 40 points in run 2's six: 20 points."""
+    sys.path.insert(0, str(BENCH.parent))
+    import bbr_flows
+
+    steady = [[0.7] * 4, [0.3] * 4]
+    swapping = [[0.7, 0.3, 0.7, 0.3], [0.3, 0.7, 0.3, 0.7]]
+    st = bbr_flows.move_stats([steady, swapping])
+    assert st["1 s later"] == pytest.approx(0.0, abs=1e-12)
+    assert "5 s later" not in st  # longer than the window
+    assert st["halves"] == pytest.approx(1.0)
+    assert st["1-bin change"] == pytest.approx(20.0)
+    # The steady run alone: the split persists (correlation 1), nothing changes.
+    alone = bbr_flows.move_stats([steady])
+    assert alone["1 s later"] == pytest.approx(1.0) and alone["1-bin change"] == 0.0
+
+
+def test_lt_stretches_worked_by_hand() -> None:
+    """Samples every 0.1 s: gain 2.89 (STARTUP) to 0.3 s, then the gain cycle (1.25 at 0.4 s,
+    0.75 at 0.5 s, 1 from 0.6 s to 1.0 s with the estimate 10 then 12 from 0.8 s), then the
+    estimate pinned at 7 with gain 1 from 1.1 s to 2.5 s (1.4 s: a stretch), then the cycle
+    again. Only 1.1-2.5 s is a stretch of gain 1 and one estimate for at least 1 s; 0.8-1.0 s
+    is too short, and a stretch needs a positive estimate."""
+    sys.path.insert(0, str(BENCH.parent))
+    import bbr_flows
+
+    t = [round(0.1 * i, 1) for i in range(30)]
+    gain = [2.89] * 4 + [1.25, 0.75] + [1.0] * 5 + [1.0] * 15 + [1.25, 0.75, 1.0, 1.0]
+    bw = [1, 2, 4, 8, 9, 9, 10, 10, 12, 12, 12] + [7] * 15 + [9, 9, 9, 9]
+    assert bbr_flows.lt_stretches(t, bw, gain) == [(1.1, 2.5, 7.0)]
+    # the same with no estimate yet (0) is not a stretch
+    assert bbr_flows.lt_stretches(t, [0] * 30, [1.0] * 30) == []

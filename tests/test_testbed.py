@@ -48,12 +48,17 @@ needs_net = pytest.mark.skipif(REASON is not None, reason=str(REASON))
 
 @pytest.fixture(scope="module")
 def red_run(tmp_path_factory):
-    """One 5 s run: 4 cubic flows with ECN through RED at 20 Mb/s."""
+    """One 5 s run: 4 cubic flows with ECN through RED at 20 Mb/s, each flow's delivered bytes
+    recorded (``output.flow_series``)."""
+    import tomllib
+
     import aqmlab
     from aqmlab import testbed
 
+    d = tomllib.loads(SCENARIO.read_text())
+    d.setdefault("output", {})["flow_series"] = True
     out = tmp_path_factory.mktemp("tb") / "red"
-    res = testbed.testbed(SCENARIO, out=out, cc="cubic")
+    res = testbed.testbed(d, out=out, cc="cubic")
     return res, aqmlab.load(out)
 
 
@@ -110,6 +115,44 @@ def test_real_cubic_flows_through_red_conserve_fill_and_get_ecn_marks(red_run):
     assert loaded.summary["engine"] == "testbed"
     assert loaded.bottleneck["marked"] == b["marked"]
     assert (res.out_dir / "report.html").is_file()
+
+
+@needs_net
+def test_real_flows_delivered_bytes_over_time_add_up_to_what_the_forwarder_carried(red_run):
+    import numpy as np
+
+    from aqmlab.testbed import plan
+
+    res, loaded = red_run
+    flows = res.summary["flows"]
+    run = res.summary["run"]
+    acked_end = 0.0
+    for f in flows:
+        c = loaded.columns[f"delivered:{f['name']}"]
+        t, b = c["t_s"], c["delivered_bytes"]
+        # One point per TCP_INFO sample from the origin to the end, never decreasing, nothing
+        # before the connection was established.
+        assert t[0] < plan.SAMPLE_S and t[-1] >= run["duration_s"] - plan.SAMPLE_S, t
+        assert np.all(np.diff(b) >= 0)
+        assert np.all(b[t < f["start_s"]] == 0)
+        assert len(t) >= run["duration_s"] / plan.SAMPLE_S * 0.9
+        # Its slope over [warm-up, end] is the flow's goodput (both from tcpi_bytes_acked).
+        i = np.searchsorted(t, run["warmup_s"])
+        slope = (b[-1] - b[i]) * 8 / (t[-1] - t[i])
+        assert slope == pytest.approx(f["goodput_bps"], rel=0.02), f["name"]
+        acked_end += b[-1]
+        # The sender's state at the same samples: a window once connected, Linux's congestion
+        # states (0 Open .. 4 Loss), no BBR fields for cubic.
+        st = loaded.columns[f"flow:{f['name']}"]
+        assert len(st["t_s"]) == len(t) and st["cwnd"].max() >= 2
+        assert set(np.unique(st["ca_state"])) <= {0.0, 1.0, 2.0, 3.0, 4.0}
+        assert "bbr_bw_bps" not in st
+    # Conservation against an independent counter: the senders' acknowledged payload is what
+    # the forwarder delivered forwards (full frames carry 1448 B: timestamps on), less SYNs,
+    # ARP, retransmissions and the frames still in flight at the end.
+    carried = res.summary["testbed"]["conservation"]["forward"]["sent"] * 1448
+    assert 0.9 * carried <= acked_end <= carried, (acked_end, carried)
+    assert any("output.flow_series" in x for x in res.summary["testbed"]["differences"])
 
 
 def _frame(dst_mac: bytes, src_mac: bytes, ethertype: int, payload: bytes) -> bytes:
@@ -404,3 +447,52 @@ def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, hands
     lines = [x for x in diffs if "tcp.handshake = false" in x]
     assert len(lines) == (0 if handshake else 1), diffs
     assert sum("scheduled_start_s" in x for x in diffs) == 1, diffs
+
+
+def test_flow_series_reach_the_traffic_tool_and_come_back_as_series(monkeypatch):
+    """``output.flow_series`` asks the traffic tool for its samples (``series``, with the run's
+    ``max_samples``); its output becomes ``delivered:<flow>`` (bytes acknowledged) and
+    ``flow:<flow>`` (the sender's state), a value the kernel did not give (``null``, BBR's
+    fields before the connection) as NaN; a flow without series (UDP) has neither."""
+    import math
+    import tomllib
+
+    from aqmlab.scenario import schema as scenario
+    from aqmlab.testbed import plan
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    d = tomllib.loads(SCENARIO.read_text())
+    sc = scenario.from_dict(d)
+    assert plan.make(sc, scenario.build_config(sc)).traffic["series"] is False
+    d.setdefault("output", {})["flow_series"] = True
+    sc = scenario.from_dict(d)
+    cfg = scenario.build_config(sc)
+    traffic = plan.make(sc, cfg).traffic
+    assert traffic["series"] is True and traffic["max_samples"] == cfg["max_samples"]
+    out = {
+        "flows": [
+            {
+                "name": "g0.0",
+                "series": {
+                    "t_s": [0.0, 0.02],
+                    "bytes_acked": [0, 2896],
+                    "cwnd": [0, 10],
+                    "ca_state": [0, 0],
+                    "pacing_rate_bps": [0, 8000000],
+                    "delivery_rate_bps": [0, 4000000],
+                    "bbr_bw_bps": [None, 4000000.0],
+                    "bbr_min_rtt_s": [None, 0.024],
+                    "bbr_pacing_gain": [None, 2.88671875],
+                    "bbr_cwnd_gain": [None, 2.88671875],
+                },
+            },
+            {"name": "u0.0"},
+        ]
+    }
+    s = plan._delivered_series(out)
+    assert sorted(s) == ["delivered:g0.0", "flow:g0.0"]
+    assert list(s["delivered:g0.0"]["delivered_bytes"]) == [0.0, 2896.0]
+    st = s["flow:g0.0"]
+    assert sorted(st) == sorted(("t_s", *plan.STATE_COLUMNS))
+    assert math.isnan(st["bbr_bw_bps"][0]) and st["bbr_bw_bps"][1] == 4e6
+    assert st["cwnd"][1] == 10.0

@@ -521,7 +521,8 @@ impl Path {
             if let Some((f, end)) = self.on_wire.take_if(|(_, end)| *end <= t) {
                 self.totals.sent += 1;
                 if self.in_window(end) {
-                    let begin = end - self.tx_ns(f.buf.len());
+                    // (a trace's opportunity can come sooner than a frame's time at the mean rate)
+                    let begin = end.saturating_sub(self.tx_ns(f.buf.len()));
                     let w0 = self.start + self.cfg.warmup;
                     let frac = if begin >= w0 || self.var.is_some() {
                         1.0

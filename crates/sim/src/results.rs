@@ -57,6 +57,10 @@ pub struct FlowSummary {
     pub cwnd_final: f64,
     /// Completion time of a finite flow, s since its start.
     pub completion_s: Option<f64>,
+    /// TCP: the time the receive window, not cwnd or pacing, held back new data over the whole
+    /// run, s (Linux's `tcpi_rwnd_limited`); absent for an open-loop flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rwnd_limited_s: Option<f64>,
     /// Bytes of a finite flow (`None`: bulk or open-loop).
     pub size_bytes: Option<u64>,
     /// Propagation delay of the data path and the ACK path together, s.
@@ -324,6 +328,7 @@ fn flow_summary(sim: &Sim, f: &Flow, window_s: f64) -> FlowSummary {
         completion_s: tcp
             .and_then(|e| e.sender.done_at)
             .map(|t| secs((t - f.start) as f64)),
+        rwnd_limited_s: tcp.map(|e| secs(e.sender.rwnd_limited_ns(sim.end) as f64)),
         size_bytes: f.size_bytes,
         base_rtt_s: secs(
             f.path

@@ -32,6 +32,9 @@ VARIANTS = {
     "prague": ("prague", True),
 }
 
+#: The traffic tool's TCP_INFO interval (s): per-flow RTT samples and delivered-bytes series.
+SAMPLE_S = 0.02
+
 #: aqmlab's transport names (the simulator's variants and issue 22's) that no Linux congestion
 #: control module implements, with the reason.
 NO_LINUX = {
@@ -365,9 +368,12 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
         traffic={
             "duration_s": cfg["duration_ns"] / 1e9,
             "warmup_s": cfg["warmup_ns"] / 1e9,
-            "sample_s": 0.02,
+            "sample_s": SAMPLE_S,
             "seed": cfg["seed"],
             "flows": flows,
+            # each TCP flow's bytes acknowledged and state at every sample (output.flow_series)
+            "series": bool(sc.output.flow_series),
+            "max_samples": cfg["max_samples"],
         },
     )
     p.differences = _differences(sc)
@@ -405,9 +411,18 @@ def _differences(sc) -> list[str]:
         "simulator's start_s is the scheduled start",
         "Linux TCP: timestamps, delayed ACKs, pacing and its own RTO estimator; tcp.delack, "
         "tcp.rwnd, tcp.max_rto, tcp.init_rto and tcp.init_ssthresh are not applied",
-        "per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every 20 ms",
+        f"per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every {SAMPLE_S * 1e3:g} ms",
         "per-flow timeouts, fast retransmits and ECN window reductions are not in TCP_INFO: null",
     ]
+    if sc.output.flow_series:
+        d.append(
+            f"output.flow_series: a TCP flow's delivered bytes are the sender's bytes "
+            f"acknowledged (tcpi_bytes_acked, about half a round trip after the receiver has "
+            f"them) every {SAMPLE_S * 1e3:g} ms; the simulator's are the receiver's in-order "
+            f"bytes every output.sample_interval; the testbed adds the kernel's TCP state "
+            f"(series flow:<flow>: cwnd, ca_state, pacing and delivery rates, BBR's estimate "
+            f"and gains); UDP flows have no series on the testbed"
+        )
     if sc.tcp.sack_window == "span":
         d.append(
             "tcp.sack_window 'span' (ns-2's Sack1): Linux's window counts the segments in "
@@ -526,6 +541,46 @@ def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
     }
 
 
+#: The sender's state kept at every TCP_INFO sample with ``output.flow_series`` (series
+#: ``flow:<flow>``): cwnd (segments), tcpi_ca_state (0 Open, 1 Disorder, 2 CWR, 3 Recovery,
+#: 4 Loss), pacing and delivery rates (bit/s); with BBR its TCP_CC_INFO (bandwidth estimate in
+#: bit/s, min RTT in s, pacing and cwnd gains).
+STATE_COLUMNS = (
+    "cwnd",
+    "ca_state",
+    "pacing_rate_bps",
+    "delivery_rate_bps",
+    "bbr_bw_bps",
+    "bbr_min_rtt_s",
+    "bbr_pacing_gain",
+    "bbr_cwnd_gain",
+)
+
+
+def _column(values: list) -> np.ndarray:
+    """A JSON column as floats (``null``, a value the kernel did not give, as NaN)."""
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _delivered_series(traffic: dict) -> dict[str, dict[str, np.ndarray]]:
+    """Each TCP flow's ``delivered:<flow>`` series (``output.flow_series``): the sender's bytes
+    acknowledged (tcpi_bytes_acked) at every TCP_INFO sample, t = 0 at the scenario's origin;
+    and its ``flow:<flow>`` series, the sender's state then (:data:`STATE_COLUMNS`)."""
+    out = {}
+    for f in traffic["flows"]:
+        s = f.get("series")
+        if s:
+            t = _column(s["t_s"])
+            out[f"delivered:{f['name']}"] = {
+                "t_s": t,
+                "delivered_bytes": _column(s["bytes_acked"]),
+            }
+            out[f"flow:{f['name']}"] = {"t_s": t} | {
+                c: _column(s[c]) for c in STATE_COLUMNS if c in s
+            }
+    return out
+
+
 def _series(raw: dict, lead_s: float) -> dict[str, dict[str, np.ndarray]]:
     """The forwarder's series as the runner's columns (numpy arrays by name), from t = 0 on."""
     out = {}
@@ -544,6 +599,7 @@ def result(sc, cfg, p: Plan, stats: dict, traffic: dict, env: dict, lead_s: floa
     from aqmlab.running import runner
 
     series = _series(stats["series"], lead_s)
+    series.update(_delivered_series(traffic))
     cons = stats["conservation"]
     summary: dict[str, Any] = {
         "run": {

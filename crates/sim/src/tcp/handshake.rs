@@ -30,6 +30,7 @@ impl Sender {
             self.send_syn(now, out);
         } else {
             self.send_allowed(now, out);
+            self.after_send_attempt(now);
         }
     }
 

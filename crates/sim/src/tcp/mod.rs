@@ -64,6 +64,9 @@ pub struct SenderStats {
     pub syn_retransmits: u64,
     /// New segments sent by limited transmit (RFC 3042).
     pub limited_transmits: u64,
+    /// Time the receive window stopped new data, ns, closed intervals only
+    /// ([`Sender::rwnd_limited_ns`] adds the open one).
+    pub rwnd_limited_ns: u64,
     /// Window reductions on ECN echo.
     pub ecn_reductions: u64,
     /// RTT samples taken.

@@ -101,6 +101,17 @@ impl Pacer {
         false
     }
 
+    /// The first instant from `now` on at which [`Pacer::allows`] would let a segment out
+    /// (`now` when it would now), without arming the timer.
+    #[inline]
+    pub fn next_allowed(&self, now: Time) -> Time {
+        if !self.on || now >= self.next_send || (self.burst_left > 0 && now == self.burst_at) {
+            now
+        } else {
+            self.next_send
+        }
+    }
+
     /// Would a segment leaving at `now` open a new GSO burst (rather than join the one opened
     /// at `now`)? Only then does [`Pacer::sent`] read its `burst`.
     #[inline]

@@ -139,6 +139,9 @@ pub struct Sender {
     /// [`Sender::send_allowed`] resent the head (snd_una, below snd_max) of a sender that keeps
     /// send times (RACK), not yet told to the recovery ([`Recovery::head_retransmitted`]).
     pub(crate) head_resent: bool,
+    /// Since when the receive window has been what stopped new data (Linux's
+    /// TCP_CHRONO_RWND_LIMITED, running), `None` while it is not.
+    rwnd_limited_since: Option<Time>,
     /// The payload size of the segments from each index on, `(first segment, bytes)` in
     /// increasing order, once the controller has changed it
     /// ([`CongestionControl::segment_payload`]); empty while every segment carries `mss`.
@@ -317,6 +320,7 @@ impl Sender {
             ce_pending: false,
             dup_delivered: 0,
             head_resent: false,
+            rwnd_limited_since: None,
             seg_sizes: Vec::new(),
             seg_bytes: Vec::new(),
             resizes,
@@ -642,6 +646,60 @@ impl Sender {
         self.check_app_limited();
     }
 
+    /// From when the receive window, and nothing before it, holds back new data: in Linux's
+    /// `tcp_write_xmit` order, new data to send, the pacing check passed, the congestion window
+    /// open (`tcp_cwnd_test`: Linux's in-flight count, or the SACK pipe, below cwnd), the send
+    /// window full (`tcp_snd_wnd_test` failed). Linux checks pacing first and arms its pacing
+    /// timer whatever the windows say; the timer's `tcp_write_xmit` then finds the window full:
+    /// so from the pacer's next departure time when that is later than `now`. `None`: the
+    /// window does not hold the sender back.
+    fn rwnd_blocks(&self, now: Time) -> Option<Time> {
+        // The window's test first: the cheapest, and false nearly always.
+        if self.snd_max < self.snd_una + self.snd_wnd.max(1) || !self.more_data(self.snd_max) {
+            return None;
+        }
+        let cwnd = (self.cwnd as u32).max(1);
+        let in_flight = match (self.rate.as_ref(), self.sb.as_ref()) {
+            (Some(r), _) => r.in_flight + self.ns3_held(),
+            (None, Some(b)) => {
+                let sacked = b.sacked_below(self.snd_max) - b.sacked_below(self.snd_una);
+                self.flight().saturating_sub(sacked)
+            }
+            (None, None) => self.flight(),
+        };
+        (in_flight < cwnd).then(|| self.pacer.next_allowed(now))
+    }
+
+    /// After the first window, an ACK or a pacing wake-up, when Linux runs `tcp_write_xmit` (the
+    /// application's write, `tcp_data_snd_check`, the pacing timer): starts or stops the
+    /// receive-window chrono.
+    pub(super) fn after_send_attempt(&mut self, now: Time) {
+        let from = self.rwnd_blocks(now);
+        self.time_rwnd_limited(now, from);
+    }
+
+    /// Linux's chrono (`tcp_chrono_start` / `tcp_chrono_stop` of TCP_CHRONO_RWND_LIMITED after
+    /// each `tcp_write_xmit`): the time from a send attempt stopped by the receive window to the
+    /// next one that was not. `from`: since when the window holds the sender back (`None`: it
+    /// does not). A `from` later than `now` is pacing holding the sender now: Linux's
+    /// `tcp_write_xmit` stops the chrono here and its pacing timer starts it again then.
+    fn time_rwnd_limited(&mut self, now: Time, from: Option<Time>) {
+        let running = self.rwnd_limited_since;
+        if let Some(t) = running.filter(|_| from != Some(now)) {
+            self.stats.rwnd_limited_ns += now.saturating_sub(t);
+            self.rwnd_limited_since = None;
+        }
+        if self.rwnd_limited_since.is_none() {
+            self.rwnd_limited_since = from;
+        }
+    }
+
+    /// The time the receive window limited the sender up to `end` (ns): Linux's
+    /// `tcpi_rwnd_limited`, whole connection.
+    pub fn rwnd_limited_ns(&self, end: Time) -> u64 {
+        self.stats.rwnd_limited_ns + self.rwnd_limited_since.map_or(0, |t| end.saturating_sub(t))
+    }
+
     /// After sending: nothing more to send and room in the window marks the flight
     /// application-limited (Linux's `tcp_rate_check_app_limited`).
     fn check_app_limited(&mut self) {
@@ -658,6 +716,11 @@ impl Sender {
     /// controller that sets cwnd itself, what the recovery chooses (RACK: lost segments first)
     /// or, for SACK recovery, RFC 6675 NextSeg.
     pub fn send_paced(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.send_paced_inner(now, out);
+        self.after_send_attempt(now);
+    }
+
+    fn send_paced_inner(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.in_recovery && self.cc.controls_cwnd() {
             let sent = self.with_recovery(|r, s| r.send_paced_in_recovery(s, now, out));
             if sent {
@@ -704,6 +767,7 @@ impl Sender {
         } else {
             self.with_recovery(|r, s| r.on_ack(s, ack, now, out));
         }
+        self.after_send_attempt(now);
     }
 
     /// The loss recovery's name (`[tcp] recovery`).

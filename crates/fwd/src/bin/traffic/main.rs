@@ -58,12 +58,22 @@ struct Spec {
     sample_s: f64,
     #[serde(default)]
     seed: u64,
+    /// keep each TCP flow's bytes acknowledged at every sample (`output.flow_series`)
+    #[serde(default)]
+    series: bool,
+    /// at most this many points a series (`output.max_samples`)
+    #[serde(default = "default_max_samples")]
+    max_samples: usize,
     port: u16,
     flows: Vec<FlowSpec>,
 }
 
 fn default_sample() -> f64 {
     0.02
+}
+
+fn default_max_samples() -> usize {
+    200_000
 }
 
 fn ip(s: &str, flow: &str) -> Result<Ipv4Addr, String> {

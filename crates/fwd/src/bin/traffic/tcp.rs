@@ -1,7 +1,8 @@
 //! TCP transfers on the kernel's stack, all from one epoll loop: each flow connects at its start
 //! instant (non-blocking, bound to its source address, its congestion control set by
 //! TCP_CONGESTION), writes its `size_bytes` (or until the end of the run), and is sampled with
-//! TCP_INFO (Linux `struct tcp_info`) every `sample_s` until its last byte is acknowledged.
+//! TCP_INFO (Linux `struct tcp_info`) every `sample_s` until its last byte is acknowledged; with
+//! `series` on, each sample's bytes acknowledged (tcpi_bytes_acked) are kept as a time series.
 
 use crate::sys;
 use crate::Spec;
@@ -25,13 +26,16 @@ const TCPI_LEN: usize = 232;
 /// The fields of TCP_INFO used here (offsets in `struct tcp_info`).
 #[derive(Clone, Copy, Default)]
 struct Info {
+    ca_state: u8,
     options: u8,
     rtt_us: u32,
     snd_cwnd: u32,
     total_retrans: u32,
+    pacing_rate: u64,
     bytes_acked: u64,
     min_rtt_us: u32,
     data_segs_out: u32,
+    delivery_rate: u64,
     busy_us: u64,
     rwnd_limited_us: u64,
     sndbuf_limited_us: u64,
@@ -45,19 +49,43 @@ fn tcp_info(fd: i32) -> io::Result<Info> {
     let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
     Ok(Info {
+        ca_state: b[1],
         options: b[5],
         rtt_us: u32_at(68),
         snd_cwnd: u32_at(80),
         total_retrans: u32_at(100),
+        pacing_rate: u64_at(104),
         bytes_acked: u64_at(120),
         min_rtt_us: u32_at(148),
         data_segs_out: u32_at(156),
+        delivery_rate: u64_at(160),
         busy_us: u64_at(168),
         rwnd_limited_us: u64_at(176),
         sndbuf_limited_us: u64_at(184),
         delivered: u32_at(192),
         delivered_ce: u32_at(196),
     })
+}
+
+/// BBR's state (`struct tcp_bbr_info` of TCP_CC_INFO, include/uapi/linux/inet_diag.h): its
+/// bandwidth estimate (bytes/s), min RTT (us), pacing and cwnd gains (x 256); `None` for
+/// another congestion control.
+fn bbr_info(fd: i32) -> Option<[u64; 4]> {
+    let mut b = [0u8; 20];
+    let n = sys::get_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CC_INFO, &mut b).ok()?;
+    if n < 20 {
+        return None;
+    }
+    let u = |o: usize| u64::from(u32::from_le_bytes(b[o..o + 4].try_into().unwrap()));
+    Some([u(0) | (u(4) << 32), u(8), u(12), u(16)])
+}
+
+/// What one sample keeps of a flow (`series`): bytes acknowledged and the sender's state.
+#[derive(Clone, Copy, Default)]
+struct Point {
+    acked: u64,
+    info: Info,
+    bbr: Option<[u64; 4]>,
 }
 
 #[derive(PartialEq)]
@@ -86,6 +114,77 @@ struct Flow {
     /// (instant, bytes acknowledged then): the start of the goodput window
     acked_warm: Option<(u64, u64)>,
     last: Option<Info>,
+    /// BBR's state at the last sample
+    last_bbr: Option<[u64; 4]>,
+    /// what every sample found, when the spec asks for series
+    series: Option<Series>,
+}
+
+/// A flow's samples over time (ns since the origin), at most `max` points: when full, every
+/// second point is dropped and the interval doubled (as the simulator's series,
+/// `output.max_samples`).
+struct Series {
+    points: Vec<(u64, Point)>,
+    max: usize,
+    /// one sample in `every` is kept
+    every: u64,
+    seen: u64,
+}
+
+impl Series {
+    fn new(max: usize) -> Self {
+        Series {
+            points: Vec::new(),
+            max: max.max(2),
+            every: 1,
+            seen: 0,
+        }
+    }
+
+    /// The columns: time (s), bytes acknowledged, the TCP_INFO state (cwnd in segments,
+    /// tcpi_ca_state, pacing and delivery rates in bit/s) and, for BBR, its estimate (bit/s),
+    /// min RTT (s) and gains.
+    fn to_json(&self) -> Value {
+        let col =
+            |f: &dyn Fn(&Point) -> Value| self.points.iter().map(|(_, p)| f(p)).collect::<Vec<_>>();
+        let mut v = json!({
+            "t_s": self.points.iter().map(|&(t, _)| t as f64 * 1e-9).collect::<Vec<_>>(),
+            "bytes_acked": col(&|p| json!(p.acked)),
+            "cwnd": col(&|p| json!(p.info.snd_cwnd)),
+            "ca_state": col(&|p| json!(p.info.ca_state)),
+            "pacing_rate_bps": col(&|p| json!(p.info.pacing_rate.saturating_mul(8))),
+            "delivery_rate_bps": col(&|p| json!(p.info.delivery_rate.saturating_mul(8))),
+        });
+        if self.points.iter().any(|(_, p)| p.bbr.is_some()) {
+            let bbr = |i: usize, scale: f64| {
+                col(&|p: &Point| json!(p.bbr.map_or(f64::NAN, |b| b[i] as f64 * scale)))
+            };
+            v["bbr_bw_bps"] = json!(bbr(0, 8.0));
+            v["bbr_min_rtt_s"] = json!(bbr(1, 1e-6));
+            v["bbr_pacing_gain"] = json!(bbr(2, 1.0 / 256.0));
+            v["bbr_cwnd_gain"] = json!(bbr(3, 1.0 / 256.0));
+        }
+        v
+    }
+
+    fn push(&mut self, t: u64, v: Point) {
+        self.seen += 1;
+        if !(self.seen - 1).is_multiple_of(self.every) {
+            return;
+        }
+        if self.points.len() == self.max {
+            let mut i = 0;
+            self.points.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.every *= 2;
+            if !(self.seen - 1).is_multiple_of(self.every) {
+                return;
+            }
+        }
+        self.points.push((t, v));
+    }
 }
 
 /// The run's clock: its origin, warm-up end and end (CLOCK_MONOTONIC, ns).
@@ -154,6 +253,20 @@ impl Flow {
 
     /// One TCP_INFO sample; a finite flow whose last byte is acknowledged is closed.
     fn sample(&mut self, now: u64, clk: &Clock) {
+        self.sample_info(now, clk);
+        if let Some(s) = self.series.as_mut() {
+            // before the connection 0; after the last byte (or a failed sample) the last count
+            let info = self.last.unwrap_or_default();
+            let p = Point {
+                acked: info.bytes_acked,
+                info,
+                bbr: self.last_bbr,
+            };
+            s.push(now.saturating_sub(clk.t0), p);
+        }
+    }
+
+    fn sample_info(&mut self, now: u64, clk: &Clock) {
         if self.started.is_none() {
             return;
         }
@@ -162,6 +275,9 @@ impl Flow {
             return;
         };
         self.last = Some(info);
+        if self.series.is_some() {
+            self.last_bbr = bbr_info(fd.as_raw_fd());
+        }
         if let Some(size) = self.size {
             if self.done.is_none() && info.bytes_acked >= size {
                 self.done = Some(now);
@@ -192,6 +308,7 @@ impl Flow {
         let mut sorted = self.rtts.clone();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
+        let series = self.series.as_ref().map(|s| s.to_json());
         json!({
             "name": self.name,
             "error": self.error,
@@ -222,6 +339,7 @@ impl Flow {
                 (Some(d), Some(s)) => Some(secs(d, s)),
                 _ => None,
             },
+            "series": series,
         })
     }
 }
@@ -268,6 +386,8 @@ impl Tcp {
                 rtts: Vec::new(),
                 acked_warm: None,
                 last: None,
+                last_bbr: None,
+                series: spec.series.then(|| Series::new(spec.max_samples)),
             });
             index.push(k);
         }
@@ -356,7 +476,25 @@ impl Tcp {
 
 #[cfg(test)]
 mod tests {
-    use super::percentile;
+    use super::{percentile, Series};
+
+    #[test]
+    fn a_full_series_keeps_every_second_point_and_doubles_its_interval() {
+        // 4 points at most, one sample per unit of time: 0 1 2 3 | 4 -> 0 2 4 | 6 -> 0 2 4 6 | 8
+        // -> 0 4 8; then every 4th.
+        let mut s = Series::new(4);
+        for t in 0..=12 {
+            let p = super::Point {
+                acked: 10 * t,
+                ..Default::default()
+            };
+            s.push(t, p);
+        }
+        let ts: Vec<u64> = s.points.iter().map(|p| p.0).collect();
+        assert_eq!(ts, vec![0, 4, 8, 12]);
+        assert!(s.points.iter().all(|&(t, p)| p.acked == 10 * t));
+        assert_eq!(s.every, 4);
+    }
 
     #[test]
     fn percentile_is_the_nearest_rank() {
