@@ -100,7 +100,7 @@ def _scenario(aqm: str, sim: bool, tcp: dict | None = None, access: list[float] 
     d["flows"][0]["count"] = 10
     d["tcp"].update(variant="sack")
     # each flow's delivered bytes over time (10 ms in the simulator, 20 ms on the testbed):
-    # how fast the shares move (table's "share changes")
+    # how the shares move (table's lines, --plot-time)
     d.setdefault("output", {})["flow_series"] = True
     if sim:
         d["tcp"].update({"cc": "bbr", "recovery": "rack", **(tcp or {})})
