@@ -48,7 +48,7 @@ the shares move (a flow's 1 s share against its share 1, 5 and 10 s later, and t
 of the window); for runs that report it (the simulator's since 2026-11-30), the time the
 receive window held each flow back, by start order. ``--plot``: per-flow mean +- s.e. by base
 RTT, both sides; ``--plot-time``: Jain's index of the flows' 0.5 s throughputs and the first
-flow's share over the run, both sides (runs with series).
+flow's share over the run, both sides (runs with series, of --kernel-runs / --sim-seeds when given).
 ``lt``: BBR v1's long-term (policer) rate on both sides: the kernel's runs with BBR state
 series (the testbed's ``flow_<flow>.parquet``: TCP_CC_INFO every 20 ms) against the
 simulator's runs of the same seeds (``bbr_probe`` on their ``config.json``, every 20 ms), by
@@ -576,18 +576,25 @@ def _mean(x) -> str:
     return f"{sum(x) / len(x):.3f}" if len(x) else "-"
 
 
+def _schedules(sim: list[dict]):
+    """A run's flows' scheduled starts: its own (``start``) or, for a kernel run from before
+    they were recorded, its seed's simulator run's; ``None`` when neither is known."""
+    by_seed = {r["seed"]: r["start"] for r in sim if r.get("start") and r.get("seed") is not None}
+    return lambda r: r.get("start") or by_seed.get(r.get("seed"))
+
+
 def _first_flow(tb: list[dict], sim: list[dict]) -> None:
     """Prints how far above its base RTT's mean share the first flow to start (by the run's
     seed's schedule) ends, and how often it is the largest, both sides. A kernel run's schedule
     is its own (``scheduled_start_s``) or, for older runs, its seed's simulator run's."""
     import numpy as np
 
-    by_seed = {r["seed"]: r["start"] for r in sim if r.get("start") and r.get("seed") is not None}
+    schedule = _schedules(sim)
 
     def first(runs):
         shares, firsts = [], []
         for r in runs:
-            sched = r.get("start") or by_seed.get(r.get("seed"))
+            sched = schedule(r)
             if sched is None:
                 continue
             g = np.asarray(r["gp"])
@@ -685,12 +692,12 @@ def _rwnd_by_start(tb: list[dict], sim: list[dict]) -> None:
     back at all."""
     import numpy as np
 
-    by_seed = {r["seed"]: r["start"] for r in sim if r.get("start") and r.get("seed") is not None}
+    schedule = _schedules(sim)
 
     def by_start(runs):
         rows = []
         for r in runs:
-            sched = r.get("start") or by_seed.get(r.get("seed"))
+            sched = schedule(r)
             if r.get("rwnd") is None or sched is None:
                 continue
             rows.append(np.asarray(r["rwnd"])[np.argsort(sched, kind="stable")])
@@ -939,6 +946,7 @@ def lt_table(out: Path, label: str, kernel_label: str, probe: Path) -> None:
     before it, and the share of 10-30 s spent so; for the simulator, how much of that time its
     own ``lt_use_bw`` flag was set (the proxy's precision)."""
 
+    compared, skipped = 0, []
     for aqm in AQMS:
         prefix = f"{aqm}-{kernel_label}-"
         kernel, sim = [], []
@@ -955,8 +963,11 @@ def lt_table(out: Path, label: str, kernel_label: str, probe: Path) -> None:
             kernel.append(k)
             sim.append(si)
         if len(kernel) < 2:
-            print(f"{aqm}: fewer than 2 kernel runs with BBR state and their seeds' {label!r} runs")
+            skipped.append(
+                f"{aqm}: fewer than 2 kernel runs with BBR state and their seeds' {label!r} runs"
+            )
             continue
+        compared += 1
         a, b = _lt_summary(kernel), _lt_summary(sim)
         name = {"dt": "FIFO", "codel": "CoDel"}[aqm]
         print(
@@ -969,6 +980,15 @@ def lt_table(out: Path, label: str, kernel_label: str, probe: Path) -> None:
             f"  share of 10-30 s at the long-term rate: kernel {a['share of 10-30 s']}, sim "
             f"{b['share of 10-30 s']} (the simulator's lt_use_bw set in {b['flagged']} of it)"
         )
+    if compared:
+        for line in skipped:
+            print(line, file=sys.stderr)
+    else:
+        _die(
+            f"--kernel-label / --label: no kernel runs {kernel_label!r} with BBR state series "
+            f"(output.flow_series, runs since 2026-11-30) beside simulator runs {label!r} of "
+            f"their seeds under {out}"
+        )
 
 
 #: ``--plot-time``'s bins (s) over the whole run.
@@ -976,18 +996,22 @@ TIME_BIN_S = 0.5
 
 
 def _time_profile(
-    out: Path, aqm: str, label: str, kernel: bool
+    out: Path, aqm: str, label: str, kernel: bool, only: list[int] | None = None
 ) -> tuple[int, np.ndarray, np.ndarray] | None:
-    """Over the runs of one side with delivered-bytes series: their number, the mean Jain's
-    index of the flows' throughputs in each ``TIME_BIN_S`` bin from 0 to 30 s, and the mean
-    share of the flow that starts first (by the seed's schedule) in each bin."""
+    """Over the runs of one side with delivered-bytes series (``only``: those numbers only):
+    their number, the mean Jain's index of the flows' throughputs in each ``TIME_BIN_S`` bin
+    from 0 to 30 s, and the mean share of the flow that starts first (by the seed's schedule)
+    in each bin."""
     import numpy as np
 
     prefix = f"{aqm}-{label}-" if kernel else f"{aqm}-{label}-s"
     edges = np.arange(0.0, 30.0 + 1e-9, TIME_BIN_S)
     jain, first = [], []
     for d in out.glob(prefix + "[0-9]*"):
-        if not d.name[len(prefix) :].isdigit() or not (d / "summary.json").exists():
+        number = d.name[len(prefix) :]
+        if not number.isdigit() or not (d / "summary.json").exists():
+            continue
+        if only is not None and int(number) not in only:
             continue
         s = json.loads((d / "summary.json").read_text())
         if any(x.get("error") for x in s["flows"]) or s["run"].get("duration_s") != 30.0:
@@ -1008,10 +1032,17 @@ def _time_profile(
     return len(jain), np.nanmean(jain, axis=0), np.nanmean(first, axis=0)
 
 
-def plot_time(out: Path, path: Path, label: str, kernel_label: str) -> None:
+def plot_time(
+    out: Path,
+    path: Path,
+    label: str,
+    kernel_label: str,
+    sim_seeds: list[int] | None = None,
+    kernel_only: list[int] | None = None,
+) -> None:
     """Jain's index of the flows' throughputs and the first flow's share over the run (0.5 s
-    bins, means over the runs with delivered-bytes series), kernel against simulator, one
-    column per AQM."""
+    bins, means over the runs with delivered-bytes series; ``sim_seeds``, ``kernel_only``: those
+    runs only), kernel against simulator, one column per AQM."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1022,11 +1053,11 @@ def plot_time(out: Path, path: Path, label: str, kernel_label: str) -> None:
     t = np.arange(0.0, 30.0, TIME_BIN_S) + TIME_BIN_S / 2
     drawn = False
     for col, aqm in enumerate(AQMS):
-        for kernel, lab, name, colour in (
-            (True, kernel_label, "kernel bbr", "C0"),
-            (False, label, f"simulator {label!r}", "C3"),
+        for kernel, lab, name, colour, only in (
+            (True, kernel_label, "kernel bbr", "C0", kernel_only),
+            (False, label, f"simulator {label!r}", "C3", sim_seeds),
         ):
-            prof = _time_profile(out, aqm, lab, kernel)
+            prof = _time_profile(out, aqm, lab, kernel, only)
             if prof is None:
                 continue
             drawn = True
@@ -1038,7 +1069,8 @@ def plot_time(out: Path, path: Path, label: str, kernel_label: str) -> None:
         for ax in axes[:, col]:
             ax.grid(alpha=0.3)
             ax.axvline(10, color="grey", lw=0.8, ls=":")
-        axes[0, col].legend()
+        if axes[0, col].get_legend_handles_labels()[0]:
+            axes[0, col].legend()
     if not drawn:
         _die(f"--plot-time: no runs with delivered-bytes series under {out}")
     axes[0, 0].set_ylabel("Jain's index of the flows'\nthroughputs in 0.5 s")
@@ -1184,7 +1216,7 @@ def main() -> int:
         if args.plot:
             plot(out, Path(args.plot), args.label, digest, klabel, seeds, only)
         if args.plot_time:
-            plot_time(out, Path(args.plot_time), args.label, klabel)
+            plot_time(out, Path(args.plot_time), args.label, klabel, seeds, only)
     return 0
 
 

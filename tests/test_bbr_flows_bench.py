@@ -118,6 +118,7 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         (["table", "--sim-seeds", "x"], "--seeds / --sim-seeds"),
         (["table", "--kernel-runs", "0-3"], "--kernel-runs"),
         (["shift", "--a", "x"], "shift: --a and --b"),
+        (["table", "--plot-time", "t.png"], "--plot-time"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field: str) -> None:
@@ -125,6 +126,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith(field), r.stderr
     assert not any((tmp_path / "runs").glob("*"))
+
+
+def test_lt_without_runs_to_compare_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """``lt`` over labels that name no runs: one line (which runs it lacks, or, where the
+    simulator's probe is not built, how to build it), exit 2, nothing written."""
+    r = _bench("lt", "--label", "x", "--kernel-label", "y", "--out", "runs", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(("--kernel-label / --label: no kernel runs 'y'", "lt: ")), r.stderr
+    assert not any((tmp_path / "runs").glob("*")) and not (tmp_path / "t.png").exists()
 
 
 def test_table_refuses_other_flows(tmp_path: Path) -> None:

@@ -381,7 +381,18 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
 
 
 def _differences(sc) -> list[str]:
-    """What the testbed does differently from the simulator for this scenario (reported)."""
+    """What the testbed does differently from the simulator for this scenario (reported): the
+    path, the connections' starts, what is measured, and the senders' model, in that order."""
+    return (
+        _path_differences(sc)
+        + _start_differences(sc)
+        + _measurement_differences(sc)
+        + _sender_differences(sc)
+    )
+
+
+def _path_differences(sc) -> list[str]:
+    """The access links, the frames on the wire and the bytes they carry."""
     d = [
         "access links: only their propagation delays are reproduced (per address pair in the "
         "forwarder); their rates and buffers are not",
@@ -396,6 +407,12 @@ def _differences(sc) -> list[str]:
             f'the simulator\'s {sc.tcp.mss:g} B in {wire:g} B packets: tcp.mss = "1448B" with '
             f'tcp.header = "66B" (or "54B" with tcp.timestamps) puts the same bytes on the wire'
         )
+    return d
+
+
+def _start_differences(sc) -> list[str]:
+    """How a TCP flow starts: ARP and the handshake, and what its start_s means."""
+    d = []
     if not sc.tcp.handshake:
         # Measured on the BBR bench (docs/testbed.md, "One draw per burst"): 6-7 % of its
         # flows connected a second or more late, a SYN or an ARP request lost in the full
@@ -405,10 +422,17 @@ def _differences(sc) -> list[str]:
             "sending data, and re-sends a SYN lost in a full queue after 1 s; with "
             "tcp.handshake = false the simulator's flows send data at their start time"
         )
-    d += [
+    d.append(
         "a TCP flow's start_s is when its connection was established (the scheduled start, "
         "also in scheduled_start_s, plus ARP, the handshake and any lost SYN); the "
-        "simulator's start_s is the scheduled start",
+        "simulator's start_s is the scheduled start"
+    )
+    return d
+
+
+def _measurement_differences(sc) -> list[str]:
+    """Linux's own TCP, and what TCP_INFO gives of it: RTTs, counters, series."""
+    d = [
         "Linux TCP: timestamps, delayed ACKs, pacing and its own RTO estimator; tcp.delack, "
         "tcp.rwnd, tcp.max_rto, tcp.init_rto and tcp.init_ssthresh are not applied",
         f"per-flow RTT is the kernel's smoothed RTT (tcpi_rtt) sampled every {SAMPLE_S * 1e3:g} ms",
@@ -423,6 +447,13 @@ def _differences(sc) -> list[str]:
             f"(series flow:<flow>: cwnd, ca_state, pacing and delivery rates, BBR's estimate "
             f"and gains); UDP flows have no series on the testbed"
         )
+    return d
+
+
+def _sender_differences(sc) -> list[str]:
+    """The simulator's sender and receiver models against Linux's: the SACK window, GSO
+    bursts, timing noise, the receive window and the MSS."""
+    d = []
     if sc.tcp.sack_window == "span":
         d.append(
             "tcp.sack_window 'span' (ns-2's Sack1): Linux's window counts the segments in "
@@ -456,7 +487,7 @@ def _differences(sc) -> list[str]:
             "scaling ratio, whole segments as bytes and no memory-pressure paths "
             "(docs/transports.md)"
         )
-    if sc.tcp.mss not in (1460, 1448):  # 1448: the wire line above
+    if sc.tcp.mss not in (1460, 1448):  # 1448: the wire line of _path_differences
         d.append(
             f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "
             "(1448 B with timestamps)"

@@ -659,13 +659,13 @@ impl Sender {
             return None;
         }
         let cwnd = (self.cwnd as u32).max(1);
-        let in_flight = match (self.rate.as_ref(), self.sb.as_ref()) {
-            (Some(r), _) => r.in_flight + self.ns3_held(),
-            (None, Some(b)) => {
-                let sacked = b.sacked_below(self.snd_max) - b.sacked_below(self.snd_una);
-                self.flight().saturating_sub(sacked)
-            }
-            (None, None) => self.flight(),
+        // Linux's in-flight count where the rate state keeps it, else the span less what was
+        // SACKed (0 without SACK).
+        let in_flight = match self.rate.as_ref() {
+            Some(r) => r.in_flight + self.ns3_held(),
+            None => self
+                .flight()
+                .saturating_sub(self.sacked_between(self.snd_una, self.snd_max)),
         };
         (in_flight < cwnd).then(|| self.pacer.next_allowed(now))
     }
