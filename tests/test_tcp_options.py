@@ -1,5 +1,5 @@
-"""``[tcp] handshake``, ``limited_transmit``, ``sack_window``, ``gso``, ``rwnd_model`` and
-``send_jitter`` from a scenario file to the simulator."""
+"""``[tcp] handshake``, ``limited_transmit``, ``sack_window``, ``gso``, ``rwnd_model``,
+``send_jitter`` and ``sack_compress`` from a scenario file to the simulator."""
 
 from __future__ import annotations
 
@@ -109,6 +109,23 @@ def test_send_jitter_reaches_the_simulator_only_when_on_and_bad_values_are_one_l
             scenario.build_config(scenario.from_dict({**DOC, "tcp": {"send_jitter": bad}}))
         msg = str(e.value)
         assert msg.startswith("tcp.send_jitter") and words in msg and "\n" not in msg, msg
+
+
+def test_sack_compress_reaches_the_simulator_only_when_on_and_bad_values_are_one_line():
+    cfg = scenario.build_config(scenario.from_dict(DOC))
+    assert "sack_compress" not in cfg["flows"][0]["tcp"]
+    doc = {**DOC, "tcp": {"variant": "sack", "sack_compress": True}}
+    tcp = scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]
+    assert tcp["sack_compress"] is True
+    with pytest.raises(InputError) as e:
+        scenario.from_dict({**DOC, "tcp": {"sack_compress": "yes"}})
+    msg = str(e.value)
+    assert msg.startswith("tcp.sack_compress") and "\n" not in msg, msg
+
+
+def test_sack_compress_leaves_a_lossless_transfer_alone():
+    # No segment is lost on the idle dumbbell, so no ACK is ever held: the same completion.
+    assert _fct(variant="sack", sack_compress=True) == _fct(variant="sack")
 
 
 def test_send_jitter_delays_the_last_segment_by_less_than_its_bound():

@@ -147,6 +147,13 @@ def test_real_flows_delivered_bytes_over_time_add_up_to_what_the_forwarder_carri
         assert len(st["t_s"]) == len(t) and st["cwnd"].max() >= 2
         assert set(np.unique(st["ca_state"])) <= {0.0, 1.0, 2.0, 3.0, 4.0}
         assert "bbr_bw_bps" not in st
+        # The receiver's window as the sender saw it: open once data flows, within TCP's
+        # largest (65535 << 14, RFC 7323 s. 2.3); the receive-window chrono only grows and
+        # ends at or below the flow's final figure (read once more after the last sample).
+        w = st["snd_wnd_bytes"][t > f["start_s"] + 0.5]
+        assert w.min() > 0 and w.max() <= 65535 << 14
+        rl = st["rwnd_limited_s"]
+        assert np.all(np.diff(rl) >= 0) and rl[-1] <= f["rwnd_limited_s"] + 1e-6
     # Conservation against an independent counter: the senders' acknowledged payload is what
     # the forwarder delivered forwards (full frames carry 1448 B: timestamps on), less SYNs,
     # ARP, retransmissions and the frames still in flight at the end.
@@ -400,6 +407,21 @@ def test_receivers_that_refuse_ecn_leave_the_real_flows_without_it():
     assert res.bottleneck["marked"] == 0 and res.bottleneck["dropped_aqm"] > 0
 
 
+def _plan_differences(monkeypatch, tcp: dict) -> list[str]:
+    """The testbed plan's ``differences`` for the RED scenario with ``tcp`` settings added (as
+    root, without touching the network)."""
+    import tomllib
+
+    from aqmlab.scenario import schema as scenario
+    from aqmlab.testbed import plan
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    d = tomllib.loads(SCENARIO.read_text())
+    d.setdefault("tcp", {}).update(tcp)
+    sc = scenario.from_dict(d)
+    return plan.make(sc, scenario.build_config(sc)).differences
+
+
 @pytest.mark.parametrize(
     ("tcp", "wire"),
     [
@@ -413,20 +435,22 @@ def test_the_plan_says_when_the_simulator_puts_other_bytes_on_the_wire(monkeypat
     """Linux's 1448 B of payload (1460 less the 12 B timestamps option) travel in 1514 B frames
     (+ 20 IP, 20 TCP, 12 timestamps, 14 Ethernet): the plan names the simulator's sizes and the
     settings that match, and says nothing when they already do."""
-    import tomllib
-
-    from aqmlab.scenario import schema as scenario
-    from aqmlab.testbed import plan
-
-    monkeypatch.setattr(os, "geteuid", lambda: 0)
-    d = tomllib.loads(SCENARIO.read_text())
-    d.setdefault("tcp", {}).update(tcp)
-    sc = scenario.from_dict(d)
-    lines = [x for x in plan.make(sc, scenario.build_config(sc)).differences if "1514 B" in x]
+    lines = [x for x in _plan_differences(monkeypatch, tcp) if "1514 B" in x]
     if wire is None:
         assert lines == []
     else:
         assert len(lines) == 1 and wire in lines[0] and 'tcp.header = "66B"' in lines[0], lines
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_the_plan_says_how_the_simulators_receivers_send_sacks(monkeypatch, compress):
+    """Linux's receivers compress SACKs; the plan says the simulator's do not unless
+    tcp.sack_compress is on, and then what its model leaves out."""
+    diffs = _plan_differences(monkeypatch, {"sack_compress": compress})
+    lines = [x for x in diffs if "compress" in x]
+    assert len(lines) == 1, diffs
+    assert ("tcp.sack_compress = false" in lines[0]) is not compress, lines
+    assert ("SRTT" in lines[0]) is compress, lines
 
 
 @pytest.mark.parametrize("handshake", [False, True])
@@ -434,16 +458,7 @@ def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, hands
     """Linux's flows resolve the address and handshake before their data (a SYN lost in a full
     queue costs 1 s); the plan says so unless the simulator's handshake is on, and always says
     what the testbed's start_s means."""
-    import tomllib
-
-    from aqmlab.scenario import schema as scenario
-    from aqmlab.testbed import plan
-
-    monkeypatch.setattr(os, "geteuid", lambda: 0)
-    d = tomllib.loads(SCENARIO.read_text())
-    d.setdefault("tcp", {})["handshake"] = handshake
-    sc = scenario.from_dict(d)
-    diffs = plan.make(sc, scenario.build_config(sc)).differences
+    diffs = _plan_differences(monkeypatch, {"handshake": handshake})
     lines = [x for x in diffs if "tcp.handshake = false" in x]
     assert len(lines) == (0 if handshake else 1), diffs
     assert sum("scheduled_start_s" in x for x in diffs) == 1, diffs
@@ -480,6 +495,8 @@ def test_flow_series_reach_the_traffic_tool_and_come_back_as_series(monkeypatch)
                     "ca_state": [0, 0],
                     "pacing_rate_bps": [0, 8000000],
                     "delivery_rate_bps": [0, 4000000],
+                    "snd_wnd_bytes": [0, 65160],
+                    "rwnd_limited_s": [0.0, 0.0],
                     "bbr_bw_bps": [None, 4000000.0],
                     "bbr_min_rtt_s": [None, 0.024],
                     "bbr_pacing_gain": [None, 2.88671875],

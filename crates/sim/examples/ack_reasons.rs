@@ -2,7 +2,9 @@
 //! `config.json` and prints, for each interval between the times given (default: 0, the warmup,
 //! the duration), the data segments the TCP receivers got and the ACKs they sent by reason
 //! ([`sim::tcp::AckReason`], the classes of `scripts/ns3_dumbbell.cc --ackTrace`), per data
-//! segment, with the senders' timeouts and retransmissions (docs/crosscheck-ns3.md s. 1.8 item 5).
+//! segment, with the senders' timeouts and retransmissions and, last, the ACKs the receivers
+//! saved by SACK compression per data segment (`[tcp] sack_compress`, as Linux's
+//! `TcpExtTCPAckCompressed`) (docs/crosscheck-ns3.md s. 1.8 item 5).
 //! With `ACK_TRACE=FILE` in the environment it also writes `--ackTrace`'s lines (`T FLOW KIND
 //! SEG`), on a 1 ms grid: T is the end of the millisecond, SEG the receiver's `rcv_nxt` then;
 //! and a line `T FLOW rto STATE` per sender timeout, STATE the sender's at the end of the previous
@@ -29,6 +31,15 @@ fn totals(sim: &Sim) -> [u64; 10] {
     v
 }
 
+/// The ACKs the TCP receivers saved by SACK compression.
+fn compressed(sim: &Sim) -> u64 {
+    sim.flows
+        .iter()
+        .filter_map(|f| f.tcp())
+        .map(|e| e.receiver.stats.acks_compressed)
+        .sum()
+}
+
 fn main() {
     let path = std::env::args()
         .nth(1)
@@ -49,7 +60,7 @@ fn main() {
     }
     let names: Vec<&str> = AckReason::ALL.iter().map(|r| r.name()).collect();
     println!(
-        "from_s to_s segments acks acks_per_seg {} timeouts retransmits",
+        "from_s to_s segments acks acks_per_seg {} timeouts retransmits compressed_per_seg",
         names
             .iter()
             .map(|n| format!("{n}_per_seg"))
@@ -57,10 +68,12 @@ fn main() {
             .join(" ")
     );
     let mut last = totals(&sim);
+    let mut last_c = 0;
     let mut from = times[0];
     sim.run_until(from);
     if from > 0 {
         last = totals(&sim);
+        last_c = compressed(&sim);
     }
     for &to in &times[1..] {
         sim.run_until(to);
@@ -68,8 +81,9 @@ fn main() {
         let d: Vec<u64> = now.iter().zip(last.iter()).map(|(a, b)| a - b).collect();
         let seg = d[0].max(1) as f64;
         let acks: u64 = d[1..8].iter().sum();
+        let c = compressed(&sim);
         println!(
-            "{:.3} {:.3} {} {} {:.4} {} {} {}",
+            "{:.3} {:.3} {} {} {:.4} {} {} {} {:.4}",
             from as f64 / 1e9,
             to as f64 / 1e9,
             d[0],
@@ -81,9 +95,11 @@ fn main() {
                 .collect::<Vec<_>>()
                 .join(" "),
             d[8],
-            d[9]
+            d[9],
+            (c - last_c) as f64 / seg
         );
         last = now;
+        last_c = c;
         from = to;
     }
 }

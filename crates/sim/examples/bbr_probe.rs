@@ -3,8 +3,10 @@
 //! max-bw estimate and pacing rate (Mb/s of whole packets), min RTT (ms), mode, pacing gain,
 //! the ACK-aggregation estimates, recovery, packets in flight, `bbr_set_cwnd`'s target, packet
 //! conservation, the saved window, the congestion state BBR last saw, snd_una, snd_max, the RTO
-//! (ms), the timeout and retransmission counts, and whether the long-term (policer) rate is in
-//! use (`lt 1`: `bw` is then `lt_bw`, as the kernel's `ss` shows `bbr_bw`). Used to compare with the
+//! (ms), the timeout and retransmission counts, whether the long-term (policer) rate is in
+//! use (`lt 1`: `bw` is then `lt_bw`, as the kernel's `ss` shows `bbr_bw`), the receiver's
+//! window as the sender last saw it (segments) and the time so far it limited the sender (ms,
+//! as `tcpi_rwnd_limited`). Used to compare with the
 //! kernel's `ss -tin` BBR fields (docs/testbed.md, BBR v1 section).
 use sim::tcp::cc::Bbr;
 use sim::Sim;
@@ -41,7 +43,7 @@ fn main() {
             };
             let target = b.quantization_budget(b.bdp(b.bw_estimate(), b.cwnd_gain) + agg);
             println!(
-                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {} target {} pcons {} prior {} ca {:?} una {} max {} rto {:.0} timeouts {} retx {} lt {}",
+                "{:.2} {} cwnd {} bw {:.2} mrtt {:.1} mode {:?} pg {} extra {:?} pacing {:.2} rec {} inflight {} target {} pcons {} prior {} ca {:?} una {} max {} rto {:.0} timeouts {} retx {} lt {} wnd {} rwl {:.1}",
                 t as f64 / 1e9,
                 i,
                 s.cwnd,
@@ -62,7 +64,9 @@ fn main() {
                 s.rto as f64 / 1e6,
                 s.stats.timeouts,
                 s.stats.retransmits,
-                u8::from(b.lt.use_bw)
+                u8::from(b.lt.use_bw),
+                s.snd_wnd,
+                s.rwnd_limited_ns(t) as f64 / 1e6
             );
         }
     }

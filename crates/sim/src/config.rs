@@ -264,6 +264,11 @@ pub struct TcpConfig {
     /// leave at once.
     #[serde(default)]
     pub send_jitter_ns: u64,
+    /// The receiver compresses SACKs as Linux does (`tcp::receiver`'s `SackCompress`: after
+    /// three immediate duplicate ACKs at one `rcv_nxt`, the rest held up to min(1 ms, RTT / 20)
+    /// or 44 of them); off, the default: every out-of-order segment is ACKed at once.
+    #[serde(default)]
+    pub sack_compress: bool,
 }
 
 /// Bytes of the timestamps option with its padding (RFC 7323 s. 3: kind, length, two 4-byte

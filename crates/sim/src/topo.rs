@@ -69,6 +69,7 @@ pub fn default_tcp() -> TcpConfig {
         gso: false,
         linux_rwnd: false,
         send_jitter_ns: 0,
+        sack_compress: false,
     }
 }
 

@@ -152,6 +152,10 @@ class Tcp(BaseModel):
     # Jacobson's random processing time against drop-tail phase effects (ns-2's overhead_;
     # docs/transports.md). "0s": segments leave at once.
     send_jitter: NonNegativeSeconds = "0s"
+    # The receiver compresses SACKs as Linux does (tcp_comp_sack_*: after 3 immediate duplicate
+    # ACKs at one rcv_nxt, the rest held up to min(1 ms, receiver RTT / 20) or 44 of them);
+    # false: every out-of-order segment is acknowledged at once (docs/transports.md).
+    sack_compress: StrictBool = False
 
     @field_validator("send_jitter")
     @classmethod
@@ -670,6 +674,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         cfg["linux_rwnd"] = True
     if t.sack_window == "span":  # only then, so that other configurations stay as they were
         cfg["sack_window_span"] = True
+    if t.sack_compress:  # only then, so that other configurations stay as they were
+        cfg["sack_compress"] = True
     if t.accecn is not None:
         cfg["accecn"] = t.accecn
     if t.receiver_ecn != "accecn":

@@ -444,8 +444,9 @@ def _measurement_differences(sc) -> list[str]:
             f"acknowledged (tcpi_bytes_acked, about half a round trip after the receiver has "
             f"them) every {SAMPLE_S * 1e3:g} ms; the simulator's are the receiver's in-order "
             f"bytes every output.sample_interval; the testbed adds the kernel's TCP state "
-            f"(series flow:<flow>: cwnd, ca_state, pacing and delivery rates, BBR's estimate "
-            f"and gains); UDP flows have no series on the testbed"
+            f"(series flow:<flow>: cwnd, ca_state, pacing and delivery rates, the receiver's "
+            f"window and the receive-window chrono so far, BBR's estimate and gains); UDP "
+            f"flows have no series on the testbed"
         )
     return d
 
@@ -486,6 +487,19 @@ def _sender_differences(sc) -> list[str]:
             "tcp.rwnd_model 'linux' models Linux 6.18's receive window with an estimated "
             "scaling ratio, whole segments as bytes and no memory-pressure paths "
             "(docs/transports.md)"
+        )
+    if sc.tcp.sack_compress:
+        d.append(
+            "tcp.sack_compress models Linux's SACK compression (tcp_comp_sack_*), which the "
+            "kernel's receivers do anyway; the model times it from the receiver's RTT estimate "
+            "only (Linux: that or SRTT, the smaller)"
+        )
+    else:
+        d.append(
+            "Linux's receivers compress SACKs (after 3 immediate duplicate ACKs the rest wait "
+            "up to min(1 ms, RTT / 20), at most 44; blocks most recent first); with "
+            "tcp.sack_compress = false the simulator's receivers ACK every out-of-order "
+            "segment at once, blocks highest first"
         )
     if sc.tcp.mss not in (1460, 1448):  # 1448: the wire line of _path_differences
         d.append(
@@ -574,13 +588,17 @@ def _flow_summary(f: dict, spec: dict) -> dict[str, Any]:
 
 #: The sender's state kept at every TCP_INFO sample with ``output.flow_series`` (series
 #: ``flow:<flow>``): cwnd (segments), tcpi_ca_state (0 Open, 1 Disorder, 2 CWR, 3 Recovery,
-#: 4 Loss), pacing and delivery rates (bit/s); with BBR its TCP_CC_INFO (bandwidth estimate in
-#: bit/s, min RTT in s, pacing and cwnd gains).
+#: 4 Loss), pacing and delivery rates (bit/s), the receiver's advertised window as the sender
+#: last saw it (tcpi_snd_wnd, bytes), the time so far the receive window limited the sender
+#: (tcpi_rwnd_limited, s); with BBR its TCP_CC_INFO (bandwidth estimate in bit/s, min RTT in s,
+#: pacing and cwnd gains).
 STATE_COLUMNS = (
     "cwnd",
     "ca_state",
     "pacing_rate_bps",
     "delivery_rate_bps",
+    "snd_wnd_bytes",
+    "rwnd_limited_s",
     "bbr_bw_bps",
     "bbr_min_rtt_s",
     "bbr_pacing_gain",

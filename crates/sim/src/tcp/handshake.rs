@@ -81,6 +81,10 @@ impl Sender {
                 self.rto = RTO_AFTER_SYN_LOSS_NS.min(self.params.max_rto);
             }
         }
+        // tcp_init_transfer: the window first, then tcp_init_congestion_control.
+        // srtt_ns() is 0 when the SYN-ACK gave no sample.
+        let srtt = self.srtt_ns();
+        self.cc.on_connected(self.cwnd, srtt, now);
         self.send_allowed(now, out);
     }
 }
@@ -144,6 +148,59 @@ mod tests {
         }
         assert!(out.is_empty());
         assert_eq!((s.stats.rtt_n, s.dupacks, s.in_recovery), (1, 0, false));
+    }
+
+    /// BBR after the handshake (`bbr_init`, net/ipv4/tcp_bbr.c): a SYN-ACK 50 ms after the SYN
+    /// gives min RTT 50 ms and `bbr_init_pacing_rate_from_rtt` paces the first window at
+    /// high_gain x 10 segments / 50 ms less 1 % (`bbr_rate_bytes_per_sec`): v1 739/256 x 200 x
+    /// 0.99 = 571.6 segments/s, one every 1.750 ms; v3 (startup gain 2.77) 548.5, 1.823 ms.
+    /// One segment leaves at once (no GSO), the next a gap later, not the window in a burst.
+    #[test]
+    fn bbr_paces_its_first_window_over_the_syns_round_trip() {
+        for (name, gain) in [("bbr", 739.0 / 256.0), ("bbr3", 2.77)] {
+            let mut c = cfg(TcpVariant::NewReno);
+            c.handshake = true;
+            c.cc = Some(name.into());
+            let mut s = Sender::new(&c, None, None);
+            let mut out = Vec::new();
+            s.start(0, &mut out);
+            out.clear();
+            s.on_ack(&synack(0), 50 * MS, &mut out);
+            let rate = gain * 10.0 / 0.050 * 0.99;
+            let got = s.pacing_rate().expect("paced");
+            assert!((got - rate).abs() < 1e-9 * rate, "{name}: {got} vs {rate}");
+            assert_eq!(out.len(), 1, "{name}");
+            let gap = s.pacer.next_send - 50 * MS;
+            assert!(
+                gap.abs_diff((1e9 / rate).round() as Time) <= 1,
+                "{name}: {gap}"
+            );
+            let min_rtt = match s.cc.as_any() {
+                Some(a) if name == "bbr" => {
+                    a.downcast_ref::<crate::tcp::cc::Bbr>().unwrap().min_rtt
+                }
+                Some(a) => a.downcast_ref::<crate::tcp::cc::Bbr3>().unwrap().min_rtt,
+                None => None,
+            };
+            assert_eq!(min_rtt, Some(50 * MS), "{name}");
+        }
+        // A SYN sent again without timestamps gives no sample (Karn): the 1 ms default stays,
+        // high_gain x 1 segment / 1 ms, and no min RTT.
+        let mut c = cfg(TcpVariant::NewReno);
+        (c.handshake, c.cc) = (true, Some("bbr".into()));
+        let mut s = Sender::new(&c, None, None);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        s.on_timeout(1_000 * MS, &mut out);
+        s.on_ack(&synack(1_000 * MS), 1_050 * MS, &mut out);
+        let b =
+            s.cc.as_any()
+                .unwrap()
+                .downcast_ref::<crate::tcp::cc::Bbr>()
+                .unwrap();
+        assert_eq!(b.min_rtt, None);
+        let rate = 739.0 / 256.0 * 10.0 / 0.001 * 0.99;
+        assert!((s.pacing_rate().unwrap() - rate).abs() < 1e-9 * rate);
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub mod sender;
 #[cfg(test)]
 mod accecn_tests;
 #[cfg(test)]
+mod sack_compress_tests;
+#[cfg(test)]
 mod tests;
 
 pub use crate::config::TcpVariant;

@@ -80,6 +80,98 @@ pub struct ReceiverStats {
     pub segments: u64,
     /// ACKs sent, by reason, indexed as [`AckReason::ALL`] (not SYN-ACKs).
     pub acks_by_reason: [u64; 7],
+    /// Out-of-order ACKs held back and folded into a later one (`[tcp] sack_compress`; Linux's
+    /// `TcpExtTCPAckCompressed`).
+    pub acks_compressed: u64,
+}
+
+/// Linux's SACK compression (`__tcp_ack_snd_check`, net/ipv4/tcp_input.c, since 4.18) with the
+/// default sysctls: while data is held out of order, the first [`SackCompress::IMMEDIATE`]
+/// ACKs at one `rcv_nxt` leave at once (`TCP_FASTRETRANS_THRESH`, so the sender sees its
+/// duplicate ACKs); later ones are held and sent as one when a timer of min(1 ms, RTT / 20)
+/// expires (`tcp_comp_sack_delay_ns`, the receiver's RTT estimate or SRTT, the smaller), when
+/// [`SackCompress::MAX`] are held (`tcp_comp_sack_nr`), or with any other ACK. Its SACK blocks
+/// come from Linux's array of the [`SackCompress::BLOCKS`] most recently changed blocks
+/// (`tp->selective_acks`, `tcp_sack_new_ofo_skb`): the block a segment joins moves to the front,
+/// a new one is put there and the oldest forgotten when the array is full (the held ACKs sent
+/// first); an ACK carries the first three (RFC 2018 s. 4: the most recently reported first).
+#[derive(Clone, Debug, Default)]
+pub(super) struct SackCompress {
+    /// `tp->compressed_ack`: ACKs held since the last one sent.
+    held: u32,
+    /// `tp->compressed_ack_rcv_nxt`.
+    rcv_nxt: u32,
+    /// `tp->dup_ack_counter`: immediate ACKs sent at `rcv_nxt`.
+    immediate: u32,
+    /// One segment of each block of the array, the most recently changed first.
+    recent: Vec<u32>,
+}
+
+impl SackCompress {
+    /// `TCP_FASTRETRANS_THRESH`.
+    const IMMEDIATE: u32 = 3;
+    /// `net.ipv4.tcp_comp_sack_nr`.
+    const MAX: u32 = 44;
+    /// `net.ipv4.tcp_comp_sack_delay_ns`.
+    const DELAY_NS: Time = 1_000_000;
+    /// `TCP_NUM_SACKS`: the blocks Linux remembers.
+    const BLOCKS: usize = 4;
+
+    /// Segment `seg` was queued out of order (`ooo` as it now is): its block moves to the front
+    /// of the array (blocks it joined leave it). Returns whether a new block pushed the oldest
+    /// out.
+    fn note(&mut self, seg: u32, ooo: &[SackBlock]) -> bool {
+        let of = |x: u32| ooo.iter().position(|b| b.0 <= x && x < b.1);
+        let cur = of(seg);
+        let before = self.recent.len();
+        self.recent.retain(|&x| of(x).is_some() && of(x) != cur);
+        let joined = self.recent.len() < before;
+        self.recent.insert(0, seg);
+        if self.recent.len() > Self::BLOCKS {
+            self.recent.truncate(Self::BLOCKS);
+            return !joined;
+        }
+        false
+    }
+
+    /// The array's blocks as they now are in `ooo` (those still held), most recent first, at
+    /// most three.
+    fn blocks(&mut self, ooo: &[SackBlock]) -> [SackBlock; 3] {
+        let mut out = [(0, 0); 3];
+        let mut n = 0;
+        self.recent
+            .retain(|&x| ooo.iter().any(|b| b.0 <= x && x < b.1));
+        for &x in &self.recent {
+            let b = *ooo.iter().find(|b| b.0 <= x && x < b.1).expect("held");
+            if n < 3 && !out[..n].contains(&b) {
+                out[n] = b;
+                n += 1;
+            }
+        }
+        out
+    }
+
+    /// The timer's delay with receiver RTT `rtt` (`None`: none measured, the 1 ms cap).
+    pub(super) fn delay(rtt: Option<Time>) -> Time {
+        rtt.map_or(Self::DELAY_NS, |r| (r / 20).min(Self::DELAY_NS))
+    }
+
+    /// An out-of-order segment at `rcv_nxt`: is its ACK to be held?
+    fn hold(&mut self, rcv_nxt: u32) -> bool {
+        if self.held >= Self::MAX {
+            return false;
+        }
+        if self.rcv_nxt != rcv_nxt {
+            self.rcv_nxt = rcv_nxt;
+            self.immediate = 0;
+        }
+        if self.immediate < Self::IMMEDIATE {
+            self.immediate += 1;
+            return false;
+        }
+        self.held += 1;
+        true
+    }
 }
 
 /// Payload bytes held out of order in `blocks`, whole segments of `mss` bytes.
@@ -132,6 +224,9 @@ pub struct Receiver {
     mss: u32,
     /// The time of the event being handled (an ACK's send time, for [`super::rwnd`]).
     clock: Time,
+    /// Linux's SACK compression (`[tcp] sack_compress`); `None`: every out-of-order segment
+    /// is acknowledged at once.
+    sack_compress: Option<SackCompress>,
     /// Counters.
     pub stats: ReceiverStats,
 }
@@ -164,6 +259,7 @@ impl Receiver {
             linux_rwnd: cfg.linux_rwnd.then(|| LinuxRwnd::new(cfg.mss)),
             mss: cfg.mss,
             clock: 0,
+            sack_compress: cfg.sack_compress.then(SackCompress::default),
             stats: ReceiverStats::default(),
         }
     }
@@ -239,6 +335,16 @@ impl Receiver {
         self.stats.acks_by_reason[why as usize] += 1;
         self.unacked = 0;
         self.delack_deadline = None;
+        if let Some(c) = self.sack_compress.as_mut() {
+            // tcp_event_ack_sent: the held ACKs go with this one, all counted as saved (the
+            // timer takes one off first: tcp_compressed_ack_kick).
+            self.stats.acks_compressed += u64::from(c.held);
+            c.held = 0;
+        }
+        if let Some(c) = self.sack_compress.as_mut() {
+            let sack = c.blocks(&self.ooo);
+            return self.ack_packet(flow, ts, sack);
+        }
         // RFC 2018 s. 4: the block holding the latest segment first, then other recent blocks.
         let mut sack = [(0, 0); 3];
         let mut n = 0;
@@ -257,6 +363,11 @@ impl Receiver {
                 n += 1;
             }
         }
+        self.ack_packet(flow, ts, sack)
+    }
+
+    /// The ACK itself: `rcv_nxt`, the ECN feedback, the window and `sack`.
+    fn ack_packet(&mut self, flow: u32, ts: Time, sack: [SackBlock; 3]) -> Packet {
         Packet {
             flow,
             seq: self.rcv_nxt,
@@ -325,6 +436,33 @@ impl Receiver {
             self.last_block = Some(self.insert_ooo(s));
             if self.stats.duplicates == dups {
                 self.linux_rwnd_after(d, now, false); // a held duplicate is dropped unseen
+            }
+            if let Some(c) = self.sack_compress.as_mut() {
+                let was = c.clone();
+                if c.note(s, &self.ooo) && was.held > SackCompress::IMMEDIATE {
+                    // tcp_sack_new_ofo_skb: the held ACKs leave before a block is forgotten,
+                    // with the array as it was.
+                    let now_c = std::mem::replace(c, was);
+                    let flush = self.ack(d.flow, self.pending_ts, AckReason::Timer);
+                    self.extra = Some(flush);
+                    let c = self.sack_compress.as_mut().expect("on");
+                    (c.recent, c.immediate, c.rcv_nxt) =
+                        (now_c.recent, now_c.immediate, now_c.rcv_nxt);
+                }
+                let c = self.sack_compress.as_mut().expect("on");
+                if c.hold(self.rcv_nxt) {
+                    // The held ACKs leave as one on the timer (armed by the first), echoing
+                    // the latest segment; any other ACK takes them along.
+                    if self.unacked == 0 {
+                        self.pending_ts = d.ts;
+                    }
+                    let rtt = self.linux_rwnd.as_ref().and_then(LinuxRwnd::rtt);
+                    let at = now + SackCompress::delay(rtt);
+                    if self.delack_deadline.is_none_or(|t| at < t) {
+                        self.delack_deadline = Some(at);
+                    }
+                    return None;
+                }
             }
             Some(self.ack(d.flow, d.ts, AckReason::OutOfOrder)) // immediate duplicate ACK
         } else {
@@ -446,8 +584,12 @@ impl Receiver {
     /// The delayed-ACK timer expired.
     pub fn on_delack_timer(&mut self, flow: u32, now: Time) -> Option<Packet> {
         self.clock = now;
+        let held = self.sack_compress.as_ref().is_some_and(|c| c.held > 0);
         match self.delack_deadline {
-            Some(t) if t <= now && self.unacked > 0 => {
+            Some(t) if t <= now && (self.unacked > 0 || held) => {
+                if let Some(c) = self.sack_compress.as_mut() {
+                    c.held = c.held.saturating_sub(1); // this ACK is sent: not saved
+                }
                 Some(self.ack(flow, self.pending_ts, AckReason::Timer))
             }
             _ => None,

@@ -20,7 +20,7 @@ const CHUNK: usize = 1 << 17;
 const WRITES_PER_WAKE: usize = 4;
 /// tcpi_options bit: ECN negotiated (include/uapi/linux/tcp.h).
 const TCPI_OPT_ECN: u8 = 8;
-/// The length of `struct tcp_info` read (up to tcpi_delivered_ce).
+/// The length of `struct tcp_info` read (up to tcpi_snd_wnd).
 const TCPI_LEN: usize = 232;
 
 /// The fields of TCP_INFO used here (offsets in `struct tcp_info`).
@@ -41,6 +41,8 @@ struct Info {
     sndbuf_limited_us: u64,
     delivered: u32,
     delivered_ce: u32,
+    /// the peer's advertised window, bytes (tcpi_snd_wnd, Linux 5.4 on)
+    snd_wnd: u32,
 }
 
 fn tcp_info(fd: i32) -> io::Result<Info> {
@@ -64,6 +66,7 @@ fn tcp_info(fd: i32) -> io::Result<Info> {
         sndbuf_limited_us: u64_at(184),
         delivered: u32_at(192),
         delivered_ce: u32_at(196),
+        snd_wnd: u32_at(228),
     })
 }
 
@@ -142,8 +145,9 @@ impl Series {
     }
 
     /// The columns: time (s), bytes acknowledged, the TCP_INFO state (cwnd in segments,
-    /// tcpi_ca_state, pacing and delivery rates in bit/s) and, for BBR, its estimate (bit/s),
-    /// min RTT (s) and gains.
+    /// tcpi_ca_state, pacing and delivery rates in bit/s, the peer's window in bytes, the time so
+    /// far the receive window limited the sender, s) and, for BBR, its estimate (bit/s), min RTT
+    /// (s) and gains.
     fn to_json(&self) -> Value {
         let col =
             |f: &dyn Fn(&Point) -> Value| self.points.iter().map(|(_, p)| f(p)).collect::<Vec<_>>();
@@ -154,6 +158,8 @@ impl Series {
             "ca_state": col(&|p| json!(p.info.ca_state)),
             "pacing_rate_bps": col(&|p| json!(p.info.pacing_rate.saturating_mul(8))),
             "delivery_rate_bps": col(&|p| json!(p.info.delivery_rate.saturating_mul(8))),
+            "snd_wnd_bytes": col(&|p| json!(p.info.snd_wnd)),
+            "rwnd_limited_s": col(&|p| json!(p.info.rwnd_limited_us as f64 * 1e-6)),
         });
         if self.points.iter().any(|(_, p)| p.bbr.is_some()) {
             let bbr = |i: usize, scale: f64| {

@@ -882,6 +882,15 @@ impl CongestionControl for Bbr {
         Some(self.pacing_rate)
     }
 
+    /// `bbr_init` after the handshake: the SYN's RTT as min RTT and the first window paced at
+    /// high_gain x cwnd / SRTT (`bbr_init_pacing_rate_from_rtt`).
+    fn on_connected(&mut self, cwnd: f64, srtt_ns: f64, now: Time) {
+        if let Some((rate, rtt)) = common::init_from_handshake(cwnd, srtt_ns, self.high_gain()) {
+            (self.pacing_rate, self.has_seen_rtt) = (rate, true);
+            (self.min_rtt, self.min_rtt_stamp) = (Some(rtt), now);
+        }
+    }
+
     fn wants_rate_sample(&self) -> bool {
         true
     }

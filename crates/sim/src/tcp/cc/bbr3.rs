@@ -1081,6 +1081,17 @@ impl CongestionControl for Bbr3 {
         Some(self.pacing_rate)
     }
 
+    /// `bbr_init` after the handshake: the SYN's RTT as min RTT (and PROBE_RTT's min) and the
+    /// first window paced at the startup gain x cwnd / SRTT.
+    fn on_connected(&mut self, cwnd: f64, srtt_ns: f64, now: Time) {
+        let init = common::init_from_handshake(cwnd, srtt_ns, STARTUP_PACING_GAIN);
+        if let Some((rate, rtt)) = init {
+            (self.pacing_rate, self.has_seen_rtt) = (rate, true);
+            (self.min_rtt, self.min_rtt_stamp) = (Some(rtt), now);
+            (self.probe_rtt_min, self.probe_rtt_min_stamp) = (Some(rtt), now);
+        }
+    }
+
     fn wants_rate_sample(&self) -> bool {
         true
     }

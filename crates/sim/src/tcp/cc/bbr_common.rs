@@ -65,6 +65,14 @@ pub fn rate_per_sec(bw: f64, gain: f64) -> f64 {
     bw * gain * NS_PER_SEC as f64 * (1.0 - PACING_MARGIN)
 }
 
+/// `bbr_init` after a handshake whose SYN was timed (`srtt_ns` > 0): the pacing rate
+/// `bbr_init_pacing_rate_from_rtt` sets, `high_gain` x cwnd / SRTT, and the min RTT, the SYN's
+/// (`tcp_min_rtt`) (net/ipv4/tcp_bbr.c; google/bbr v3 the same with its startup gain). `None`
+/// without an RTT: the 1 ms default set at construction stays.
+pub fn init_from_handshake(cwnd: f64, srtt_ns: f64, high_gain: f64) -> Option<(f64, Time)> {
+    (srtt_ns > 0.0).then(|| (rate_per_sec(cwnd / srtt_ns, high_gain), srtt_ns as Time))
+}
+
 /// SplitMix64 (a seed mixer) for the random draws (v1's start phase, v3's probe wait).
 pub fn splitmix(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);

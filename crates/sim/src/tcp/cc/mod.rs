@@ -96,6 +96,12 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn on_delay_sample(&mut self, _owd_ns: f64, _now: Time) {}
     /// A retransmission timeout (after [`CongestionControl::on_congestion`]).
     fn on_timeout(&mut self) {}
+    /// The handshake is done (`[tcp] handshake`): the first window `cwnd` is about to leave
+    /// and `srtt_ns` is the SYN's round trip (0 when it was not sampled: a SYN sent again
+    /// without timestamps). Linux initialises the congestion control here
+    /// (`tcp_init_transfer` -> `tcp_init_congestion_control`, net/ipv4/tcp_input.c), after
+    /// the SYN-ACK's RTT sample.
+    fn on_connected(&mut self, _cwnd: f64, _srtt_ns: f64, _now: Time) {}
     /// The receiver is to echo CE packet by packet as DCTCP's receiver (RFC 8257 s. 3.2)
     /// instead of RFC 3168's latch until CWR.
     fn per_packet_ce_echo(&self) -> bool {
