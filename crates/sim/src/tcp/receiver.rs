@@ -117,21 +117,23 @@ impl SackCompress {
     /// `TCP_NUM_SACKS`: the blocks Linux remembers.
     const BLOCKS: usize = 4;
 
-    /// Segment `seg` was queued out of order (`ooo` as it now is): its block moves to the front
-    /// of the array (blocks it joined leave it). Returns whether a new block pushed the oldest
-    /// out.
-    fn note(&mut self, seg: u32, ooo: &[SackBlock]) -> bool {
+    /// Would segment `seg`, queued out of order (`ooo` as it now is), push a block out of the
+    /// array: a block of its own (joining none of the array's) with the array full?
+    fn would_forget(&self, seg: u32, ooo: &[SackBlock]) -> bool {
         let of = |x: u32| ooo.iter().position(|b| b.0 <= x && x < b.1);
         let cur = of(seg);
-        let before = self.recent.len();
+        let live: Vec<_> = self.recent.iter().filter_map(|&x| of(x)).collect();
+        live.len() >= Self::BLOCKS && !live.contains(&cur.unwrap_or(usize::MAX))
+    }
+
+    /// Segment `seg` was queued out of order (`ooo` as it now is): its block moves to the front
+    /// of the array (blocks it joined leave it), the oldest forgotten past [`Self::BLOCKS`].
+    fn note(&mut self, seg: u32, ooo: &[SackBlock]) {
+        let of = |x: u32| ooo.iter().position(|b| b.0 <= x && x < b.1);
+        let cur = of(seg);
         self.recent.retain(|&x| of(x).is_some() && of(x) != cur);
-        let joined = self.recent.len() < before;
         self.recent.insert(0, seg);
-        if self.recent.len() > Self::BLOCKS {
-            self.recent.truncate(Self::BLOCKS);
-            return !joined;
-        }
-        false
+        self.recent.truncate(Self::BLOCKS);
     }
 
     /// The array's blocks as they now are in `ooo` (those still held), most recent first, at
@@ -437,19 +439,15 @@ impl Receiver {
             if self.stats.duplicates == dups {
                 self.linux_rwnd_after(d, now, false); // a held duplicate is dropped unseen
             }
-            if let Some(c) = self.sack_compress.as_mut() {
-                let was = c.clone();
-                if c.note(s, &self.ooo) && was.held > SackCompress::IMMEDIATE {
+            if let Some(c) = self.sack_compress.as_ref() {
+                if c.held > SackCompress::IMMEDIATE && c.would_forget(s, &self.ooo) {
                     // tcp_sack_new_ofo_skb: the held ACKs leave before a block is forgotten,
                     // with the array as it was.
-                    let now_c = std::mem::replace(c, was);
-                    let flush = self.ack(d.flow, self.pending_ts, AckReason::Timer);
-                    self.extra = Some(flush);
-                    let c = self.sack_compress.as_mut().expect("on");
-                    (c.recent, c.immediate, c.rcv_nxt) =
-                        (now_c.recent, now_c.immediate, now_c.rcv_nxt);
+                    self.extra = Some(self.ack(d.flow, self.pending_ts, AckReason::Timer));
                 }
-                let c = self.sack_compress.as_mut().expect("on");
+            }
+            if let Some(c) = self.sack_compress.as_mut() {
+                c.note(s, &self.ooo);
                 if c.hold(self.rcv_nxt) {
                     // The held ACKs leave as one on the timer (armed by the first), echoing
                     // the latest segment; any other ACK takes them along.
