@@ -122,8 +122,12 @@ impl SackCompress {
     fn would_forget(&self, seg: u32, ooo: &[SackBlock]) -> bool {
         let of = |x: u32| ooo.iter().position(|b| b.0 <= x && x < b.1);
         let cur = of(seg);
-        let live: Vec<_> = self.recent.iter().filter_map(|&x| of(x)).collect();
-        live.len() >= Self::BLOCKS && !live.contains(&cur.unwrap_or(usize::MAX))
+        let (mut live, mut joins) = (0, false);
+        for i in self.recent.iter().filter_map(|&x| of(x)) {
+            live += 1;
+            joins |= Some(i) == cur;
+        }
+        live >= Self::BLOCKS && !joins
     }
 
     /// Segment `seg` was queued out of order (`ooo` as it now is): its block moves to the front
@@ -342,8 +346,6 @@ impl Receiver {
             // timer takes one off first: tcp_compressed_ack_kick).
             self.stats.acks_compressed += u64::from(c.held);
             c.held = 0;
-        }
-        if let Some(c) = self.sack_compress.as_mut() {
             let sack = c.blocks(&self.ooo);
             return self.ack_packet(flow, ts, sack);
         }
@@ -369,6 +371,7 @@ impl Receiver {
     }
 
     /// The ACK itself: `rcv_nxt`, the ECN feedback, the window and `sack`.
+    #[inline]
     fn ack_packet(&mut self, flow: u32, ts: Time, sack: [SackBlock; 3]) -> Packet {
         Packet {
             flow,
