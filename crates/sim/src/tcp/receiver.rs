@@ -437,39 +437,46 @@ impl Receiver {
         if s == self.rcv_nxt {
             self.in_order(d, now, in_window, ce_now)
         } else if s > self.rcv_nxt {
-            let dups = self.stats.duplicates;
-            self.last_block = Some(self.insert_ooo(s));
-            if self.stats.duplicates == dups {
-                self.linux_rwnd_after(d, now, false); // a held duplicate is dropped unseen
-            }
-            if let Some(c) = self.sack_compress.as_ref() {
-                if c.held > SackCompress::IMMEDIATE && c.would_forget(s, &self.ooo) {
-                    // tcp_sack_new_ofo_skb: the held ACKs leave before a block is forgotten,
-                    // with the array as it was.
-                    self.extra = Some(self.ack(d.flow, self.pending_ts, AckReason::Timer));
-                }
-            }
-            if let Some(c) = self.sack_compress.as_mut() {
-                c.note(s, &self.ooo);
-                if c.hold(self.rcv_nxt) {
-                    // The held ACKs leave as one on the timer (armed by the first), echoing
-                    // the latest segment; any other ACK takes them along.
-                    if self.unacked == 0 {
-                        self.pending_ts = d.ts;
-                    }
-                    let rtt = self.linux_rwnd.as_ref().and_then(LinuxRwnd::rtt);
-                    let at = now + SackCompress::delay(rtt);
-                    if self.delack_deadline.is_none_or(|t| at < t) {
-                        self.delack_deadline = Some(at);
-                    }
-                    return None;
-                }
-            }
-            Some(self.ack(d.flow, d.ts, AckReason::OutOfOrder)) // immediate duplicate ACK
+            self.out_of_order(d, now)
         } else {
             self.stats.duplicates += 1;
             Some(self.ack(d.flow, d.ts, AckReason::Old))
         }
+    }
+
+    /// A segment above `rcv_nxt`: held, and its ACK sent at once (RFC 5681 s. 4.2), or with
+    /// `[tcp] sack_compress` held as Linux holds it ([`SackCompress`]).
+    fn out_of_order(&mut self, d: &Packet, now: Time) -> Option<Packet> {
+        let s = d.seq;
+        let dups = self.stats.duplicates;
+        self.last_block = Some(self.insert_ooo(s));
+        if self.stats.duplicates == dups {
+            self.linux_rwnd_after(d, now, false); // a held duplicate is dropped unseen
+        }
+        if let Some(c) = self.sack_compress.as_ref() {
+            if c.held > SackCompress::IMMEDIATE && c.would_forget(s, &self.ooo) {
+                // tcp_sack_new_ofo_skb: the held ACKs leave before a block is forgotten, with
+                // the array as it was.
+                self.extra = Some(self.ack(d.flow, self.pending_ts, AckReason::Timer));
+            }
+        }
+        if let Some(c) = self.sack_compress.as_mut() {
+            c.note(s, &self.ooo);
+            if c.hold(self.rcv_nxt) {
+                // The held ACKs leave as one on the timer (armed by the first), echoing the
+                // latest segment; any other ACK takes them along.
+                if self.unacked == 0 {
+                    self.pending_ts = d.ts;
+                }
+                let rtt = self.linux_rwnd.as_ref().and_then(LinuxRwnd::rtt);
+                let at = now + SackCompress::delay(rtt);
+                if self.delack_deadline.is_none_or(|t| at < t) {
+                    self.delack_deadline = Some(at);
+                }
+                return None;
+            }
+        }
+        Some(self.ack(d.flow, d.ts, AckReason::OutOfOrder)) // immediate duplicate ACK
     }
 
     /// The ECN feedback state for an arriving data segment; whether the segment's ECN asks for
