@@ -120,10 +120,9 @@ impl SackCompress {
     /// Would segment `seg`, queued out of order (`ooo` as it now is), push a block out of the
     /// array: a block of its own (joining none of the array's) with the array full?
     fn would_forget(&self, seg: u32, ooo: &[SackBlock]) -> bool {
-        let of = |x: u32| ooo.iter().position(|b| b.0 <= x && x < b.1);
-        let cur = of(seg);
+        let cur = block_of(ooo, seg);
         let (mut live, mut joins) = (0, false);
-        for i in self.recent.iter().filter_map(|&x| of(x)) {
+        for i in self.recent.iter().filter_map(|&x| block_of(ooo, x)) {
             live += 1;
             joins |= Some(i) == cur;
         }
@@ -133,9 +132,11 @@ impl SackCompress {
     /// Segment `seg` was queued out of order (`ooo` as it now is): its block moves to the front
     /// of the array (blocks it joined leave it), the oldest forgotten past [`Self::BLOCKS`].
     fn note(&mut self, seg: u32, ooo: &[SackBlock]) {
-        let of = |x: u32| ooo.iter().position(|b| b.0 <= x && x < b.1);
-        let cur = of(seg);
-        self.recent.retain(|&x| of(x).is_some() && of(x) != cur);
+        let cur = block_of(ooo, seg);
+        self.recent.retain(|&x| {
+            let b = block_of(ooo, x);
+            b.is_some() && b != cur
+        });
         self.recent.insert(0, seg);
         self.recent.truncate(Self::BLOCKS);
     }
@@ -145,10 +146,9 @@ impl SackCompress {
     fn blocks(&mut self, ooo: &[SackBlock]) -> [SackBlock; 3] {
         let mut out = [(0, 0); 3];
         let mut n = 0;
-        self.recent
-            .retain(|&x| ooo.iter().any(|b| b.0 <= x && x < b.1));
+        self.recent.retain(|&x| block_of(ooo, x).is_some());
         for &x in &self.recent {
-            let b = *ooo.iter().find(|b| b.0 <= x && x < b.1).expect("held");
+            let b = ooo[block_of(ooo, x).expect("held")];
             if n < 3 && !out[..n].contains(&b) {
                 out[n] = b;
                 n += 1;
@@ -178,6 +178,11 @@ impl SackCompress {
         self.held += 1;
         true
     }
+}
+
+/// The index of the block of `ooo` holding segment `x`, if one does.
+fn block_of(ooo: &[SackBlock], x: u32) -> Option<usize> {
+    ooo.iter().position(|b| b.0 <= x && x < b.1)
 }
 
 /// Payload bytes held out of order in `blocks`, whole segments of `mss` bytes.
