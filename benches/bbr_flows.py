@@ -27,8 +27,9 @@ those with ``table --sim-seeds``, or seeded runs with the same seeds: ``--sim-se
 ``--kernel-runs`` alike).
 ``sim``: the simulator's ``cc = "bbr"`` over ``recovery = "rack"``, one run per seed in
 ``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label:
-``--tcp 'mss="1448B"' --tcp 'header="66B"'`` puts the testbed's bytes on the wire, 1448 B of
-payload in 1514 B frames, where the file's 1460 B in 1500 B give 1.8 % more goodput;
+``--tcp timestamps=true --tcp 'mss="1448B"' --tcp 'header="54B"'`` puts the testbed's bytes on
+the wire, 1448 B of payload in 1514 B frames, where the file's 1460 B in 1500 B give 1.8 % more
+goodput, and takes RTT samples from the timestamp echo as the kernel does;
 ``--dither MS``: each seed's access delays moved by a uniform draw in [-MS, +MS], so the
 per-flow means average over the delays' sub-millisecond details, which set the simulator's
 split and not the kernel's: docs/testbed.md, "Exact delays"). ``--access-delays`` (testbed and

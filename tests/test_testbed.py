@@ -453,6 +453,17 @@ def test_the_plan_says_how_the_simulators_receivers_send_sacks(monkeypatch, comp
     assert ("SRTT" in lines[0]) is compress, lines
 
 
+@pytest.mark.parametrize("timestamps", [False, True])
+def test_the_plan_says_when_the_simulators_senders_have_no_timestamps(monkeypatch, timestamps):
+    """Linux's senders take an RTT sample from the timestamp echo of an ACK of retransmissions
+    alone (BBR's min RTT hears it during recovery); the plan says the simulator's do not
+    unless tcp.timestamps is on, and which settings match."""
+    diffs = _plan_differences(monkeypatch, {"timestamps": timestamps})
+    lines = [x for x in diffs if "tcp.timestamps = false" in x]
+    assert len(lines) == (0 if timestamps else 1), diffs
+    assert all('tcp.header = "54B"' in x for x in lines), lines
+
+
 @pytest.mark.parametrize("handshake", [False, True])
 def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, handshake):
     """Linux's flows resolve the address and handshake before their data (a SYN lost in a full

@@ -501,6 +501,13 @@ def _sender_differences(sc) -> list[str]:
             "tcp.sack_compress = false the simulator's receivers ACK every out-of-order "
             "segment at once, blocks highest first"
         )
+    if not sc.tcp.timestamps:
+        d.append(
+            "Linux TCP has timestamps on: an ACK of retransmitted segments alone is an RTT "
+            "sample through the echo, in whole milliseconds (BBR's min RTT, RACK's estimator); "
+            "with tcp.timestamps = false the simulator's senders have none there "
+            '(tcp.timestamps = true with tcp.header = "54B" does as Linux)'
+        )
     if sc.tcp.mss not in (1460, 1448):  # 1448: the wire line of _path_differences
         d.append(
             f"tcp.mss {sc.tcp.mss}: the MTU is 1500 B, so Linux's MSS is 1460 B "

@@ -802,6 +802,12 @@ impl Sender {
             rate = r.gen(now, self.min_rtt);
             rate.prior_in_flight += held_before;
             rate.in_recovery = self.in_recovery;
+            // tcp_ack_update_rtt: no (S)ACK timing sample (Karn: only retransmissions were
+            // delivered), but the cumulative ACK moved (FLAG_ACKED) and timestamps are on: the
+            // rate sample's RTT is the echo's, on the millisecond TS clock.
+            if rate.rtt_ns < 0 && acked > 0 && self.params.timestamps {
+                rate.rtt_ns = linux_ts_rtt(now, ack.ts) as i64;
+            }
         }
         let (ece, ce) = if self.accecn.is_some() {
             let n = self.accecn_ce(ack, delivered);
@@ -1018,4 +1024,14 @@ impl Sender {
         self.send_allowed(now, out);
         self.tell_head_resent(now);
     }
+}
+
+/// Linux's RTT from a timestamp echo without microsecond timestamps (`tcp_rtt_tsopt_us` with
+/// `min_delta` 1, net/ipv4/tcp_input.c): the TS clock ticks in milliseconds
+/// (`tcp_time_stamp_ms`: the socket's clock over 10^6, as each segment's TSval is its
+/// departure time's), so the sample is whole milliseconds, floor(now) - floor(sent), and
+/// 1 ms when that is 0. It can be up to 1 ms below the true RTT.
+pub fn linux_ts_rtt(now: Time, echo: Time) -> Time {
+    const MS: Time = 1_000_000;
+    ((now / MS).saturating_sub(echo / MS)).max(1) * MS
 }

@@ -1215,3 +1215,63 @@ fn ns3_round_start_is_kept_over_an_invalid_sample() {
         assert_eq!(b.next_rtt_delivered, 900, "{m:?}");
     }
 }
+
+/// `tcp_rtt_tsopt_us` by hand (millisecond TS clock, `min_delta` 1): an ACK at 1.0415 s echoing
+/// a TSval taken at 0.9995 s reads 1041 - 999 = 42 ms (the true RTT); at 8.3 ms echoing
+/// 0.1 ms, 8 - 0 = 8 ms, below the true 8.2 ms; within one tick (1.0412 s echoing 1.0410 s)
+/// 0, raised to 1 ms.
+#[test]
+fn linux_timestamp_rtt_is_whole_milliseconds_at_least_one() {
+    use crate::tcp::sender::linux_ts_rtt;
+    let us = MS / 1000;
+    assert_eq!(linux_ts_rtt(1_041_500 * us, 999_500 * us), 42 * MS);
+    assert_eq!(linux_ts_rtt(8_300 * us, 100 * us), 8 * MS);
+    assert_eq!(linux_ts_rtt(1_041_200 * us, 1_041_000 * us), MS);
+}
+
+/// Linux's rate sample on an ACK that delivers only a retransmission (`tcp_ack_update_rtt`:
+/// Karn leaves no ACK-timing sample, so with timestamps `rs->rtt_us` is the echo's): BBR's
+/// min-RTT filter hears it. By hand: segments 0-9 leave at time 0 (paced), 1 is lost; the ACK
+/// of 0 at 100 ms (SACK 2-9) gives min RTT 100 ms less 9's send time (the newest segment it
+/// delivered: Linux's `ca_rtt_us`) and marks 1 lost (8 SACKed above), which is resent at time
+/// r. Its ACK (cumulative to 10, nothing newly SACKed) comes back when the path has emptied, at
+/// T = floor_ms(r) + 60.4 ms echoing r: a true RTT of 59.4-60.4 ms, on the TS clock
+/// floor(T) - floor(r) = 60 ms, the new min RTT. Without timestamps that ACK has no RTT sample
+/// and the min RTT stays the first one. This is what a flow in PROBE_RTT during loss recovery
+/// sees on the testbed (docs/testbed.md, "Timestamps: the RTT of a retransmission's ACK").
+#[test]
+fn a_retransmissions_ack_is_an_rtt_sample_through_its_timestamp() {
+    let run = |timestamps: bool| {
+        let cfg = TcpConfig {
+            timestamps,
+            ..bbr_cfg(RecoveryKind::Sack)
+        };
+        let mut s = Sender::new(&cfg, None, None);
+        let mut out = Vec::new();
+        drain_paced(&mut s, 0, &mut out);
+        let (sent0, sent9) = (out[0].ts, out[9].ts);
+        assert_eq!(
+            out.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            (0..10).collect::<Vec<_>>()
+        );
+        let mut a = crate::tcp::tests::ack(1, sent0);
+        a.sack[0] = (2, 10);
+        out.clear();
+        s.on_ack(&a, 100 * MS, &mut out);
+        let first = 100 * MS - sent9;
+        let b = |s: &Sender| {
+            let p = s.cc.as_any().expect("BBR offers its state");
+            p.downcast_ref::<Bbr>().expect("a BBR sender").min_rtt
+        };
+        assert_eq!(b(&s), Some(first));
+        drain_paced(&mut s, 100 * MS, &mut out);
+        let r = out.iter().find(|p| p.seq == 1).expect("1 resent").ts;
+        let t = r / MS * MS + 60 * MS + 400_000;
+        out.clear();
+        s.on_ack(&crate::tcp::tests::ack(10, r), t, &mut out);
+        b(&s)
+    };
+    assert_eq!(run(true), Some(60 * MS));
+    let first = run(false).expect("a min RTT");
+    assert!(first > 90 * MS, "{first}");
+}

@@ -61,6 +61,7 @@
 use super::{Prr, Recovery, DUP_THRESH};
 use crate::packet::Packet;
 use crate::tcp::cc::AckSample;
+use crate::tcp::sender::linux_ts_rtt;
 use crate::tcp::Sender;
 use aqm::Time;
 use std::collections::VecDeque;
@@ -385,7 +386,8 @@ impl Rack {
     /// `tcp_sacktag_one`, `tcp_ack_update_rtt` in net/ipv4/tcp_input.c): from the send time of
     /// the lowest segment it acknowledges cumulatively and not SACKed before, unless a segment it
     /// acknowledges cumulatively was ever retransmitted (Karn); else from the lowest newly SACKed
-    /// segment never retransmitted; else, with timestamps and snd_una advancing, from the echo.
+    /// segment never retransmitted; else, with timestamps and snd_una advancing, from the echo
+    /// on the millisecond TS clock ([`linux_ts_rtt`]).
     /// Called before `advance_una` (the send records still hold the acknowledged segments) and
     /// after `collect_delivered`.
     fn rtt_of_ack(&self, s: &Sender, ack: &Packet, a: u32, now: Time) -> Option<f64> {
@@ -406,7 +408,7 @@ impl Rack {
         if let Some(k) = first_sacked {
             return Some(since(k));
         }
-        (s.params.timestamps && a > s.snd_una).then(|| now.saturating_sub(ack.ts) as f64)
+        (s.params.timestamps && a > s.snd_una).then(|| linux_ts_rtt(now, ack.ts) as f64)
     }
 
     /// RFC 8985 s. 6.2 steps 2 (RACK_update) and 3 (RACK_detect_reordering) over the newly
@@ -1241,6 +1243,29 @@ mod tests {
             "Karn: the ACK covers a retransmission"
         );
         assert_eq!(s.stats.rtt_n, 2, "two samples, both from SACKs");
+    }
+
+    /// The same with timestamps: the cumulative ACK of 6 at 160.7 ms delivers only the
+    /// retransmission of 0 (sent at 50 ms) and nothing newly SACKed, so Linux times it through
+    /// the echo (`tcp_ack_update_rtt`), on the millisecond TS clock (`tcp_rtt_tsopt_us`):
+    /// 160 - 50 = 110 ms, not the 110.7 ms that passed. SRTT = 0.875 x 51.25 + 0.125 x 110 =
+    /// 58.59375 ms; the third sample.
+    #[test]
+    fn with_timestamps_a_retransmissions_ack_is_timed_by_the_echo_in_whole_ms() {
+        let mut c = cfg(TcpVariant::Sack);
+        c.recovery = Some(RecoveryKind::Rack);
+        c.timestamps = true;
+        let mut s = Sender::new(&c, None, None);
+        send_at(&mut s, 0, 10);
+        let mut out = Vec::new();
+        s.on_ack(&sack(0, 0, &[(1, 4)]), 50 * MS, &mut out);
+        assert_eq!(out.first().map(|p| (p.seq, p.ts)), Some((0, 50 * MS)));
+        s.on_ack(&sack(0, 0, &[(1, 6)]), 60 * MS, &mut out);
+        assert_eq!(s.srtt_ns(), 51.25 * MS as f64);
+        s.on_ack(&sack(6, 50, &[]), 160 * MS + 700_000, &mut out);
+        assert_eq!(s.snd_una, 6);
+        assert_eq!(s.srtt_ns(), 58.59375 * MS as f64);
+        assert_eq!(s.stats.rtt_n, 3);
     }
 
     /// After a timeout (Linux's CA_Loss) a retransmission RACK finds lost starts a fast recovery
