@@ -1032,6 +1032,12 @@ impl Sender {
 /// departure time's), so the sample is whole milliseconds, floor(now) - floor(sent), and
 /// 1 ms when that is 0. It can be up to 1 ms below the true RTT.
 pub fn linux_ts_rtt(now: Time, echo: Time) -> Time {
+    ts_ticks(now, echo).max(1) * 1_000_000
+}
+
+/// Whole ticks of a millisecond timestamp clock between a segment sent at `echo` and an ACK at
+/// `now` (ns): floor(now) - floor(echo) in milliseconds, as Linux and ns-3 read an echo.
+pub fn ts_ticks(now: Time, echo: Time) -> Time {
     const MS: Time = 1_000_000;
-    ((now / MS).saturating_sub(echo / MS)).max(1) * MS
+    (now / MS).saturating_sub(echo / MS)
 }

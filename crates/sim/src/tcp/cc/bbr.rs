@@ -850,8 +850,7 @@ impl CongestionControl for Bbr {
     fn on_delay_sample(&mut self, rtt_ns: f64, now: Time) {
         if self.ns3.ts_rtt {
             const MS: Time = 1_000_000;
-            let sent = now.saturating_sub(rtt_ns as Time);
-            let ms = now / MS - sent / MS;
+            let ms = crate::tcp::sender::ts_ticks(now, now.saturating_sub(rtt_ns as Time));
             self.ts_rtt = Some(if ms > 0 { ms * MS } else { 1_000 });
             self.ts_on = true;
         }
