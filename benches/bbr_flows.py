@@ -2,13 +2,13 @@
 
     sudo .venv/bin/python benches/bbr_flows.py testbed --runs 10 [--out runs/bbr_flows]
         [--aqm dt] [--kernel-label tbnocomp --sysctl net.ipv4.tcp_comp_sack_nr=0]
-        [--route quickack=1] [--seeded --kernel-label tbs]
+        [--route quickack=1] [--seeded --kernel-label tbs] [--first 605]
     .venv/bin/python benches/bbr_flows.py sim --seeds 1-30 [--label sim] [--tcp delack=true]
         [--access-delays 1.5,3.5,...,19.5] [--dither 0.5]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
         [--kernel-digest docs/data/bbr_flows_kernel.json] [--kernel-label tbs --sim-seeds 1-16]
         [--kernel-runs 1-16]
-    .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE]
+    .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE] [--merge]
     .venv/bin/python benches/bbr_flows.py shift --a kernel:tbs --b kernel:tbsh
     .venv/bin/python benches/bbr_flows.py lt --label sim --kernel-label tbs
 
@@ -38,8 +38,11 @@ sim): the ten access links' delays instead of the file's 1, 3, ..., 19 ms.
 a flow failed) and prints, per AQM and flow (by base RTT), the mean
 goodput and its standard error on each side, the ratio of the means with a 95 % bootstrap
 interval (runs resampled on each side), whether that interval lies inside [0.9, 1.1] ("yes"),
-outside it ("no") or neither ("undecided"), Welch's t-test and its Holm-adjusted p over the ten
-flows; then per-run distribution statistics (Jain's index, the largest flows' shares, the shares
+outside it ("no") or neither ("undecided"), the same verdict on the 90 % interval (the two
+one-sided tests at 5 %, TOST: the usual test of "within 10 %"), Welch's t-test and its
+Holm-adjusted p over the ten flows, and how many of the ten flows an exact simulator would be
+shown within 10 % for with as many runs on each side (how many runs the criterion needs);
+then per-run distribution statistics (Jain's index, the largest flows' shares, the shares
 of three RTT classes) with bootstrap intervals and a Mann-Whitney test, the bottleneck's loss
 ratio and the flows' retransmitted fractions by their goodput, how far the first flow to start
 (by the seed's schedule) ends above its base RTT's mean share, and which flow was the
@@ -58,10 +61,13 @@ how much of 10-30 s is spent so.
 ``shift``: how each flow's mean changes from one set of runs to another (``--a``, ``--b``:
 a simulator label, or ``kernel:LABEL``), with the chi-square sum over the flows
 (docs/testbed.md, "Exact delays").
+``--first N`` (testbed): number the runs from N at least (with ``--seeded``, seeds too), to
+continue a digest's runs whose directories are gone (``digest --merge`` then adds them to it).
 ``digest``: the kernel runs' per-flow goodputs, mean queues and load averages in one JSON file
 (``docs/data/bbr_flows_kernel.json`` is committed: the kernel runs of 2026-11-29 behind
 docs/testbed.md's per-flow table), so ``table --kernel-digest FILE`` compares simulator
-variants with the kernel without the testbed's half hour of runs.
+variants with the kernel without the testbed's half hour of runs; ``--merge``: keeps the runs
+the file holds (a run directory under ``--out`` replaces the file's run of its name).
 """
 
 from __future__ import annotations
@@ -122,8 +128,11 @@ def run_testbed(
     route: dict[str, str] | None = None,
     seeded: bool = False,
     access: list[float] | None = None,
+    first: int = 1,
 ) -> None:
-    """``runs`` kernel runs per AQM, alternating FIFO and CoDel, in ``{aqm}-{label}-NN``;
+    """``runs`` kernel runs per AQM, alternating FIFO and CoDel, in ``{aqm}-{label}-NN``
+    (NN: one past the highest under ``out``, at least ``first``: a digest's runs continued on
+    another machine or day keep their numbers and seeds apart);
     ``sysctls``: extra ``net.ipv4.tcp_*`` settings of the senders' and receivers' namespaces;
     ``route``: extra metrics of their routes (``{"quickack": "1"}``); ``seeded``: run NN uses
     seed NN (the flows' start schedule of simulator seed NN) instead of the file's seed 1;
@@ -132,7 +141,7 @@ def run_testbed(
 
     for _ in range(runs):
         for aqm in aqms:
-            i = _next_index(out, aqm, label)
+            i = max(_next_index(out, aqm, label), first)
             d = out / f"{aqm}-{label}-{i:02d}"
             before = os.getloadavg()
             res = testbed.testbed(
@@ -313,15 +322,28 @@ def _schedule(flows: list[dict], kernel: bool) -> list[float] | None:
 DIGEST = ROOT / "docs" / "data" / "bbr_flows_kernel.json"
 
 
-def write_digest(out: Path, path: Path, kernel_label: str = "tb") -> None:
+def write_digest(out: Path, path: Path, kernel_label: str = "tb", merge: bool = False) -> None:
     """The kernel runs labelled ``kernel_label`` under ``out``, as :func:`load_runs` reads them,
-    with the kernel's release and the date, in one JSON file."""
+    with the kernel's release and the date, in one JSON file; ``merge``: with the runs the file
+    already holds (same label; a run under ``out`` replaces the file's run of its name), in run
+    order, so runs made on other days, whose directories are gone, are kept."""
     import datetime
     import platform
 
     runs = {aqm: load_runs(out, aqm, kernel_label, kernel=True) for aqm in AQMS}
     if not any(runs.values()):
         _die(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
+    if merge:
+        try:
+            old = json.loads(path.read_text())
+            if (theirs := old.get("label")) != kernel_label:
+                _die(f"--merge: {path} holds runs labelled {theirs!r}, not {kernel_label!r}")
+            for aqm in AQMS:
+                have = {r["name"]: r for r in old["runs"].get(aqm, [])}
+                have.update((r["name"], r) for r in runs[aqm])
+                runs[aqm] = sorted(have.values(), key=lambda r: int(r["name"].rsplit("-", 1)[1]))
+        except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
+            _die(f"--merge: cannot read {path}: {e}")
     doc = {
         "what": "kernel bbr per flow (benches/bbr_flows.py testbed), goodput Mb/s by base RTT",
         # The release of the machine that writes the digest: write it on the testbed machine.
@@ -433,6 +455,39 @@ def _boot_ci(
     return ci(ma), ci(mb), ci(mb - ma)
 
 
+def _within(lo: float, hi: float) -> str:
+    """The verdict on a ratio's interval: "yes" (within 10 %) if all of it lies in [0.9, 1.1],
+    "no" if all of it lies outside, else "undecided" (the runs cannot tell). On the 95 %
+    interval this is a test at 2.5 % each side; on the 90 % interval it is the two one-sided
+    tests at 5 % (Schuirmann 1987, the equivalence test of bioequivalence studies), and for the
+    claim "every flow within 10 %" the intersection-union test of the flows' tests needs no
+    correction for their number (Berger 1982)."""
+    if 0.9 <= lo and hi <= 1.1:
+        return "yes"
+    return "no" if hi < 0.9 or lo > 1.1 else "undecided"
+
+
+def _exact_power(K, S) -> None:
+    """How many flows an exact simulator would be shown within 10 % for, with these numbers of
+    runs and the two sides' run-to-run spreads: per flow the chance that the interval of the
+    ratio lies in [0.9, 1.1] when the true ratio is 1 (normal approximation, the ratio's
+    standard error by the delta method: sqrt(cv_k^2 / n_k + cv_s^2 / n_s))."""
+    import numpy as np
+    from scipy.stats import norm
+
+    cv = [x.std(axis=0, ddof=1) / x.mean(axis=0) for x in (K, S)]
+    sig = np.sqrt(cv[0] ** 2 / len(K) + cv[1] ** 2 / len(S))
+    out = []
+    for z in (norm.ppf(0.975), norm.ppf(0.95)):
+        m = 0.1 / sig - z
+        out.append(np.where(m > 0, 2 * norm.cdf(m) - 1, 0.0).sum())
+    print(
+        f"\nan exact simulator would be shown within 10 % for {out[0]:.1f} (95 % interval) and "
+        f"{out[1]:.1f} (TOST 5 %) of these {len(sig)} flows on average with these runs "
+        f"(the ratio's s.e. {sig.min():.3f}-{sig.max():.3f})"
+    )
+
+
 def _check_same_flows(tb: list[dict], sim: list[dict]) -> None:
     """The same flows on both sides: each base RTT within 4 ms of the kernel's first run's (a
     dithered simulator moves each access delay by under 1 ms, the RTT by under 4)."""
@@ -478,9 +533,9 @@ def table(
         )
         print(
             "\n| base RTT (ms) | kernel mean +- s.e. (Mb/s) | sim mean +- s.e. "
-            "| sim / kernel (95% CI) | within 10%? | Welch p | Holm p |"
+            "| sim / kernel (95% CI) | within 10%? | 90% CI | TOST 5% | Welch p | Holm p |"
         )
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         K = np.array([r["gp"] for r in tb])
         S = np.array([r["gp"] for r in sim])
         rows = []
@@ -488,22 +543,18 @@ def table(
             k, s = K[:, j], S[:, j]
             idx_k = rng.integers(0, len(k), (boot, len(k)))
             idx_s = rng.integers(0, len(s), (boot, len(s)))
-            lo, hi = np.percentile(s[idx_s].mean(axis=1) / k[idx_k].mean(axis=1), [2.5, 97.5])
+            ratios = s[idx_s].mean(axis=1) / k[idx_k].mean(axis=1)
+            lo, lo90, hi90, hi = np.percentile(ratios, [2.5, 5, 95, 97.5])
             p = stats.ttest_ind(s, k, equal_var=False).pvalue
-            rows.append((rtt, k, s, lo, hi, p))
+            rows.append((rtt, k, s, (lo, hi), (lo90, hi90), p))
         holm = _holm([r[5] for r in rows])
-        for (rtt, k, s, lo, hi, p), ph in zip(rows, holm, strict=True):
-            # Within 10 % only if the whole 95 % interval of the ratio is in [0.9, 1.1]; outside
-            # if the whole interval is; else the runs cannot tell.
-            verdict = (
-                "yes"
-                if 0.9 <= lo and hi <= 1.1
-                else ("no" if hi < 0.9 or lo > 1.1 else "undecided")
-            )
+        for (rtt, k, s, ci95, ci90, p), ph in zip(rows, holm, strict=True):
             print(
                 f"| {rtt} | {k.mean():.1f} +- {_se(k):.1f} | {s.mean():.1f} +- {_se(s):.1f} | "
-                f"{s.mean() / k.mean():.2f} ({lo:.2f}-{hi:.2f}) | {verdict} | {p:.4f} | {ph:.3f} |"
+                f"{s.mean() / k.mean():.2f} ({ci95[0]:.2f}-{ci95[1]:.2f}) | {_within(*ci95)} | "
+                f"{ci90[0]:.2f}-{ci90[1]:.2f} | {_within(*ci90)} | {p:.4f} | {ph:.3f} |"
             )
+        _exact_power(K, S)
         tot_k, tot_s = K.sum(axis=1), S.sum(axis=1)
         qk, qs = np.mean([r["queue"] for r in tb]), np.mean([r["queue"] for r in sim])
         print(
@@ -1160,6 +1211,17 @@ def _parser() -> argparse.ArgumentParser:
         help="table: the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
     )
     ap.add_argument("--digest", type=Path, default=DIGEST, help="digest: the file to write")
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="digest: keep the runs the file holds (a run under --out replaces its namesake)",
+    )
+    ap.add_argument(
+        "--first",
+        type=int,
+        default=1,
+        help="testbed: number runs (and, --seeded, seeds) from this one at least",
+    )
     ap.add_argument("--a", help="shift: the first runs, LABEL (simulator) or kernel:LABEL")
     ap.add_argument("--b", help="shift: the second runs, as --a")
     ap.add_argument(
@@ -1184,12 +1246,16 @@ def main() -> int:
         _die(f"--dither: from 0 to 1 ms (got {args.dither})")
     if args.dither > min(access or FILE_ACCESS_MS):
         _die(f"--dither: at most the smallest access delay, {min(access or FILE_ACCESS_MS)} ms")
+    if args.first < 1:
+        _die(f"--first: a run number, 1 or more (got {args.first})")
     out.mkdir(parents=True, exist_ok=True)
     if args.what == "testbed":
         sysctls = dict(x.split("=", 1) for x in args.sysctl)
         aqms = (args.aqm,) if args.aqm else AQMS
         route = dict(x.split("=", 1) for x in args.route)
-        run_testbed(out, args.runs, args.kernel_label, sysctls, aqms, route, args.seeded, access)
+        run_testbed(
+            out, args.runs, args.kernel_label, sysctls, aqms, route, args.seeded, access, args.first
+        )
     elif args.what == "sim":
         from aqmlab.errors import InputError
 
@@ -1199,7 +1265,7 @@ def main() -> int:
         except InputError as e:  # a --tcp setting the scenario refuses: its one line
             _die(f"--tcp: {e}")
     elif args.what == "digest":
-        write_digest(out, args.digest, args.kernel_label)
+        write_digest(out, args.digest, args.kernel_label, args.merge)
     elif args.what == "lt":
         probe = ROOT / "target" / "release" / "examples" / "bbr_probe"
         if not probe.exists():

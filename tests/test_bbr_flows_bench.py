@@ -66,9 +66,13 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
     digest = tmp_path / "digest.json"
     digest.write_text(json.dumps({"runs": {"dt": kernel, "codel": []}}))
     # Simulator, 20 seeds: flow 0 at 10.2 (ratio 1.02), flow 1 at 13 (1.30), flow 2 at 2 or 18
-    # (mean 10, ratio interval about 0.65-1.35), the rest at 10.
+    # (mean 10, ratio interval about 0.65-1.35), flow 4 at 7.4 or 12.6 (mean 10 over the 21
+    # seeds with seed 100's 10; standard deviation 2.6 sqrt(20/21) = 2.54, so the ratio's
+    # standard error is 2.54 / sqrt(21) / 10 = 0.0554: 1.96 x 0.0554 = 0.109 > 0.1, undecided
+    # on the 95 % interval, but 1.645 x 0.0554 = 0.091 < 0.1, within by the two one-sided
+    # tests at 5 %), the rest at 10.
     for s in range(1, 21):
-        gp = [10.2, 13.0, 2.0 if s % 2 else 18.0] + [10.0] * 7
+        gp = [10.2, 13.0, 2.0 if s % 2 else 18.0, 10.0, 7.4 if s % 2 else 12.6] + [10.0] * 5
         _sim_run(tmp_path / "runs" / f"dt-x-s{s:02d}", gp)
     # Seed 100 and above are read too (three digits).
     _sim_run(tmp_path / "runs" / "dt-x-s100", [10.2, 13.0, 10.0] + [10.0] * 7)
@@ -102,6 +106,14 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
     assert rows["16"][4] == "no" and rows["16"][3].startswith("1.30")
     assert rows["24"][4] == "undecided"
     assert rows["32"][4] == "yes"
+    # Columns: RTT, kernel, sim, ratio (95 %), verdict, 90 % interval, TOST verdict.
+    assert [rows[r][6] for r in ("8", "16", "24", "32")] == ["yes", "no", "undecided", "yes"]
+    assert rows["40"][4] == "undecided" and rows["40"][6] == "yes"
+    # An exact simulator with these runs (by hand): flows 0, 1, 3 and 5-9 have ratio standard
+    # errors under 0.003 (sure to be shown), flow 2's 0.17 (never), flow 4's 0.0554: 0.1 /
+    # 0.0554 = 1.805 is below 1.96 (never on the 95 % interval) and 0.160 above 1.645: 2 x
+    # Phi(0.160) - 1 = 0.127 by the two one-sided tests. So 8.0 and 8.1 flows of 10.
+    assert "shown within 10 % for 8.0 (95 % interval) and 8.1 (TOST 5 %) of these 10" in r.stdout
 
 
 @pytest.mark.parametrize(
@@ -119,6 +131,7 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         (["table", "--kernel-runs", "0-3"], "--kernel-runs"),
         (["shift", "--a", "x"], "shift: --a and --b"),
         (["table", "--plot-time", "t.png"], "--plot-time"),
+        (["testbed", "--first", "0"], "--first"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field: str) -> None:
@@ -171,6 +184,34 @@ def test_shift_chi_square_worked_by_hand(tmp_path: Path) -> None:
     assert "| 8 -> 8 | 10.0 | 12.0 | +2.0 +- 0.5 |" in r.stdout
     assert "sum of (change / s.e.)^2: 18.0 on 10 d.f., p 0.055" in r.stdout
     assert "codel: fewer than 2 runs" in r.stderr
+
+
+def test_digest_merge_keeps_the_files_runs(tmp_path: Path) -> None:
+    """``digest --merge``: the file's runs whose directories are gone stay, a run directory
+    replaces the file's run of its name, and the runs come out in number order; a file of
+    another label is refused."""
+    old = [
+        {"name": f"dt-tbs-{i:02d}", "gp": [float(i)] * 10, "rtt": RTTS, "queue": 1.0, "load": 0.1}
+        for i in (1, 2, 3)
+    ]
+    digest = tmp_path / "digest.json"
+    args = ("digest", "--out", "runs", "--kernel-label", "tbs", "--digest", str(digest), "--merge")
+
+    def merge() -> subprocess.CompletedProcess:
+        return _bench(*args, cwd=tmp_path)
+
+    digest.write_text(json.dumps({"label": "tbs", "runs": {"dt": old, "codel": []}}))
+    for i, g in ((10, 7.0), (3, 5.0)):
+        _sim_run(tmp_path / "runs" / f"dt-tbs-{i:02d}", [g] * 10)
+    r = merge()
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(digest.read_text())["runs"]["dt"]
+    assert [x["name"] for x in runs] == ["dt-tbs-01", "dt-tbs-02", "dt-tbs-03", "dt-tbs-10"]
+    assert [x["gp"][0] for x in runs] == [1.0, 2.0, 5.0, 7.0]
+    digest.write_text(json.dumps({"label": "tb", "runs": {"dt": old, "codel": []}}))
+    r = merge()
+    assert r.returncode == 2 and r.stderr.startswith("--merge: ") and r.stderr.count("\n") == 1
+    assert json.loads(digest.read_text())["label"] == "tb"  # left as it was
 
 
 def test_table_kernel_runs_picks_runs_by_number(tmp_path: Path) -> None:

@@ -175,8 +175,15 @@ struct Pick {
     retrans: bool,
     tx_in_flight: u32,
     lost_at_send: u64,
-    /// Send time of the newest non-retransmitted delivered segment (RTT sample).
+    /// Send time of the newest never-retransmitted segment the cumulative ACK delivered
+    /// (`last_ackt` in `tcp_clean_rtx_queue`).
     rtt_sent: Option<Time>,
+    /// Send time of the newest never-retransmitted segment a SACK block delivered
+    /// (`last_sackt` in `tcp_sacktag_one`).
+    sack_rtt_sent: Option<Time>,
+    /// The cumulative ACK delivered a segment that was retransmitted (`FLAG_RETRANS_DATA_ACKED`):
+    /// Linux then takes no timing from the cumulative ACK (Karn).
+    cum_retrans: bool,
     /// ns-3's kept start only: now - the start's `delivered_time`, taken on the ACK that chose
     /// it (`m_ackElapsed`).
     ack_elapsed: Time,
@@ -338,6 +345,8 @@ impl RateState {
             if self.ns3_keep_start {
                 // ns-3's m_rateSample outlives the ACK; only the RTT sample is the ACK's own.
                 self.pick.rtt_sent = None;
+                self.pick.sack_rtt_sent = None;
+                self.pick.cum_retrans = false;
                 self.ns3_batch.clear();
             } else {
                 self.pick = Pick::default();
@@ -381,8 +390,17 @@ impl RateState {
             // Later deliveries' intervals start at this segment's send (tp->first_tx_mstamp).
             self.first_tx = r.sent;
         }
-        if !r.retrans && p.rtt_sent.is_none_or(|t| r.sent > t) {
-            p.rtt_sent = Some(r.sent);
+        if r.retrans {
+            p.cum_retrans |= !sacked;
+        } else {
+            let t = if sacked {
+                &mut p.sack_rtt_sent
+            } else {
+                &mut p.rtt_sent
+            };
+            if t.is_none_or(|t| r.sent > t) {
+                *t = Some(r.sent);
+            }
         }
     }
 
@@ -541,6 +559,20 @@ impl RateState {
         self.lost_scan = self.base + self.recs.len() as u32;
     }
 
+    /// The send time the ACK's RTT sample is timed from (`ca_rtt_us` in
+    /// `tcp_clean_rtx_queue`, net/ipv4/tcp_input.c): the newest never-retransmitted segment a
+    /// SACK block delivered; else the newest the cumulative ACK delivered, unless the
+    /// cumulative ACK also delivered a retransmitted segment (`FLAG_RETRANS_DATA_ACKED`: Linux
+    /// then drops the cumulative ACK's timing; before 2026-11-30 it was kept here). With ns-3's
+    /// kept sample start (`cc = "bbr-ns3:ratestart"`) the newest of either, as before: ns-3's rate sample has no RTT, and its
+    /// BBR's min RTT comes from its own estimator (`bbr.rs`, `on_delay_sample`).
+    fn rtt_sent(&self, p: &Pick) -> Option<Time> {
+        if self.ns3_keep_start {
+            return p.rtt_sent.max(p.sack_rtt_sent);
+        }
+        p.sack_rtt_sent.or(p.rtt_sent.filter(|_| !p.cum_retrans))
+    }
+
     /// Ends an ACK's accounting at `now` with `min_rtt_ns` the sender's min RTT
     /// (`tcp_rate_gen`): the sample.
     pub fn gen(&mut self, now: Time, min_rtt_ns: f64) -> RateSample {
@@ -560,7 +592,9 @@ impl RateState {
             acked_sacked: self.acked_now,
             losses: self.lost_now,
             repaired: self.repaired_now,
-            rtt_ns: p.rtt_sent.map_or(-1, |t| now.saturating_sub(t) as i64),
+            rtt_ns: self
+                .rtt_sent(&p)
+                .map_or(-1, |t| now.saturating_sub(t) as i64),
             prior_in_flight,
             in_flight: self.in_flight,
             total_delivered: self.delivered,
@@ -742,6 +776,58 @@ mod tests {
         assert_eq!((a.repaired, b.repaired, c.repaired), (0, 0, 0));
         assert!(d.is_retrans);
         assert_eq!(d.rtt_ns, -1, "no RTT from a retransmission (Karn)");
+    }
+
+    /// `tcp_clean_rtx_queue`'s Karn rule over a whole cumulative ACK (net/ipv4/tcp_input.c):
+    /// when it delivers any retransmitted segment (`FLAG_RETRANS_DATA_ACKED`) it gives no
+    /// timing at all, not even from the never-retransmitted segments it also delivers; a
+    /// never-retransmitted segment newly SACKed by the same ACK still times it (`last_sackt`).
+    #[test]
+    fn a_cumulative_ack_over_a_retransmission_is_not_timed() {
+        // Segments 0..10 sent at 0..9 ms; 2 is lost and resent at 50 ms; the receiver held
+        // its SACKs, so the ACK that the retransmission triggers (at 80 ms) cumulatively
+        // delivers 2 and never-SACKed 3..10 at once.
+        let send = |r: &mut RateState| {
+            for s in 0..10u32 {
+                r.on_send(s, s as Time * MS, s);
+            }
+            r.on_cum_ack(0, 2);
+            let _ = r.gen(40 * MS, 30.0 * MS as f64);
+            r.on_send(2, 50 * MS, 8);
+        };
+        let mut r = RateState::default();
+        send(&mut r);
+        r.on_cum_ack(2, 10);
+        let a = r.gen(80 * MS, 30.0 * MS as f64);
+        assert_eq!(a.acked_sacked, 8);
+        // Before 2026-11-30 this was 80 - 9 = 71 ms, the newest original's (9 ms) time.
+        assert_eq!(
+            a.rtt_ns, -1,
+            "no timing from a cumulative ACK over a retransmission"
+        );
+
+        // The same, but the ACK (cumulative to 8) also newly SACKs 9: timed from 9's send.
+        let mut r = RateState::default();
+        send(&mut r);
+        r.on_cum_ack(2, 8);
+        r.on_sack(&[(9, 10)], 8, 10);
+        let b = r.gen(80 * MS, 30.0 * MS as f64);
+        assert_eq!(b.acked_sacked, 7);
+        assert_eq!(
+            b.rtt_ns,
+            (80 - 9) * MS as i64,
+            "the SACKed original times it"
+        );
+
+        // Without a retransmission among them the cumulative ACK is timed from its newest
+        // original: all ten never resent, one ACK of 0..10 at 80 ms: 80 - 9 ms.
+        let mut r = RateState::default();
+        for s in 0..10u32 {
+            r.on_send(s, s as Time * MS, s);
+        }
+        r.on_cum_ack(0, 10);
+        let c = r.gen(80 * MS, 30.0 * MS as f64);
+        assert_eq!(c.rtt_ns, (80 - 9) * MS as i64);
     }
 
     /// Linux's `tcp_timeout_mark_lost` -> `tcp_mark_skb_lost`: a timeout counts in `tp->lost`
