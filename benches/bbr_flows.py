@@ -322,6 +322,14 @@ def _schedule(flows: list[dict], kernel: bool) -> list[float] | None:
 DIGEST = ROOT / "docs" / "data" / "bbr_flows_kernel.json"
 
 
+def _run_number(run: dict) -> int:
+    """A kernel run's number, NN of its name ``{aqm}-{label}-NN`` (ValueError if it has none)."""
+    tail = str(run["name"]).rsplit("-", 1)[-1]
+    if "-" not in str(run["name"]) or not tail.isdigit():
+        raise ValueError(f"run name {run['name']!r} is not AQM-LABEL-NN")
+    return int(tail)
+
+
 def write_digest(out: Path, path: Path, kernel_label: str = "tb", merge: bool = False) -> None:
     """The kernel runs labelled ``kernel_label`` under ``out``, as :func:`load_runs` reads them,
     with the kernel's release and the date, in one JSON file; ``merge``: with the runs the file
@@ -330,20 +338,22 @@ def write_digest(out: Path, path: Path, kernel_label: str = "tb", merge: bool = 
     import datetime
     import platform
 
-    runs = {aqm: load_runs(out, aqm, kernel_label, kernel=True) for aqm in AQMS}
-    if not any(runs.values()):
-        _die(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
-    if merge:
+    kept: dict[str, list[dict]] = {aqm: [] for aqm in AQMS}
+    if merge:  # the file first: a refusal comes before any run is read
         try:
             old = json.loads(path.read_text())
             if (theirs := old.get("label")) != kernel_label:
                 _die(f"--merge: {path} holds runs labelled {theirs!r}, not {kernel_label!r}")
-            for aqm in AQMS:
-                have = {r["name"]: r for r in old["runs"].get(aqm, [])}
-                have.update((r["name"], r) for r in runs[aqm])
-                runs[aqm] = sorted(have.values(), key=lambda r: int(r["name"].rsplit("-", 1)[1]))
+            kept = {aqm: sorted(old["runs"].get(aqm, []), key=_run_number) for aqm in AQMS}
         except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
             _die(f"--merge: cannot read {path}: {e}")
+    runs = {aqm: load_runs(out, aqm, kernel_label, kernel=True) for aqm in AQMS}
+    if not any(runs.values()):
+        _die(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
+    for aqm in AQMS:
+        have = {r["name"]: r for r in kept[aqm]}
+        have.update((r["name"], r) for r in runs[aqm])
+        runs[aqm] = sorted(have.values(), key=_run_number)
     doc = {
         "what": "kernel bbr per flow (benches/bbr_flows.py testbed), goodput Mb/s by base RTT",
         # The release of the machine that writes the digest: write it on the testbed machine.

@@ -212,6 +212,11 @@ def test_digest_merge_keeps_the_files_runs(tmp_path: Path) -> None:
     r = merge()
     assert r.returncode == 2 and r.stderr.startswith("--merge: ") and r.stderr.count("\n") == 1
     assert json.loads(digest.read_text())["label"] == "tb"  # left as it was
+    digest.write_text(json.dumps({"label": "tbs", "runs": {"dt": [{"name": "x"}]}}))
+    r = merge()
+    assert r.returncode == 2 and r.stderr == (
+        f"--merge: cannot read {digest}: run name 'x' is not AQM-LABEL-NN\n"
+    )
 
 
 def test_table_kernel_runs_picks_runs_by_number(tmp_path: Path) -> None:
