@@ -397,7 +397,7 @@ def kernel_runs(
             _die(f"--kernel-digest: cannot read {digest}: {e}")
     if only is None:
         return runs
-    return [r for r in runs if int(r["name"].rsplit("-", 1)[1]) in only]
+    return [r for r in runs if _run_number(r) in only]
 
 
 def _only_seeds(runs: list[dict], seeds: list[int] | None) -> list[dict]:
