@@ -134,3 +134,30 @@ def test_send_jitter_delays_the_last_segment_by_less_than_its_bound():
     # completion time grows by more than 0 and less than 1 ms.
     extra = _fct(send_jitter="1ms") - _fct()
     assert 0 < extra < 0.001, extra
+
+
+def test_pacing_credit_reaches_the_simulator_only_when_on_and_bad_values_are_one_line():
+    cfg = scenario.build_config(scenario.from_dict(DOC))
+    assert "pacing_credit" not in cfg["flows"][0]["tcp"]
+    doc = {**DOC, "tcp": {"pacing": True, "pacing_credit": True}}
+    assert scenario.build_config(scenario.from_dict(doc))["flows"][0]["tcp"]["pacing_credit"]
+    with pytest.raises(InputError) as e:
+        scenario.from_dict({**DOC, "tcp": {"pacing_credit": "yes"}})
+    msg = str(e.value)
+    assert msg.startswith("tcp.pacing_credit") and "\n" not in msg, msg
+
+
+def test_pacing_credit_lets_late_departures_catch_up_by_at_most_half_their_gaps():
+    # The first window (10 segments) leaves before any RTT sample, unpaced: the same completion.
+    def fct(size: str, credit: bool) -> float:
+        doc = {**DOC, "flows": [{"count": 1, "size": size}]}
+        doc["tcp"] = {"pacing": True, "pacing_credit": credit}
+        return aqmlab.run(doc, plot=False).summary["flows"][0]["completion_s"]
+
+    assert fct("14600B", True) == fct("14600B", False)
+    # 20 segments: the second 10 are paced, each released by an ACK after its pacing time, so
+    # each may leave up to half a gap sooner. A gap is MSS / rate with the slow-start rate
+    # 2 x cwnd x MSS / SRTT, cwnd >= 10 and SRTT >= the 14 ms base: at most 0.7 ms, so the
+    # 10 paced segments gain more than 0 and at most 10 x 0.35 ms.
+    gain = fct("29200B", False) - fct("29200B", True)
+    assert 0 < gain <= 10 * 0.014 / 20 / 2, gain

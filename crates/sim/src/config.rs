@@ -185,6 +185,10 @@ pub struct TcpConfig {
     /// a time).
     #[serde(default)]
     pub gso: bool,
+    /// A paced sender that leaves after its time takes up to half the burst's time off the
+    /// next gap, as Linux's `tcp_update_skb_after_send` (`tcp::pacing`); off by default.
+    #[serde(default)]
+    pub pacing_credit: bool,
     /// The receiver advertises Linux 6.18's window (`tcp::rwnd`: about 64 KB at first, grown
     /// once per receiver RTT) instead of `rwnd_segments`; off by default.
     #[serde(default)]

@@ -67,6 +67,7 @@ pub fn default_tcp() -> TcpConfig {
         recovery: None,
         pacing: false,
         gso: false,
+        pacing_credit: false,
         linux_rwnd: false,
         send_jitter_ns: 0,
         sack_compress: false,

@@ -147,6 +147,10 @@ class Tcp(BaseModel):
     # GSO bursts as Linux's tcp_tso_autosize (about 1 ms of the pacing rate at once) for a paced
     # sender; an unpaced one already sends what its window allows at once.
     gso: StrictBool = False
+    # A paced sender that leaves after its time takes up to half the burst's time off the next
+    # gap, as Linux's tcp_update_skb_after_send ("take into account OS jitter"); false: the
+    # pacing clock restarts from the late departure (docs/transports.md).
+    pacing_credit: StrictBool = False
     # What the sender hands down at one instant (one send opportunity, a GSO burst) leaves it
     # together a uniform random time in [0, send_jitter) later, order kept: Floyd and
     # Jacobson's random processing time against drop-tail phase effects (ns-2's overhead_;
@@ -668,6 +672,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         cfg["ect1"] = True
     if t.gso:  # only then, so that other configurations stay as they were
         cfg["gso"] = True
+    if t.pacing_credit:  # only then, so that other configurations stay as they were
+        cfg["pacing_credit"] = True
     if t.send_jitter > 0:  # only then, so that other configurations stay as they were
         cfg["send_jitter_ns"] = _ns(t.send_jitter)
     if t.rwnd_model == "linux":  # only then, so that other configurations stay as they were

@@ -465,6 +465,12 @@ def _sender_differences(sc) -> list[str]:
             "Linux TCP paces in GSO bursts (tcp_tso_autosize: 2 segments and more back to "
             "back); with tcp.gso = false the simulator paces one segment at a time"
         )
+    if not sc.tcp.pacing_credit:
+        d.append(
+            "Linux's pacing clock takes credit for a late departure (the next gap shortened "
+            "by up to half, tcp_update_skb_after_send); with tcp.pacing_credit = false the "
+            "simulator's restarts from the late departure"
+        )
     if sc.tcp.send_jitter > 0:
         d.append(
             f"tcp.send_jitter {sc.tcp.send_jitter * 1e6:g} us is the simulator's model of a "

@@ -17,6 +17,18 @@
 //! the same: the first segment to leave at or after `next_send` opens a burst of
 //! [`gso_segs`] segments that leave at the same instant (as far as the window allows), and each
 //! adds its gap to `next_send`. An unpaced sender already sends what its window allows at once.
+//!
+//! Credit for a late departure (`[tcp] pacing_credit`, off by default): Linux moves the pacing
+//! clock on by less when an skb leaves after its time. `__tcp_transmit_skb` first sets
+//! `tcp_wstamp_ns = max(tcp_wstamp_ns, now)`; `tcp_update_skb_after_send` then takes the
+//! amount that moved it (`credit`, how late the skb left) off the skb's length at the pacing
+//! rate, at most half of it ("take into account OS jitter", net/ipv4/tcp_output.c): the next
+//! skb may leave up to half an skb's time sooner. Here a segment that opens a burst (every
+//! segment without `gso`) takes the credit, and the burst's segments take it off their gaps,
+//! each at most half its own, in order: equal gaps, so the burst's total is cut by
+//! min(credit, half its length), as Linux cuts the one skb's. The simulator's timers are
+//! exact, so only a sender that left after its time for another reason (its window closed, an
+//! ACK it waited for) has credit.
 
 use aqm::{Time, NS_PER_SEC};
 
@@ -40,6 +52,10 @@ pub struct Pacer {
     pub burst_at: Time,
     /// Segments the current GSO burst may still send at `burst_at`.
     pub burst_left: u32,
+    /// Take credit for a late departure (`[tcp] pacing_credit`).
+    pub credit: bool,
+    /// Credit the current burst has not yet taken off its gaps, ns.
+    pub credit_left: Time,
 }
 
 /// GSO's largest burst, bytes (`sk_gso_max_size`: `GSO_LEGACY_MAX_SIZE`, 64 KB, the default
@@ -129,10 +145,31 @@ impl Pacer {
             } else {
                 self.burst_at = now;
                 self.burst_left = burst.saturating_sub(1);
+                // `credit = tcp_wstamp_ns - prior_wstamp` after the clock is moved up to now.
+                if self.credit {
+                    self.credit_left = now.saturating_sub(self.next_send);
+                }
             }
             let gap = round_ns(NS_PER_SEC as f64 / r);
             self.next_send = self.next_send.max(now) + gap;
+            if self.credit_left > 0 {
+                self.take_credit(gap);
+            }
         }
+    }
+}
+
+impl Pacer {
+    /// Takes what is left of the burst's credit off this segment's gap, at most half of it:
+    /// `len_ns -= min(len_ns / 2, credit)`, segment by segment (`[tcp] pacing_credit`). Out of
+    /// line: with the option off it is never called, and [`Pacer::sent`] stays small enough to
+    /// be inlined where the sender paces.
+    #[cold]
+    #[inline(never)]
+    fn take_credit(&mut self, gap: Time) {
+        let cut = self.credit_left.min(gap / 2);
+        self.credit_left -= cut;
+        self.next_send -= cut;
     }
 }
 
@@ -190,6 +227,54 @@ mod tests {
         q.sent(0, Some(1000.0), 1);
         assert!(!q.allows(0));
         assert_eq!(q.next_send, ms);
+    }
+
+    /// `tcp_update_skb_after_send` by hand, 1,000 segments a second (1 ms a segment), bursts
+    /// of 2 (a 2 ms skb). At 0 the burst sets the clock to 2 ms. Its window closed, the sender
+    /// next sends at 5 ms: 3 ms late, credit 3 ms, half the skb's 2 ms is 1 ms, so the clock
+    /// goes to 5 + 2 - 1 = 6 ms (without credit 7 ms). On time at 6 ms: no credit, 8 ms. At
+    /// 8.3 ms: 0.3 ms late, 8.3 + 2 - 0.3 = 10 ms. One segment at a time (no bursts), 4 ms late:
+    /// 1 ms - min(0.5, 4) = 0.5 ms.
+    #[test]
+    fn a_late_departure_takes_credit_up_to_half_the_skb() {
+        let ms = 1_000_000;
+        let mut p = Pacer {
+            on: true,
+            credit: true,
+            ..Default::default()
+        };
+        let burst = |p: &mut Pacer, at: Time| {
+            for _ in 0..2 {
+                assert!(p.allows(at));
+                p.sent(at, Some(1000.0), 2);
+            }
+        };
+        burst(&mut p, 0);
+        // The first departure, at 0 against a clock at 0, is not late.
+        assert_eq!(p.next_send, 2 * ms);
+        burst(&mut p, 5 * ms);
+        assert_eq!(p.next_send, 6 * ms);
+        burst(&mut p, 6 * ms);
+        assert_eq!(p.next_send, 8 * ms);
+        burst(&mut p, 8 * ms + 300_000);
+        assert_eq!(p.next_send, 10 * ms);
+        // Without credit the same sends give 7 ms after the late one.
+        let mut q = Pacer {
+            on: true,
+            ..Default::default()
+        };
+        burst(&mut q, 0);
+        burst(&mut q, 5 * ms);
+        assert_eq!(q.next_send, 7 * ms);
+        // One segment at a time.
+        let mut r = Pacer {
+            on: true,
+            credit: true,
+            ..Default::default()
+        };
+        r.sent(0, Some(1000.0), 1);
+        r.sent(5 * ms, Some(1000.0), 1);
+        assert_eq!(r.next_send, 5 * ms + ms / 2);
     }
 
     #[test]

@@ -310,6 +310,7 @@ impl Sender {
             lt_sent: 0,
             pacer: super::pacing::Pacer {
                 on: pace,
+                credit: cfg.pacing_credit,
                 ..Default::default()
             },
             rate,
@@ -353,7 +354,10 @@ impl Sender {
 
     /// A paced segment leaves at `now`: the pacing clock moves on by its gap, and with `[tcp]
     /// gso` it may open a GSO burst ([`Sender::gso_burst`]).
-    #[inline]
+    // Always inlined: called once per paced segment from `send_allowed`, where the compiler
+    // stopped inlining it once `Pacer::sent` grew by the credit's test (0.7 % more
+    // instructions per packet in `sim_dumbbell bbr`).
+    #[inline(always)]
     pub(crate) fn pace_sent(&mut self, now: Time) {
         let rate = self.pacing_rate();
         // The burst's size matters only to the segment that opens it.
