@@ -157,9 +157,7 @@ impl Pacer {
             }
         }
     }
-}
 
-impl Pacer {
     /// Takes what is left of the burst's credit off this segment's gap, at most half of it:
     /// `len_ns -= min(len_ns / 2, credit)`, segment by segment (`[tcp] pacing_credit`). Out of
     /// line: with the option off it is never called, and [`Pacer::sent`] stays small enough to
