@@ -464,6 +464,28 @@ def test_the_plan_says_when_the_simulators_senders_have_no_timestamps(monkeypatc
     assert all('tcp.header = "54B"' in x for x in lines), lines
 
 
+@pytest.mark.parametrize(
+    ("tcp", "unpaced", "clock"),
+    [
+        ({}, False, False),  # NewReno on both sides, unpaced: no pacing line at all
+        ({"pacing": True}, True, False),  # the simulator paces; Linux's reno does not
+        ({"cc": "bbr"}, False, True),  # both pace: the kernel's GSO bursts and credit said
+        ({"cc": "bbr", "gso": True, "pacing_credit": True}, False, False),  # modelled
+    ],
+)
+def test_the_plan_says_which_flows_each_side_paces(monkeypatch, tcp, unpaced, clock):
+    """Linux paces bbr and prague itself, other modules only under an fq qdisc (which the
+    testbed does not install): the plan says when the simulator paces flows the kernel will
+    not, and speaks of the kernel's pacing clock (GSO bursts, credit) only when it paces."""
+    diffs = _plan_differences(monkeypatch, tcp)
+    lines = [x for x in diffs if "is not paced" in x]
+    assert len(lines) == int(unpaced), diffs
+    assert all("tcp.pacing = true" in x and "reno" in x for x in lines), lines
+    gso = [x for x in diffs if "GSO bursts" in x]
+    credit = [x for x in diffs if "takes credit" in x]
+    assert len(gso) == len(credit) == int(clock), diffs
+
+
 @pytest.mark.parametrize("handshake", [False, True])
 def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, handshake):
     """Linux's flows resolve the address and handshake before their data (a SYN lost in a full

@@ -68,6 +68,11 @@ _OUT_OF_TREE = {"prague": "not in mainline Linux (the L4S team's kernel tree has
 
 AVAILABLE_CC = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 
+#: Linux modules that ask for the kernel's own TCP pacing in their init (``sk_pacing_status =
+#: SK_PACING_NEEDED``: tcp_bbr.c ``bbr_init``, the L4S team's tcp_prague.c); the others are paced
+#: only under an fq qdisc, which the testbed does not install.
+LINUX_PACED = {"bbr", "prague"}
+
 
 def _try_load(cc: str) -> str | None:
     """Asks the kernel for congestion control ``cc`` as the traffic tool does (TCP_CONGESTION on
@@ -376,17 +381,19 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
             "max_samples": cfg["max_samples"],
         },
     )
-    p.differences = _differences(sc)
+    p.differences = _differences(sc, ccs)
     return p
 
 
-def _differences(sc) -> list[str]:
+def _differences(sc, ccs: list[str]) -> list[str]:
     """What the testbed does differently from the simulator for this scenario (reported): the
-    path, the connections' starts, what is measured, and the senders' model, in that order."""
+    path, the connections' starts, what is measured, and the senders' model, in that order
+    (``ccs``: each group's Linux module, or "udp", as :func:`_check_flows` gives them)."""
     return (
         _path_differences(sc)
         + _start_differences(sc)
         + _measurement_differences(sc)
+        + _pacing_differences(sc, ccs)
         + _sender_differences(sc)
     )
 
@@ -451,15 +458,20 @@ def _measurement_differences(sc) -> list[str]:
     return d
 
 
-def _sender_differences(sc) -> list[str]:
-    """The simulator's sender and receiver models against Linux's: the SACK window, GSO
-    bursts, timing noise, the receive window and the MSS."""
+def _pacing_differences(sc, ccs: list[str]) -> list[str]:
+    """Which flows each side paces, and, when the kernel paces some, how its pacing clock
+    differs from the simulator's (GSO bursts, the credit for a late departure)."""
     d = []
-    if sc.tcp.sack_window == "span":
-        d.append(
-            "tcp.sack_window 'span' (ns-2's Sack1): Linux's window counts the segments in "
-            "flight, SACKed ones not counted ('pipe')"
-        )
+    for i, cc in enumerate(ccs):
+        pacing, fld = _tcp_setting(sc, i, "pacing")
+        if pacing and cc != "udp" and cc not in LINUX_PACED:
+            d.append(
+                f"{fld} = true paces the simulator's flows of group {i}; Linux's {cc} is not "
+                "paced without an fq qdisc, which the testbed does not install (only bbr and "
+                "prague pace themselves)"
+            )
+    if not any(cc in LINUX_PACED for cc in ccs):
+        return d  # no flow is paced on the testbed: GSO bursts and the credit do not arise
     if not sc.tcp.gso:
         d.append(
             "Linux TCP paces in GSO bursts (tcp_tso_autosize: 2 segments and more back to "
@@ -470,6 +482,18 @@ def _sender_differences(sc) -> list[str]:
             "Linux's pacing clock takes credit for a late departure (the next gap shortened "
             "by up to half, tcp_update_skb_after_send); with tcp.pacing_credit = false the "
             "simulator's restarts from the late departure"
+        )
+    return d
+
+
+def _sender_differences(sc) -> list[str]:
+    """The simulator's sender and receiver models against Linux's: the SACK window, timing
+    noise, the receive window, SACK compression, timestamps and the MSS."""
+    d = []
+    if sc.tcp.sack_window == "span":
+        d.append(
+            "tcp.sack_window 'span' (ns-2's Sack1): Linux's window counts the segments in "
+            "flight, SACKed ones not counted ('pipe')"
         )
     if sc.tcp.send_jitter > 0:
         d.append(
