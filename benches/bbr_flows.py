@@ -7,7 +7,7 @@
         [--access-delays 1.5,3.5,...,19.5] [--dither 0.5]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
         [--kernel-digest docs/data/bbr_flows_kernel.json] [--kernel-label tbs --sim-seeds 1-16]
-        [--kernel-runs 1-16]
+        [--kernel-runs 1-16] [--kernel-count 1200]
     .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE] [--merge]
     .venv/bin/python benches/bbr_flows.py shift --a kernel:tbs --b kernel:tbsh
     .venv/bin/python benches/bbr_flows.py lt --label sim --kernel-label tbs
@@ -24,7 +24,8 @@ its own ``--kernel-label`` (``{aqm}-{label}-NN``); ``--aqm``: one AQM only; ``--
 uses seed NN, so the flows start as in simulator seed NN (by default every kernel run uses the
 file's seed 1, one start schedule, while the simulator's seeds each have their own: compare
 those with ``table --sim-seeds``, or seeded runs with the same seeds: ``--sim-seeds`` and
-``--kernel-runs`` alike).
+``--kernel-runs`` alike). ``--kernel-count N``: each AQM's first N kernel runs by number, refused
+when it has fewer (issue 22's verdict is fixed to one look at 1200: docs/testbed.md).
 ``sim``: the simulator's ``cc = "bbr"`` over ``recovery = "rack"``, one run per seed in
 ``{aqm}-{label}-sNN`` (``--tcp``: extra ``[tcp]`` settings for a variant, with its own label:
 ``--tcp timestamps=true --tcp 'mss="1448B"' --tcp 'header="54B"'`` puts the testbed's bytes on
@@ -384,10 +385,17 @@ def _digest_text(doc: dict) -> str:
 
 
 def kernel_runs(
-    out: Path, aqm: str, kernel_label: str, digest: Path | None, only: list[int] | None = None
+    out: Path,
+    aqm: str,
+    kernel_label: str,
+    digest: Path | None,
+    only: list[int] | None = None,
+    count: int | None = None,
 ) -> list[dict]:
     """The kernel's runs of one AQM: from ``digest`` when given, else the run directories;
-    ``only``: the runs of these numbers (``{aqm}-{label}-NN``) only."""
+    ``only``: the runs of these numbers (``{aqm}-{label}-NN``) only; ``count``: the first
+    ``count`` of them by number (fewer: refused in one line, so that a look fixed in advance
+    at that many runs is that look)."""
     if digest is None:
         runs = load_runs(out, aqm, kernel_label, kernel=True)
     else:
@@ -395,9 +403,13 @@ def kernel_runs(
             runs = json.loads(digest.read_text())["runs"].get(aqm, [])
         except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
             _die(f"--kernel-digest: cannot read {digest}: {e}")
-    if only is None:
+    if only is not None:
+        runs = [r for r in runs if _run_number(r) in only]
+    if count is None:
         return runs
-    return [r for r in runs if _run_number(r) in only]
+    if len(runs) < count:
+        _die(f"--kernel-count: {count} runs asked for, the kernel's {aqm} has {len(runs)}")
+    return sorted(runs, key=_run_number)[:count]
 
 
 def _only_seeds(runs: list[dict], seeds: list[int] | None) -> list[dict]:
@@ -517,18 +529,19 @@ def table(
     digest: Path | None = None,
     sim_seeds: list[int] | None = None,
     kernel_only: list[int] | None = None,
+    kernel_count: int | None = None,
 ) -> None:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
     kernel's runs labelled ``kernel_label`` (or those of ``digest``; ``kernel_only``: those
-    numbers only) against the simulator runs labelled ``label`` (``sim_seeds``: those seeds
-    only)."""
+    numbers only; ``kernel_count``: the first that many, :func:`kernel_runs`) against the
+    simulator runs labelled ``label`` (``sim_seeds``: those seeds only)."""
     import numpy as np
     from scipy import stats
 
     rng = np.random.default_rng(1)
     sides = {}
     for aqm in AQMS:  # every AQM's runs checked before anything is printed
-        tb = kernel_runs(out, aqm, kernel_label, digest, kernel_only)
+        tb = kernel_runs(out, aqm, kernel_label, digest, kernel_only, kernel_count)
         sim = _only_seeds(load_runs(out, aqm, label), sim_seeds)
         if tb and sim:
             _check_same_flows(tb, sim)
@@ -834,9 +847,11 @@ def plot(
     kernel_label: str = "tb",
     sim_seeds: list[int] | None = None,
     kernel_only: list[int] | None = None,
+    kernel_count: int | None = None,
 ) -> None:
     """Per-flow mean goodput +- one standard error by base RTT, the kernel's (runs labelled
-    ``kernel_label``, or ``digest``'s; ``kernel_only``: those numbers only) against the
+    ``kernel_label``, or ``digest``'s; ``kernel_only``: those numbers only; ``kernel_count``:
+    the first that many) against the
     simulator's (``sim_seeds`` only, if given), one panel per AQM."""
     import matplotlib
 
@@ -851,7 +866,7 @@ def plot(
             (False, f"simulator {label!r}", "C3", 0.8),
         ):
             if kernel:
-                runs = kernel_runs(out, aqm, kernel_label, digest, kernel_only)
+                runs = kernel_runs(out, aqm, kernel_label, digest, kernel_only, kernel_count)
             else:
                 runs = _only_seeds(load_runs(out, aqm, label), sim_seeds)
             if not runs:
@@ -1186,6 +1201,11 @@ def _parser() -> argparse.ArgumentParser:
         "--sim-seeds", help="table: the simulator's seeds LO-HI only (as --seeded kernel runs)"
     )
     ap.add_argument("--kernel-runs", help="table: the kernel's runs LO-HI only (their numbers)")
+    ap.add_argument(
+        "--kernel-count",
+        type=int,
+        help="table: each AQM's first N kernel runs by number (fewer: refused)",
+    )
     ap.add_argument("--plot", help="table: also plot the per-flow means to this PNG")
     ap.add_argument(
         "--plot-time",
@@ -1258,6 +1278,10 @@ def main() -> int:
         _die(f"--dither: at most the smallest access delay, {min(access or FILE_ACCESS_MS)} ms")
     if args.first < 1:
         _die(f"--first: a run number, 1 or more (got {args.first})")
+    if args.kernel_count is not None and args.kernel_count < 1:
+        _die(f"--kernel-count: a number of runs, 1 or more (got {args.kernel_count})")
+    if args.kernel_count is not None and args.plot_time:
+        _die("--kernel-count: not with --plot-time (it reads the run directories' series)")
     out.mkdir(parents=True, exist_ok=True)
     if args.what == "testbed":
         sysctls = dict(x.split("=", 1) for x in args.sysctl)
@@ -1289,9 +1313,10 @@ def main() -> int:
         seeds = _seeds(args.sim_seeds) if args.sim_seeds else None
         only = _seeds(args.kernel_runs, "--kernel-runs") if args.kernel_runs else None
         digest, klabel = args.kernel_digest, args.kernel_label
-        table(out, args.boot, args.label, klabel, digest, seeds, only)
+        count = args.kernel_count
+        table(out, args.boot, args.label, klabel, digest, seeds, only, count)
         if args.plot:
-            plot(out, Path(args.plot), args.label, digest, klabel, seeds, only)
+            plot(out, Path(args.plot), args.label, digest, klabel, seeds, only, count)
         if args.plot_time:
             plot_time(out, Path(args.plot_time), args.label, klabel, seeds, only)
     return 0

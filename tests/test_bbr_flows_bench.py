@@ -132,6 +132,8 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         (["shift", "--a", "x"], "shift: --a and --b"),
         (["table", "--plot-time", "t.png"], "--plot-time"),
         (["testbed", "--first", "0"], "--first"),
+        (["table", "--kernel-count", "0"], "--kernel-count"),
+        (["table", "--kernel-count", "5", "--plot-time", "t.png"], "--kernel-count"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field: str) -> None:
@@ -236,6 +238,41 @@ def test_table_kernel_runs_picks_runs_by_number(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert "FIFO: kernel 5 runs" in r.stdout and "simulator 2 seeds" in r.stdout
+
+
+def test_table_kernel_count_takes_each_aqms_first_runs_and_refuses_fewer(tmp_path: Path) -> None:
+    """FIFO's runs 1-12 lack run 4 and CoDel's lack run 2: the first 5 by number are runs 1-3,
+    5, 6 and 1, 3-6, whatever order the digest holds them in; 12 are more than either has."""
+
+    def runs(aqm: str, gone: int) -> list[dict]:
+        return [
+            {
+                "name": f"{aqm}-k-{i:02d}",
+                "gp": [float(i)] * 10,
+                "rtt": RTTS,
+                "queue": 1.0,
+                "load": 0.1,
+            }
+            for i in range(12, 0, -1)
+            if i != gone
+        ]
+
+    digest = tmp_path / "digest.json"
+    digest.write_text(json.dumps({"runs": {"dt": runs("dt", 4), "codel": runs("codel", 2)}}))
+    for aqm in ("dt", "codel"):
+        for s in (1, 2):
+            _sim_run(tmp_path / "runs" / f"{aqm}-x-s{s:02d}", [3.0 + s % 2] * 10)
+    args = ("--out", "runs", "--label", "x", "--kernel-digest", str(digest), "--boot", "200")
+    r = _bench("table", *args, "--kernel-count", "5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "FIFO: kernel 5 runs" in r.stdout and "CoDel: kernel 5 runs" in r.stdout, r.stdout
+    # the kernel's mean per flow: (1+2+3+5+6)/5 = 3.4 (FIFO), (1+3+4+5+6)/5 = 3.8 (CoDel)
+    fifo, codel = r.stdout.split("CoDel: kernel")
+    assert "| 8 | 3.4 +- " in fifo and "| 8 | 3.8 +- " in codel, r.stdout
+    r = _bench("table", *args, "--kernel-count", "12", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == (
+        "--kernel-count: 12 runs asked for, the kernel's dt has 11\n"
+    ), r.stderr
 
 
 def test_table_losses_and_the_first_flow_worked_by_hand(tmp_path: Path) -> None:
