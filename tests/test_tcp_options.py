@@ -1,5 +1,6 @@
 """``[tcp] handshake``, ``limited_transmit``, ``sack_window``, ``gso``, ``rwnd_model``,
-``send_jitter`` and ``sack_compress`` from a scenario file to the simulator."""
+``send_jitter``, ``sack_compress``, ``pacing_credit`` and ``resolve`` from a scenario file to
+the simulator."""
 
 from __future__ import annotations
 
@@ -161,3 +162,20 @@ def test_pacing_credit_lets_late_departures_catch_up_by_at_most_half_their_gaps(
     # 10 paced segments gain more than 0 and at most 10 x 0.35 ms.
     gain = fct("29200B", False) - fct("29200B", True)
     assert 0 < gain <= 10 * 0.014 / 20 / 2, gain
+
+
+def test_resolve_waits_for_the_address_across_the_bottleneck_only_and_needs_the_handshake():
+    # The 42 B request crosses the 100 Mb/s, 5 ms bottleneck (3.36 us), the reply the reverse
+    # one: 2 x (5 ms + 3.36 us) on top of the handshake, nothing for the 1 Gb/s access links.
+    cfg = scenario.build_config(scenario.from_dict({**DOC, "tcp": {"handshake": True}}))
+    assert "resolve" not in cfg["flows"][0]["tcp"]
+    extra = 2 * (0.005 + 42 * 8 / 100e6)
+    got = _fct(handshake=True, resolve=True) - _fct(handshake=True)
+    assert got == pytest.approx(extra, abs=2e-9)
+    with pytest.raises(InputError) as e:
+        scenario.from_dict({**DOC, "tcp": {"handshake": True, "resolve": "yes"}})
+    assert str(e.value).startswith("tcp.resolve") and "\n" not in str(e.value)
+    with pytest.raises(InputError) as e:
+        aqmlab.run({**DOC, "tcp": {"resolve": True}}, plot=False)
+    msg = str(e.value)
+    assert "tcp.resolve" in msg and "handshake = true" in msg and "\n" not in msg, msg

@@ -486,14 +486,22 @@ def test_the_plan_says_which_flows_each_side_paces(monkeypatch, tcp, unpaced, cl
     assert len(gso) == len(credit) == int(clock), diffs
 
 
-@pytest.mark.parametrize("handshake", [False, True])
-def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, handshake):
+@pytest.mark.parametrize(
+    ("tcp", "line"),
+    [
+        ({"handshake": False}, "tcp.handshake = false"),
+        ({"handshake": True}, "tcp.resolve = false"),
+        ({"handshake": True, "resolve": True}, None),
+    ],
+)
+def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, tcp, line):
     """Linux's flows resolve the address and handshake before their data (a SYN lost in a full
-    queue costs 1 s); the plan says so unless the simulator's handshake is on, and always says
-    what the testbed's start_s means."""
-    diffs = _plan_differences(monkeypatch, {"handshake": handshake})
-    lines = [x for x in diffs if "tcp.handshake = false" in x]
-    assert len(lines) == (0 if handshake else 1), diffs
+    queue costs 1 s); the plan says so unless the simulator's handshake is on, then that its SYN
+    skips the resolution unless tcp.resolve is on, and always what the testbed's start_s means."""
+    diffs = _plan_differences(monkeypatch, tcp)
+    lines = [x for x in diffs if "ARP" in x and "start_s" not in x]
+    assert len(lines) == (line is not None), diffs
+    assert all(line in x for x in lines), lines
     assert sum("scheduled_start_s" in x for x in diffs) == 1, diffs
 
 

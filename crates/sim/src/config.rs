@@ -253,6 +253,12 @@ pub struct TcpConfig {
     /// start, as in ns-3 and real stacks). Off: data at the start time, as ns-2's one-way agents.
     #[serde(default)]
     pub handshake: bool,
+    /// With the handshake: the sender first resolves the receiver's link-layer address across
+    /// the path's middle links (all but the first and last: the bottleneck and its reverse in a
+    /// dumbbell), as on aqmlab's testbed, whose end hosts share one link layer through the
+    /// forwarder (`tcp::handshake`). Off by default.
+    #[serde(default)]
+    pub resolve: bool,
     /// Limited transmit (RFC 3042 s. 2; with SACK, RFC 6675 s. 5 step 3): one new segment on each
     /// of the first two duplicate ACKs. Off by default (ns-2's agents; Linux has it on).
     #[serde(default)]

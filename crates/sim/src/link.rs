@@ -81,9 +81,11 @@ impl FqPacket for Packet {
     fn set_ce(&mut self) {
         self.flags |= CE;
     }
-    /// ACKs travel the flow's reverse direction (per-host fairness swaps its hosts).
+    /// ACKs (and an address resolution's reply) travel the flow's reverse direction (per-host
+    /// fairness swaps its hosts).
     fn reverse(&self) -> bool {
-        self.kind == crate::packet::Kind::Ack
+        use crate::packet::Kind;
+        self.kind == Kind::Ack || (self.kind == Kind::Resolve && self.seq == 1)
     }
 }
 

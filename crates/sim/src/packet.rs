@@ -9,6 +9,9 @@ pub enum Kind {
     Data,
     /// An acknowledgement; `seq` is the next segment expected (cumulative).
     Ack,
+    /// Address resolution (`[tcp] resolve`): `seq` 0 a request from the sender, 1 the
+    /// receiver's reply (an ARP frame, RFC 826).
+    Resolve,
 }
 
 /// ECN-capable transport (ECT, RFC 3168 s. 5).

@@ -21,7 +21,8 @@
 //!   controller changes the segment size (TCP Prague 0.7) is numbered and filled as if every
 //!   segment carried `mss` (a simplification: the tap does not see the sender's size history);
 //! - UDP (open-loop sources): `size - 28` zero bytes of payload;
-//! - checksums: IPv4 header and TCP/UDP over the pseudo-header, correct.
+//! - checksums: IPv4 header and TCP/UDP over the pseudo-header, correct;
+//! - address resolution (`[tcp] resolve`): not written (the link type carries IPv4 only).
 //!
 //! A link without a tap pays one `Option` test per departure.
 
@@ -96,7 +97,7 @@ impl PcapTap {
 
     /// Writes `pkt`, leaving the link at `t`.
     pub fn write(&mut self, pkt: &Packet, t: Time) {
-        if self.error.is_some() || self.w.is_none() {
+        if self.error.is_some() || self.w.is_none() || pkt.kind == Kind::Resolve {
             return;
         }
         if let Err(e) = self.build(pkt, t) {

@@ -61,6 +61,7 @@ pub fn default_tcp() -> TcpConfig {
         trace_cwnd: false,
         timestamps: false,
         handshake: false,
+        resolve: false,
         limited_transmit: false,
         sack_window_span: false,
         cc: None,

@@ -2,6 +2,8 @@
 //! hand: data starts one round trip (plus the serialisation of the 40 B SYN and SYN-ACK) after
 //! the start, a finite transfer's completion time grows by exactly that, and a lost SYN or
 //! SYN-ACK delays the start by the initial RTO of 1 s (RFC 6298 s. 2.1), doubling (s. 5.5).
+//! With `[tcp] resolve` the SYN waits for an address resolution across the bottleneck and back
+//! (the 42 B request and reply cross only the two middle links), and its RTT sample includes it.
 
 mod common;
 
@@ -22,9 +24,18 @@ const RTT: u64 = 24 * MS;
 /// Handshake cost on the idle path: the SYN and the SYN-ACK each cross three links.
 const HANDSHAKE: u64 = RTT + 6 * TA;
 
+/// Address resolution on the idle path: the 42 B request over the bottleneck (10 ms, 3.36 us
+/// of serialisation at 100 Mb/s), the reply over the reverse bottleneck alike.
+const RESOLVE: u64 = 2 * (10 * MS + 3_360);
+
 fn config(handshake: bool, size_segments: Option<u64>) -> Config {
+    resolving(handshake, false, size_segments)
+}
+
+fn resolving(handshake: bool, resolve: bool, size_segments: Option<u64>) -> Config {
     let mut tcp = default_tcp();
     tcp.handshake = handshake;
+    tcp.resolve = resolve;
     let mut cfg = idle_dumbbell(1, tcp, 10 * S).config();
     cfg.flows[0].size_bytes = size_segments.map(|n| n * 1460);
     cfg
@@ -173,4 +184,55 @@ fn handshake_flows_stay_within_the_run_invariants_under_load() {
     assert!(syn_retx >= 9, "{syn_retx}");
     assert!(res.summary.flows.iter().all(|f| f.completion_s.is_some()));
     assert!(res.summary.links[0].dropped_overflow > 0);
+}
+
+#[test]
+fn address_resolution_holds_the_syn_and_is_in_its_rtt_sample() {
+    let cfg = resolving(true, true, None);
+    let (seen, _) = run(&cfg, 2, vec![]);
+    // The sender's access link sees no request: the SYN is its first packet, after the reply.
+    assert_eq!(seen[0], (RESOLVE, 40));
+    assert_eq!(first_data(&seen), RESOLVE + HANDSHAKE);
+    // The SYN was stamped at the start: its RTT sample (the first, SRTT) is the whole wait.
+    let mut sim = Sim::new(&cfg).unwrap();
+    sim.run_until(RESOLVE + HANDSHAKE);
+    let s = &sim.flows[0].tcp().expect("a TCP flow").sender;
+    assert_eq!(
+        (s.stats.rtt_n, s.srtt_ns()),
+        (1, (RESOLVE + HANDSHAKE) as f64)
+    );
+    // Without the handshake there is no SYN to hold: refused in one line.
+    let err = Sim::new(&resolving(false, true, None))
+        .err()
+        .expect("refused");
+    assert_eq!(
+        err.to_string(),
+        "flows[0] (f0).tcp.resolve: resolves the address before the SYN: set handshake = true"
+    );
+}
+
+#[test]
+fn a_lost_request_is_sent_again_with_the_syn_and_both_syns_leave_on_the_reply() {
+    // The bottleneck drops its first arrival, the request: at 1 s the SYN's timer sends a
+    // second SYN, held as well, and a second request; the reply releases both SYNs.
+    let mut cfg = resolving(true, true, None);
+    cfg.flows[0].tcp.timestamps = true;
+    let (seen, _) = run(&cfg, 0, vec![1]);
+    let t = S + RESOLVE;
+    assert_eq!(&seen[..2], &[(t, 52), (t, 52)], "two 52 B SYNs at once");
+    assert_eq!(first_data(&seen), t + RTT + 6 * 4_160);
+    // The first SYN-ACK answers the first SYN, stamped at 0: with timestamps its echo is the
+    // sample (Linux's tcp_ack_update_rtt), the whole 1 s and the resolution included.
+    let mut sim = Sim::new(&cfg).unwrap();
+    sim.replace_aqm(
+        0,
+        Box::new(Tap {
+            seen: Arc::default(),
+            drop: vec![1],
+        }),
+    );
+    sim.run_until(first_data(&seen));
+    let s = &sim.flows[0].tcp().expect("a TCP flow").sender;
+    assert_eq!(s.stats.rtt_n, 1);
+    assert!((s.srtt_ns() - (t + RTT + 6 * 4_160) as f64).abs() < 1.0);
 }

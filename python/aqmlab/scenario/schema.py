@@ -137,6 +137,9 @@ class Tcp(BaseModel):
     trace_cwnd: StrictBool = False
     timestamps: StrictBool = False
     handshake: StrictBool = False
+    # With the handshake: resolve the receiver's address (ARP) across the path's middle links
+    # before the SYN, as on aqmlab's testbed (docs/transports.md, "Address resolution").
+    resolve: StrictBool = False
     limited_transmit: StrictBool = False
     # SACK senders outside fast recovery: "pipe" (Linux, ns-3: the unSACKed segments in flight)
     # or "span" (ns-2's Sack1: from snd_una).
@@ -674,6 +677,8 @@ def _tcp_config(base: Tcp, over: dict[str, Any], field: str) -> tuple[dict[str, 
         cfg["gso"] = True
     if t.pacing_credit:  # only then, so that other configurations stay as they were
         cfg["pacing_credit"] = True
+    if t.resolve:  # only then, so that other configurations stay as they were
+        cfg["resolve"] = True
     if t.send_jitter > 0:  # only then, so that other configurations stay as they were
         cfg["send_jitter_ns"] = _ns(t.send_jitter)
     if t.rwnd_model == "linux":  # only then, so that other configurations stay as they were

@@ -429,6 +429,12 @@ def _start_differences(sc) -> list[str]:
             "sending data, and re-sends a SYN lost in a full queue after 1 s; with "
             "tcp.handshake = false the simulator's flows send data at their start time"
         )
+    elif not sc.tcp.resolve:
+        d.append(
+            "Linux resolves the address (ARP, across the bottleneck) before the SYN leaves, "
+            "and the SYN's round trip (BBR's first min RTT) includes it; with tcp.resolve = "
+            "false the simulator's SYN leaves at the start"
+        )
     d.append(
         "a TCP flow's start_s is when its connection was established (the scheduled start, "
         "also in scheduled_start_s, plus ARP, the handshake and any lost SYN); the "

@@ -64,6 +64,13 @@ impl Sim {
                 let f = format!("{field}.rev_path");
                 feeders.walk(&links, &fc.rev_path, (fc.dst, fc.src), &f)?;
             }
+            // Address resolution enters the middle links straight from the hosts: a second
+            // feeder, so those links are never chained.
+            for p in [&flow.resolve.0, &flow.resolve.1] {
+                if let Some(&l) = p.first() {
+                    feeders.multi[l as usize] = true;
+                }
+            }
             flows.push(flow);
         }
         link_sessions(cfg, &mut flows)?;

@@ -43,6 +43,9 @@ pub struct Flow {
     pub path: Vec<u32>,
     /// ACK path.
     pub rev: Vec<u32>,
+    /// Address resolution's paths (`[tcp] resolve`): the data and ACK paths without their
+    /// first and last links; empty without it.
+    pub resolve: (Vec<u32>, Vec<u32>),
     /// TCP or open loop.
     pub transport: Transport,
     /// Start time.
@@ -200,6 +203,19 @@ fn check_flow(
     if fc.stop_ns.is_some_and(|s| s <= fc.start_ns) {
         return cfg_err(format!("{field}.stop: must be after start"));
     }
+    if t.resolve && !open_loop_cfg {
+        if !t.handshake {
+            return cfg_err(format!(
+                "{field}.tcp.resolve: resolves the address before the SYN: set handshake = true"
+            ));
+        }
+        if fc.path.len() < 3 || fc.rev_path.len() < 3 {
+            return cfg_err(format!(
+                "{field}.tcp.resolve: the paths need a link between their first and last (the \
+                 request crosses the middle links only)"
+            ));
+        }
+    }
     Ok(cc)
 }
 
@@ -238,6 +254,12 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
         dst: fc.dst,
         path: fc.path.iter().map(|&l| l as u32).collect(),
         rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
+        resolve: if t.resolve && !open_loop {
+            let middle = |p: &[usize]| p[1..p.len() - 1].iter().map(|&l| l as u32).collect();
+            (middle(&fc.path), middle(&fc.rev_path))
+        } else {
+            (Vec::new(), Vec::new())
+        },
         transport: match source {
             Some(s) => Transport::OpenLoop(s),
             None => {

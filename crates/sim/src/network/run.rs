@@ -13,6 +13,8 @@ impl Sim {
         match p.kind {
             Kind::Data => &f.path,
             Kind::Ack => &f.rev,
+            Kind::Resolve if p.seq == 0 => &f.resolve.0,
+            Kind::Resolve => &f.resolve.1,
         }
     }
 
@@ -156,7 +158,26 @@ impl Sim {
             }
             Kind::Data => self.on_tcp_data(pkt, f, t),
             Kind::Ack => self.on_tcp_ack(pkt, f, t),
+            Kind::Resolve => self.on_resolve(pkt, f, t),
         }
+    }
+
+    /// Address resolution (`[tcp] resolve`): the receiver answers a request at once; the reply
+    /// releases the sender's SYN(s).
+    fn on_resolve(&mut self, pkt: Packet, f: usize, t: Time) {
+        if pkt.seq == 0 {
+            self.out.push(Packet {
+                seq: 1,
+                ts: t,
+                ..pkt
+            });
+        } else {
+            let mut out = std::mem::take(&mut self.out);
+            let s = &mut self.flows[f].tcp_mut().expect("a TCP flow").sender;
+            s.on_resolved(&mut out);
+            self.out = out;
+        }
+        self.inject_out(f, t);
     }
 
     /// Open-loop data at its sink: delivered bytes, one-way delay and CE marks; a latency

@@ -9,6 +9,17 @@
 //! starts (RFC 6298 s. 5.7). The SYN-ACK gives the first RTT sample unless the SYN was sent more
 //! than once without timestamps (Karn's rule, RFC 6298 s. 3).
 //!
+//! With `[tcp] resolve` the sender first resolves the receiver's link-layer address, as a Linux
+//! host on aqmlab's testbed does (its end hosts share one link layer through the forwarder, so
+//! the ARP request, RFC 826, crosses the bottleneck queue): the SYN is stamped when TCP hands it
+//! down and held until the reply (`tcp_transmit_skb` stamps it, then the neighbour layer queues
+//! it: net/core/neighbour.c `__neigh_event_send`), so the SYN's round trip, the first RTT sample,
+//! includes the resolution. The request (42 bytes: Ethernet and ARP, unpadded as on a veth)
+//! crosses the path's middle links only and the receiver answers at once; a lost request is
+//! sent again with each SYN the SYN's timer sends (Linux's neighbour timer also retries every
+//! second, `retrans_time`, up to 3 requests: the first retry coincides with the SYN's, later
+//! ones are not modelled), and the reply releases every SYN held, in order.
+//!
 //! ECN is negotiated on the way (RFC 9768 s. 3.1, Table 2; RFC 3168 s. 6.1.1): the SYN offers
 //! AccECN (AE, CWR, ECE) = (1, 1, 1), RFC 3168 ECN (0, 1, 1) or nothing, the receiver's SYN-ACK
 //! answers ([`super::accecn::server_answer`]) and the first SYN-ACK sets the sender's mode.
@@ -23,6 +34,10 @@ use aqm::{Precedence, Time};
 /// The RTO once data starts after a SYN or SYN-ACK was lost (RFC 6298 s. 5.7), ns.
 pub const RTO_AFTER_SYN_LOSS_NS: Time = 3_000_000_000;
 
+/// An ARP request or reply on the wire: 14 bytes of Ethernet header and 28 of ARP (RFC 826),
+/// unpadded (a veth sends no padding).
+pub const RESOLVE_SIZE: u32 = 42;
+
 impl Sender {
     /// The flow starts at `now`: a SYN with the handshake on, else the first window.
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -35,7 +50,7 @@ impl Sender {
     }
 
     fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
-        out.push(Packet {
+        let syn = Packet {
             flow: 0,
             seq: 0,
             size: self.params.syn_size,
@@ -48,8 +63,29 @@ impl Sender {
             rwnd: 0,
             sack: [(0, 0); 3],
             enq_time: 0,
-        });
+        };
+        match &mut self.unresolved {
+            None => out.push(syn),
+            Some(held) => {
+                held.push(syn);
+                out.push(Packet {
+                    seq: 0,
+                    size: RESOLVE_SIZE,
+                    kind: Kind::Resolve,
+                    flags: 0,
+                    ..syn
+                });
+            }
+        }
         self.rto_deadline = Some(now + self.rto);
+    }
+
+    /// The receiver's address is resolved: the SYNs held leave now, in order (a later reply is
+    /// ignored).
+    pub fn on_resolved(&mut self, out: &mut Vec<Packet>) {
+        if let Some(held) = self.unresolved.take() {
+            out.extend(held);
+        }
     }
 
     /// The SYN's timer expired: send it again with the timeout doubled (RFC 6298 s. 5.5).

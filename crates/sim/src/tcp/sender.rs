@@ -113,6 +113,9 @@ pub struct Sender {
     pub connecting: bool,
     /// Times the SYN was sent again after its timer expired.
     pub(crate) syn_retries: u32,
+    /// Resolving the receiver's address (`[tcp] resolve`): the SYNs held until the reply;
+    /// `None` once resolved, or without it.
+    pub(crate) unresolved: Option<Vec<Packet>>,
     /// Segments sent by limited transmit since the last ACK of new data (left out of the
     /// FlightSize that sets ssthresh: RFC 5681 s. 3.2 step 2).
     pub(crate) lt_sent: u32,
@@ -307,6 +310,7 @@ impl Sender {
             timed_until: 0,
             connecting: cfg.handshake,
             syn_retries: 0,
+            unresolved: (cfg.handshake && cfg.resolve).then(Vec::new),
             lt_sent: 0,
             pacer: super::pacing::Pacer {
                 on: pace,
