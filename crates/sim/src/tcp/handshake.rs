@@ -18,7 +18,8 @@
 //! crosses the path's middle links only and the receiver answers at once; a lost request is
 //! sent again with each SYN the SYN's timer sends (Linux's neighbour timer also retries every
 //! second, `retrans_time`, up to 3 requests: the first retry coincides with the SYN's, later
-//! ones are not modelled), and the reply releases every SYN held, in order.
+//! ones are not modelled), and the reply releases every SYN held, in order. Every flow resolves
+//! at its own start: there is no address cache across flows between the same hosts.
 //!
 //! ECN is negotiated on the way (RFC 9768 s. 3.1, Table 2; RFC 3168 s. 6.1.1): the SYN offers
 //! AccECN (AE, CWR, ECE) = (1, 1, 1), RFC 3168 ECN (0, 1, 1) or nothing, the receiver's SYN-ACK
