@@ -254,32 +254,10 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
         dst: fc.dst,
         path: fc.path.iter().map(|&l| l as u32).collect(),
         rev: fc.rev_path.iter().map(|&l| l as u32).collect(),
-        resolve: if t.resolve && !open_loop {
-            let middle = |p: &[usize]| p[1..p.len() - 1].iter().map(|&l| l as u32).collect();
-            (middle(&fc.path), middle(&fc.rev_path))
-        } else {
-            (Vec::new(), Vec::new())
-        },
+        resolve: resolve_paths(fc, open_loop),
         transport: match source {
             Some(s) => Transport::OpenLoop(s),
-            None => {
-                let sender = Sender::new(t, limit, marker);
-                // The receiver's ECN feedback mode: what the handshake gives (RFC 9768 Table 2);
-                // with the handshake simulated, its SYN sets it again.
-                let (_, mode) =
-                    crate::tcp::accecn::negotiate(sender.params.ecn_support, t.receiver_ecn);
-                Transport::Tcp(TcpEnds {
-                    sender,
-                    receiver: Receiver::new(t)
-                        .finite(limit)
-                        .per_packet_ce_echo(cc.per_packet_ce_echo())
-                        .ecn_mode(mode),
-                    jitter: SendJitter::new(
-                        t.send_jitter_ns,
-                        cfg.seed ^ 0x3C6E_F372_FE94_F82B ^ (i as u64).wrapping_mul(0x9E37_79B9),
-                    ),
-                })
-            }
+            None => Transport::Tcp(tcp_ends(cfg, i, fc, limit, marker, cc.as_ref())),
         },
         start: fc.start_ns,
         mss: t.mss,
@@ -301,6 +279,44 @@ pub(super) fn build_flow(cfg: &Config, i: usize, fc: &FlowConfig) -> Result<Flow
         }),
         next: None,
     })
+}
+
+/// Address resolution's paths (`[tcp] resolve`): the data and ACK paths without their first
+/// and last links (checked to have three or more); empty without it.
+fn resolve_paths(fc: &FlowConfig, open_loop: bool) -> (Vec<u32>, Vec<u32>) {
+    if !fc.tcp.resolve || open_loop {
+        return (Vec::new(), Vec::new());
+    }
+    let middle = |p: &[usize]| p[1..p.len() - 1].iter().map(|&l| l as u32).collect();
+    (middle(&fc.path), middle(&fc.rev_path))
+}
+
+/// Flow `i`'s sender and receiver (`limit`: segments to send; `marker`: its edge marker) and
+/// its timing noise.
+fn tcp_ends(
+    cfg: &Config,
+    i: usize,
+    fc: &FlowConfig,
+    limit: Option<u32>,
+    marker: Option<Marker>,
+    cc: &dyn crate::tcp::cc::CongestionControl,
+) -> TcpEnds {
+    let t = &fc.tcp;
+    let sender = Sender::new(t, limit, marker);
+    // The receiver's ECN feedback mode: what the handshake gives (RFC 9768 Table 2); with the
+    // handshake simulated, its SYN sets it again.
+    let (_, mode) = crate::tcp::accecn::negotiate(sender.params.ecn_support, t.receiver_ecn);
+    TcpEnds {
+        sender,
+        receiver: Receiver::new(t)
+            .finite(limit)
+            .per_packet_ce_echo(cc.per_packet_ce_echo())
+            .ecn_mode(mode),
+        jitter: SendJitter::new(
+            t.send_jitter_ns,
+            cfg.seed ^ 0x3C6E_F372_FE94_F82B ^ (i as u64).wrapping_mul(0x9E37_79B9),
+        ),
+    }
 }
 
 /// Links each flow that starts after another one (`after`, web sessions) to it: the earlier
