@@ -105,10 +105,10 @@ impl PcapTap {
             return;
         }
         let rec = PcapPacket::new(Duration::from_nanos(t), self.buf.len() as u32, &self.buf);
-        if let Err(e) = self.w.as_mut().expect("open").write_packet(&rec) {
-            self.error = Some(format!("writing {}: {e}", self.path));
+        match self.w.as_mut().expect("open").write_packet(&rec) {
+            Ok(_) => self.packets += 1,
+            Err(e) => self.error = Some(format!("writing {}: {e}", self.path)),
         }
-        self.packets += 1;
     }
 
     /// The packet's bytes into `self.buf`.
@@ -121,86 +121,19 @@ impl PcapTap {
             (fa.dst, fa.src)
         };
         let (p_src, p_dst) = flow_ports(pkt.flow);
-        let (sport, dport) = if data { (p_src, p_dst) } else { (p_dst, p_src) };
-        let ecn = if pkt.flags & CE != 0 {
-            IpEcn::CongestionExperienced
-        } else if pkt.flags & ECT != 0 && pkt.flags & ECT1 != 0 {
-            IpEcn::Ect1
-        } else if pkt.flags & ECT != 0 {
-            IpEcn::Ect0
-        } else {
-            IpEcn::NotEct
-        };
+        let ports = if data { (p_src, p_dst) } else { (p_dst, p_src) };
+        let addrs = (host_ip(a), host_ip(b));
         self.buf.clear();
         if !fa.tcp {
             let payload = &self.zeros[..(pkt.size.saturating_sub(28) as usize).min(65_000)];
-            let mut ip = Ipv4Header::new(
-                (8 + payload.len()) as u16,
-                64,
-                IpNumber::UDP,
-                host_ip(a),
-                host_ip(b),
-            )
-            .map_err(|e| e.to_string())?;
-            ip.ecn = ecn;
-            ip.header_checksum = ip.calc_header_checksum();
-            let udp = UdpHeader::with_ipv4_checksum(sport, dport, &ip, payload)
-                .map_err(|e| e.to_string())?;
-            ip.write(&mut self.buf).map_err(|e| e.to_string())?;
-            udp.write(&mut self.buf).map_err(|e| e.to_string())?;
-            self.buf.extend_from_slice(payload);
-            return Ok(());
+            return write_udp(&mut self.buf, pkt, addrs, ports, payload);
         }
         let mss = fa.mss;
         let syn = pkt.flags & SYN != 0;
-        let ms = |ns: Time| (ns / 1_000_000) as u32;
-        let (seq, plen) = if data && !syn {
-            (pkt.seq.wrapping_mul(mss), mss as usize)
-        } else {
-            (0, 0)
-        };
-        let window = (pkt.rwnd as u64 * mss as u64).min(65_535) as u16;
-        let mut tcp = TcpHeader::new(sport, dport, seq, if data { 65_535 } else { window });
-        tcp.syn = syn;
-        tcp.ece = pkt.flags & ECE != 0;
-        tcp.cwr = pkt.flags & CWR != 0;
-        tcp.ns = pkt.flags & AE != 0; // AccECN's AE, the former NS bit (RFC 9768 s. 3.1.1)
-        let mut opts = vec![TcpOptionElement::Noop, TcpOptionElement::Noop];
-        if data {
-            opts.push(TcpOptionElement::Timestamp(ms(pkt.ts), 0));
-        } else {
-            tcp.ack = true;
-            tcp.acknowledgment_number = pkt.seq.wrapping_mul(mss);
-            opts.push(TcpOptionElement::Timestamp(ms(t), ms(pkt.ts)));
-            let blocks: Vec<(u32, u32)> = pkt
-                .sack
-                .iter()
-                .filter(|s| s.1 > s.0)
-                .map(|&(s, e)| (s.wrapping_mul(mss), e.wrapping_mul(mss)))
-                .collect();
-            if let Some((&first, rest)) = blocks.split_first() {
-                // With the timestamps option, room for three blocks (RFC 2018 s. 3).
-                let mut more = [None; 3];
-                for (k, bl) in rest.iter().take(2).enumerate() {
-                    more[k] = Some(*bl);
-                }
-                opts.push(TcpOptionElement::Noop);
-                opts.push(TcpOptionElement::Noop);
-                opts.push(TcpOptionElement::SelectiveAcknowledgement(first, more));
-            }
-        }
-        tcp.set_options(&opts).map_err(|e| e.to_string())?;
+        let plen = if data && !syn { mss as usize } else { 0 };
+        let mut tcp = tcp_header(pkt, t, mss, ports)?;
         let payload = &self.zeros[..plen];
-        let mut ip = Ipv4Header::new(
-            (tcp.header_len() + plen) as u16,
-            64,
-            IpNumber::TCP,
-            host_ip(a),
-            host_ip(b),
-        )
-        .map_err(|e| e.to_string())?;
-        ip.ecn = ecn;
-        ip.header_checksum = ip.calc_header_checksum();
+        let ip = ipv4(tcp.header_len() + plen, IpNumber::TCP, addrs, pkt.flags)?;
         tcp.checksum = tcp
             .calc_checksum_ipv4(&ip, payload)
             .map_err(|e| e.to_string())?;
@@ -224,4 +157,94 @@ impl PcapTap {
             None => Ok(()),
         }
     }
+}
+
+/// The IP header's ECN field from the packet's flags (RFC 3168 s. 5; ECT(1) per RFC 9331).
+fn ip_ecn(flags: u8) -> IpEcn {
+    if flags & CE != 0 {
+        IpEcn::CongestionExperienced
+    } else if flags & ECT != 0 && flags & ECT1 != 0 {
+        IpEcn::Ect1
+    } else if flags & ECT != 0 {
+        IpEcn::Ect0
+    } else {
+        IpEcn::NotEct
+    }
+}
+
+/// An IPv4 header (TTL 64, checksum set) for `len` bytes of `proto` between `addrs`, its ECN
+/// field from the packet's `flags`.
+fn ipv4(
+    len: usize,
+    proto: IpNumber,
+    addrs: ([u8; 4], [u8; 4]),
+    flags: u8,
+) -> Result<Ipv4Header, String> {
+    let mut ip =
+        Ipv4Header::new(len as u16, 64, proto, addrs.0, addrs.1).map_err(|e| e.to_string())?;
+    ip.ecn = ip_ecn(flags);
+    ip.header_checksum = ip.calc_header_checksum();
+    Ok(ip)
+}
+
+/// An open-loop packet as IPv4 + UDP + `payload` into `buf`.
+fn write_udp(
+    buf: &mut Vec<u8>,
+    pkt: &Packet,
+    addrs: ([u8; 4], [u8; 4]),
+    ports: (u16, u16),
+    payload: &[u8],
+) -> Result<(), String> {
+    let ip = ipv4(8 + payload.len(), IpNumber::UDP, addrs, pkt.flags)?;
+    let udp =
+        UdpHeader::with_ipv4_checksum(ports.0, ports.1, &ip, payload).map_err(|e| e.to_string())?;
+    ip.write(buf).map_err(|e| e.to_string())?;
+    udp.write(buf).map_err(|e| e.to_string())?;
+    buf.extend_from_slice(payload);
+    Ok(())
+}
+
+/// A TCP segment's header, checksum not yet set: sequence and ACK numbers in bytes, the flags,
+/// and the timestamps and SACK options (module docs).
+fn tcp_header(pkt: &Packet, t: Time, mss: u32, ports: (u16, u16)) -> Result<TcpHeader, String> {
+    let data = pkt.kind == Kind::Data;
+    let syn = pkt.flags & SYN != 0;
+    let ms = |ns: Time| (ns / 1_000_000) as u32;
+    let seq = if data && !syn {
+        pkt.seq.wrapping_mul(mss)
+    } else {
+        0
+    };
+    let window = (pkt.rwnd as u64 * mss as u64).min(65_535) as u16;
+    let mut tcp = TcpHeader::new(ports.0, ports.1, seq, if data { 65_535 } else { window });
+    tcp.syn = syn;
+    tcp.ece = pkt.flags & ECE != 0;
+    tcp.cwr = pkt.flags & CWR != 0;
+    tcp.ns = pkt.flags & AE != 0; // AccECN's AE, the former NS bit (RFC 9768 s. 3.1.1)
+    let mut opts = vec![TcpOptionElement::Noop, TcpOptionElement::Noop];
+    if data {
+        opts.push(TcpOptionElement::Timestamp(ms(pkt.ts), 0));
+    } else {
+        tcp.ack = true;
+        tcp.acknowledgment_number = pkt.seq.wrapping_mul(mss);
+        opts.push(TcpOptionElement::Timestamp(ms(t), ms(pkt.ts)));
+        let blocks: Vec<(u32, u32)> = pkt
+            .sack
+            .iter()
+            .filter(|s| s.1 > s.0)
+            .map(|&(s, e)| (s.wrapping_mul(mss), e.wrapping_mul(mss)))
+            .collect();
+        if let Some((&first, rest)) = blocks.split_first() {
+            // With the timestamps option, room for three blocks (RFC 2018 s. 3).
+            let mut more = [None; 3];
+            for (k, bl) in rest.iter().take(2).enumerate() {
+                more[k] = Some(*bl);
+            }
+            opts.push(TcpOptionElement::Noop);
+            opts.push(TcpOptionElement::Noop);
+            opts.push(TcpOptionElement::SelectiveAcknowledgement(first, more));
+        }
+    }
+    tcp.set_options(&opts).map_err(|e| e.to_string())?;
+    Ok(tcp)
 }
