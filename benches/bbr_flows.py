@@ -130,6 +130,7 @@ def run_testbed(
     seeded: bool = False,
     access: list[float] | None = None,
     first: int = 1,
+    neighbours: str = "resolve",
 ) -> None:
     """``runs`` kernel runs per AQM, alternating FIFO and CoDel, in ``{aqm}-{label}-NN``
     (NN: one past the highest under ``out``, at least ``first``: a digest's runs continued on
@@ -137,7 +138,9 @@ def run_testbed(
     ``sysctls``: extra ``net.ipv4.tcp_*`` settings of the senders' and receivers' namespaces;
     ``route``: extra metrics of their routes (``{"quickack": "1"}``); ``seeded``: run NN uses
     seed NN (the flows' start schedule of simulator seed NN) instead of the file's seed 1;
-    ``access``: the access links' delays (ms) instead of the file's (a variant: its own label)."""
+    ``access``: the access links' delays (ms) instead of the file's (a variant: its own label);
+    ``neighbours``: ``aqmlab testbed --neighbours`` ("static": no ARP across the bottleneck; a
+    variant: its own label)."""
     from aqmlab import testbed
 
     for _ in range(runs):
@@ -153,6 +156,7 @@ def run_testbed(
                 cc="bbr",
                 sysctls=sysctls,
                 route=route,
+                neighbours=neighbours,
             )
             after = os.getloadavg()
             (d / "load.json").write_text(json.dumps({"before": before, "after": after}))
@@ -1265,6 +1269,13 @@ def _parser() -> argparse.ArgumentParser:
         help="testbed, sim: the ten access links' delays in ms, comma-separated (a variant: "
         "give it its own label), instead of the file's 1, 3, ..., 19",
     )
+    ap.add_argument(
+        "--neighbours",
+        default="resolve",
+        choices=("resolve", "static"),
+        help="testbed: the end hosts' neighbour entries (aqmlab testbed --neighbours; static is "
+        "a variant: give it its own --kernel-label)",
+    )
     return ap
 
 
@@ -1288,7 +1299,16 @@ def main() -> int:
         aqms = (args.aqm,) if args.aqm else AQMS
         route = dict(x.split("=", 1) for x in args.route)
         run_testbed(
-            out, args.runs, args.kernel_label, sysctls, aqms, route, args.seeded, access, args.first
+            out,
+            args.runs,
+            args.kernel_label,
+            sysctls,
+            aqms,
+            route,
+            args.seeded,
+            access,
+            args.first,
+            args.neighbours,
         )
     elif args.what == "sim":
         from aqmlab.errors import InputError

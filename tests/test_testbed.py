@@ -283,6 +283,47 @@ def test_root_without_the_network_capabilities_is_one_line_exit_2(monkeypatch, c
     assert code == 2 and len(err.splitlines()) == 1 and "CAP_NET_ADMIN" in err
 
 
+def test_an_unknown_neighbours_mode_is_one_line_exit_2(monkeypatch, capsys):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # refused before root is asked for
+    code, err = _cli(["testbed", str(SCENARIO), "--neighbours", "arp"], capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "--neighbours arp" in err and "resolve, static" in err, err
+
+
+@needs_net
+def test_static_neighbours_open_each_connection_one_round_trip_after_its_start(
+    red_run, tmp_path, capsys
+):
+    """By default each sender resolves its receiver's address by ARP across the forwarder (a
+    request forward, a reply back: frames it passes as non-IPv4), so a connection opens no
+    sooner than that round trip over the bottleneck (2 x 5 ms in this scenario) plus the SYN's
+    (the base RTT). With ``--neighbours static`` the end hosts have permanent entries, no ARP
+    crosses the forwarder and the four flows, started together on an empty queue, connect one
+    base RTT after their start (give or take the traffic tool's scheduling)."""
+    res, _ = red_run
+    tb = res.summary["testbed"]
+    assert tb["neighbours"] == {"mode": "resolve", "static_entries": 0}
+    assert tb["oddities"]["forwarded_non_ipv4"] >= 2 * len(res.summary["flows"]), tb["oddities"]
+    for f in res.summary["flows"]:
+        assert f["start_s"] - f["scheduled_start_s"] >= f["base_rtt_s"] + 0.0099, f
+    out = tmp_path / "static"
+    code = cli.main(
+        ["testbed", str(SCENARIO), "--cc", "cubic", "--neighbours", "static", "--out", str(out)]
+    )
+    capsys.readouterr()
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    tb = summary["testbed"]
+    assert tb["neighbours"] == {"mode": "static", "static_entries": 8}  # 4 each way
+    assert tb["oddities"]["forwarded_non_ipv4"] == 0, tb["oddities"]
+    assert not any("ARP" in x for x in tb["differences"]), tb["differences"]
+    flows = summary["flows"]
+    assert len(flows) == 4 and all(f["error"] is None and f["goodput_bps"] > 0 for f in flows)
+    for f in flows:
+        waited = f["start_s"] - f["scheduled_start_s"]
+        assert f["base_rtt_s"] * 0.99 <= waited < f["base_rtt_s"] + 0.005, f
+
+
 @pytest.mark.parametrize(
     ("edit", "field"),
     [
@@ -407,7 +448,7 @@ def test_receivers_that_refuse_ecn_leave_the_real_flows_without_it():
     assert res.bottleneck["marked"] == 0 and res.bottleneck["dropped_aqm"] > 0
 
 
-def _plan_differences(monkeypatch, tcp: dict) -> list[str]:
+def _plan_differences(monkeypatch, tcp: dict, static_neighbours: bool = False) -> list[str]:
     """The testbed plan's ``differences`` for the RED scenario with ``tcp`` settings added (as
     root, without touching the network)."""
     import tomllib
@@ -419,7 +460,7 @@ def _plan_differences(monkeypatch, tcp: dict) -> list[str]:
     d = tomllib.loads(SCENARIO.read_text())
     d.setdefault("tcp", {}).update(tcp)
     sc = scenario.from_dict(d)
-    return plan.make(sc, scenario.build_config(sc)).differences
+    return plan.make(sc, scenario.build_config(sc), static_neighbours=static_neighbours).differences
 
 
 @pytest.mark.parametrize(
@@ -487,22 +528,28 @@ def test_the_plan_says_which_flows_each_side_paces(monkeypatch, tcp, unpaced, cl
 
 
 @pytest.mark.parametrize(
-    ("tcp", "line"),
+    ("tcp", "static", "line"),
     [
-        ({"handshake": False}, "tcp.handshake = false"),
-        ({"handshake": True}, "tcp.resolve = false"),
-        ({"handshake": True, "resolve": True}, None),
+        ({"handshake": False}, False, "tcp.handshake = false"),
+        ({"handshake": True}, False, "tcp.resolve = false"),
+        ({"handshake": True, "resolve": True}, False, None),
+        ({"handshake": False}, True, "tcp.handshake = false"),
+        ({"handshake": True}, True, None),
+        ({"handshake": True, "resolve": True}, True, "tcp.resolve = true"),
     ],
 )
-def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, tcp, line):
+def test_the_plan_says_when_the_simulator_skips_the_handshake(monkeypatch, tcp, static, line):
     """Linux's flows resolve the address and handshake before their data (a SYN lost in a full
     queue costs 1 s); the plan says so unless the simulator's handshake is on, then that its SYN
-    skips the resolution unless tcp.resolve is on, and always what the testbed's start_s means."""
-    diffs = _plan_differences(monkeypatch, tcp)
-    lines = [x for x in diffs if "ARP" in x and "start_s" not in x]
+    skips the resolution unless tcp.resolve is on, and always what the testbed's start_s means.
+    With static neighbour entries no ARP is spoken of, and tcp.resolve is the difference."""
+    diffs = _plan_differences(monkeypatch, tcp, static)
+    starts = [x for x in diffs if "start_s" in x]
+    lines = [x for x in diffs if ("handshake" in x or "tcp.resolve" in x) and x not in starts]
     assert len(lines) == (line is not None), diffs
     assert all(line in x for x in lines), lines
-    assert sum("scheduled_start_s" in x for x in diffs) == 1, diffs
+    assert len(starts) == 1 and "scheduled_start_s" in starts[0], diffs
+    assert all(("ARP" in x) is not static for x in lines + starts), diffs
 
 
 def test_flow_series_reach_the_traffic_tool_and_come_back_as_series(monkeypatch):

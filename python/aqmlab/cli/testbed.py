@@ -35,12 +35,13 @@ def _cmd(args: argparse.Namespace) -> int:
         return 0
     if args.scenario is None:
         raise InputError("testbed: give a SCENARIO file (or --cleanup)")
+    neighbours = testbed.check_neighbours(args.neighbours)  # refused before root is asked for
     sc = scenario.load(Path(args.scenario))
     testbed._refuse_python_aqm(sc)  # before anything is said or set up: it cannot run there
     testbed._require_root()
     if args.hold:
         out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-hold"
-        testbed.hold(sc, out=out, seed=args.seed, cc=args.cc)
+        testbed.hold(sc, out=out, seed=args.seed, cc=args.cc, neighbours=neighbours)
         return 0
     # Refused before the run, not after it.
     sysctls = testbed.check_sysctls(_pairs(args.sysctl, "--sysctl", "net.ipv4.tcp_frto=0"))
@@ -66,6 +67,7 @@ def _cmd(args: argparse.Namespace) -> int:
         cc=args.cc,
         sysctls=sysctls,
         route=route,
+        neighbours=neighbours,
     )
     # The shared table sums per-flow timeouts, which TCP_INFO does not give: shown as 0 there.
     view = dict(
@@ -112,6 +114,16 @@ def register(sub) -> None:
         help="an extra metric of the sender and receiver routes (repeatable): quickack=1 turns "
         "the receivers' delayed ACKs off, initrwnd=N opens the receivers' initial window at N "
         "segments; recorded in summary.json's testbed.routes",
+    )
+    t.add_argument(
+        "--neighbours",
+        default="resolve",
+        metavar="MODE",
+        help="how the end hosts learn each other's Ethernet addresses: resolve (the default) by "
+        "ARP, whose requests and replies cross the forwarder's queues, so a flow starting at a "
+        "full queue connects late; static, permanent neighbour entries set before the traffic, "
+        "so a SYN leaves at once as on a path whose hops are resolved (the simulator's "
+        "default); recorded in summary.json's testbed.neighbours",
     )
     t.add_argument("--no-plot", action="store_true", help="no queue.png / report.html")
     t.add_argument(

@@ -33,7 +33,7 @@ from aqmlab.testbed import net
 if TYPE_CHECKING:
     from aqmlab.testbed import plan
 
-__all__ = ["check_route_options", "check_sysctls", "cleanup", "testbed"]
+__all__ = ["check_neighbours", "check_route_options", "check_sysctls", "cleanup", "testbed"]
 
 PORT = 5001
 #: The traffic tool (source and sink) runs at this niceness: in the paper the senders and
@@ -219,10 +219,11 @@ def _run_network(
     work: Path,
     sysctls: dict[str, str] | None = None,
     route: dict[str, str] | None = None,
+    neighbours: str = "resolve",
 ) -> tuple[dict, dict, dict]:
     """Builds the network ``n``, runs forwarder and traffic, returns (forwarder stats, traffic,
     notes). ``sysctls``: extra ``net.ipv4.tcp_*`` settings for the end namespaces; ``route``:
-    extra route metrics of their routes."""
+    extra route metrics of their routes; ``neighbours``: :data:`NEIGHBOURS`."""
     import threading
 
     from aqmlab.testbed import plan
@@ -233,6 +234,7 @@ def _run_network(
     try:
         n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
         n.route_options(p.init_cwnd, p.min_rto_ms, route)
+        entries = n.static_neighbours(p.left_ips, p.right_ips) if neighbours == "static" else 0
         routes = {
             r: n.exec(ns, "ip", "route", check=False).stdout.strip()
             for r, ns in (("snd", n.snd), ("rcv", n.rcv))
@@ -308,6 +310,7 @@ def _run_network(
         env["congestion_controls"] = {"available": ccs, "lacking": lacking}
         env["sysctls"] = set_sysctls
         env["routes"] = routes
+        env["neighbours"] = {"mode": neighbours, "static_entries": entries}
         env["kernel_counters"] = counters
         return stats, traffic, env
     finally:
@@ -350,6 +353,19 @@ def check_sysctls(settings: dict[str, str]) -> dict[str, str]:
 #: delayed ACKs off (RTAX_QUICKACK: an ACK for every segment), as ns-3's ``DelAckCount 1``.
 ROUTE_OPTIONS = ("quickack", "initrwnd")
 
+#: How the end hosts learn each other's hardware addresses (``aqmlab testbed --neighbours``):
+#: "resolve", ARP on demand, its requests and replies crossing the forwarder's queues (the
+#: default, and the testbed's only behaviour before it was an option); "static", permanent
+#: neighbour entries set before the traffic starts (docs/testbed.md, "Neighbour entries").
+NEIGHBOURS = ("resolve", "static")
+
+
+def check_neighbours(mode: str) -> str:
+    """``mode`` when it is one of :data:`NEIGHBOURS`; else refused in one line."""
+    if mode not in NEIGHBOURS:
+        raise InputError(f"--neighbours {mode}: accepted are {', '.join(NEIGHBOURS)}")
+    return mode
+
 
 def check_route_options(options: dict[str, str]) -> dict[str, str]:
     """Extra route metrics for the end namespaces' routes: only :data:`ROUTE_OPTIONS`, each
@@ -389,6 +405,7 @@ def testbed(
     cc: str | None = None,
     sysctls: dict[str, str] | None = None,
     route: dict[str, str] | None = None,
+    neighbours: str = "resolve",
 ):
     """Runs a scenario (object, dict or TOML path) on the testbed; returns a runner ``Result``
     (written as a run directory when ``out`` is given). ``cc`` (newreno, sack, cubic, bbr) replaces
@@ -396,7 +413,9 @@ def testbed(
     ``sysctls`` ({"net.ipv4.tcp_recovery": "0"}): extra ``net.ipv4.tcp_*`` settings of the
     senders' and receivers' namespaces (:func:`check_sysctls`), recorded in ``testbed.sysctls``.
     ``route`` ({"quickack": "1"}): extra metrics of their routes (:func:`check_route_options`;
-    ``testbed.routes`` keeps ``ip route`` as set)."""
+    ``testbed.routes`` keeps ``ip route`` as set). ``neighbours`` (:data:`NEIGHBOURS`):
+    "static" gives the end hosts permanent neighbour entries, so no ARP crosses the bottleneck
+    (``testbed.neighbours``)."""
     from aqmlab.running import runner
     from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
@@ -408,8 +427,9 @@ def testbed(
         outdir.check(out, "out")
     sysctls = check_sysctls(sysctls or {})
     route = check_route_options(route or {})
+    check_neighbours(neighbours)
     cfg = scenario.build_config(sc, seed)
-    p = plan.make(sc, cfg, cc)
+    p = plan.make(sc, cfg, cc, static_neighbours=neighbours == "static")
     _check_outputs(sc, out)
     forwarder_binary()
     traffic_binary()
@@ -422,7 +442,7 @@ def testbed(
     try:
         n = net.Net()
         with n.workdir() as tmp:
-            stats, traffic, env = _run_network(p, n, Path(tmp), sysctls, route)
+            stats, traffic, env = _run_network(p, n, Path(tmp), sysctls, route, neighbours)
     except _TerminatedError:
         if partial is not None:
             outdir.discard(partial)
@@ -592,7 +612,14 @@ def _hold_until_interrupted(fwd: subprocess.Popen) -> None:
         raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
 
 
-def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = None) -> dict:
+def hold(
+    sc: Any,
+    *,
+    out: str | Path,
+    seed: int | None = None,
+    cc: str | None = None,
+    neighbours: str = "resolve",
+) -> dict:
     """``aqmlab testbed --hold``: builds the scenario's network (its hosts' addresses, the
     bottleneck's rate, buffer, delays and AQM in the forwarder) without the traffic tool, prints
     how to run programs on the hosts, and holds it until SIGINT/SIGTERM; then removes everything
@@ -600,7 +627,8 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
     scenario's ``[output] pcap`` and ``events`` of the forwarder's two directions
     (``pcap/<direction>.pcap``, ``events/<direction>.parquet``, flows named by their 5-tuple:
     the traffic is the user's, not the scenario's). ``out`` is written as a run directory is:
-    into ``<out>.partial``, renamed to ``out`` once complete."""
+    into ``<out>.partial``, renamed to ``out`` once complete. ``neighbours``: as for
+    :func:`testbed`."""
     from aqmlab.running import runner
     from aqmlab.scenario import schema as scenario
     from aqmlab.testbed import plan
@@ -608,6 +636,7 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
     sc = runner._as_scenario(sc)
     _refuse_python_aqm(sc)
     _require_root()
+    check_neighbours(neighbours)
     cfg = scenario.build_config(sc, seed)
     p = plan.make(sc, cfg, cc)
     out = outdir.check(out, "--out")
@@ -626,6 +655,8 @@ def hold(sc: Any, *, out: str | Path, seed: int | None = None, cc: str | None = 
             work = Path(tmp)
             n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
             n.route_options(p.init_cwnd, p.min_rto_ms)
+            if neighbours == "static":
+                n.static_neighbours(p.left_ips, p.right_ips)
             fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b, duration_ns=0, warmup_ns=0)
             (work / "fwd.json").write_text(json.dumps(fcfg))
             fwd = _start(

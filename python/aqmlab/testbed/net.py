@@ -6,7 +6,8 @@ are never touched)::
      senders: one address per host      aqmlab-fwd             receivers
 
 The router namespace has no addresses: the forwarder bridges frames (ARP included) between its two
-interfaces, so senders and receivers share one /16 and the kernel's own forwarding is off.
+interfaces, so senders and receivers share one /16 and the kernel's own forwarding is off. With
+``--neighbours static`` the end namespaces get permanent neighbour entries and no ARP crosses it.
 
 Ownership: every namespace's name, and the run's temporary directory, carry the owning process as
 ``<pid>-<start time>-<pid namespace>`` (``aqtb1a2b3c-4242-987654-4026531836-rtr``). The start time
@@ -22,6 +23,7 @@ to ``aqmlab testbed --cleanup``.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import secrets
@@ -284,6 +286,34 @@ class Net:
             self._sysctl(ns, "net.ipv4.tcp_ecn", 1 if on else 0)
             self._sysctl(ns, "net.ipv4.tcp_sack", 1 if sack else 0)
             self._sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
+
+    def _mac(self, ns: str, dev: str) -> str:
+        """The hardware address of ``dev`` in namespace ``ns``."""
+        r = run("ip", "-n", ns, "-j", "link", "show", "dev", dev)
+        return json.loads(r.stdout)[0]["address"]
+
+    def static_neighbours(self, left: list[str], right: list[str]) -> int:
+        """Permanent neighbour entries (``aqmlab testbed --neighbours static``): each sender
+        address knows every receiver address's hardware address and the other way round, so
+        no ARP request crosses the forwarder and a connection's SYN leaves when TCP hands it
+        down. The forwarder passes frames unchanged, so a receiver address's hardware address
+        is the receivers' veth's. Returns the entries set."""
+        n = 0
+        for ns, dev, ips, peer_ns, peer_dev in (
+            (self.snd, self.if_snd, right, self.rcv, self.if_rcv),
+            (self.rcv, self.if_rcv, left, self.snd, self.if_snd),
+        ):
+            mac = self._mac(peer_ns, peer_dev)
+            batch = "".join(
+                f"neigh replace {ip} lladdr {mac} dev {dev} nud permanent\n" for ip in ips
+            )
+            r = subprocess.run(
+                ["ip", "-n", ns, "-batch", "-"], input=batch, capture_output=True, text=True
+            )
+            if r.returncode != 0:
+                raise RuntimeError(f"static neighbours in {ns}: {r.stderr.strip()}")
+            n += len(ips)
+        return n
 
     def set_tcp_sysctls(self, settings: dict[str, str]) -> dict[str, dict[str, str]]:
         """Sets extra ``net.ipv4.tcp_*`` sysctls (``aqmlab testbed --sysctl``) in the senders'

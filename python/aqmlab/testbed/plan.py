@@ -306,7 +306,7 @@ def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
     return d
 
 
-def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
+def make(sc, cfg: dict[str, Any], cc: str | None = None, static_neighbours: bool = False) -> Plan:
     """The plan of a scenario whose simulator configuration is ``cfg`` (``cc``: see
     :func:`_check_flows`)."""
     ccs, (ecn, rcv_ecn), sack = _check_flows(sc, cc)
@@ -381,17 +381,17 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None) -> Plan:
             "max_samples": cfg["max_samples"],
         },
     )
-    p.differences = _differences(sc, ccs)
+    p.differences = _differences(sc, ccs, static_neighbours)
     return p
 
 
-def _differences(sc, ccs: list[str]) -> list[str]:
+def _differences(sc, ccs: list[str], static_neighbours: bool = False) -> list[str]:
     """What the testbed does differently from the simulator for this scenario (reported): the
     path, the connections' starts, what is measured, and the senders' model, in that order
     (``ccs``: each group's Linux module, or "udp", as :func:`_check_flows` gives them)."""
     return (
         _path_differences(sc)
-        + _start_differences(sc)
+        + _start_differences(sc, static_neighbours)
         + _measurement_differences(sc)
         + _pacing_differences(sc, ccs)
         + _sender_differences(sc)
@@ -417,27 +417,37 @@ def _path_differences(sc) -> list[str]:
     return d
 
 
-def _start_differences(sc) -> list[str]:
-    """How a TCP flow starts: ARP and the handshake, and what its start_s means."""
+def _start_differences(sc, static_neighbours: bool = False) -> list[str]:
+    """How a TCP flow starts: ARP (unless the neighbours are static) and the handshake, and
+    what its start_s means."""
     d = []
+    arp = "" if static_neighbours else "resolves the address (ARP, across the bottleneck) and "
     if not sc.tcp.handshake:
         # Measured on the BBR bench (docs/testbed.md, "One draw per burst"): 6-7 % of its
         # flows connected a second or more late, a SYN or an ARP request lost in the full
         # queue; none of the first flows to start.
         d.append(
-            "Linux resolves the address (ARP, across the bottleneck) and handshakes before "
+            f"Linux {arp}handshakes before "
             "sending data, and re-sends a SYN lost in a full queue after 1 s; with "
             "tcp.handshake = false the simulator's flows send data at their start time"
         )
-    elif not sc.tcp.resolve:
+    elif not sc.tcp.resolve and not static_neighbours:
         d.append(
             "Linux resolves the address (ARP, across the bottleneck) before the SYN leaves, "
             "and the SYN's round trip (BBR's first min RTT) includes it; with tcp.resolve = "
-            "false the simulator's SYN leaves at the start"
+            "false the simulator's SYN leaves at the start (--neighbours static gives the "
+            "testbed's hosts permanent entries instead)"
+        )
+    elif sc.tcp.resolve and static_neighbours:
+        d.append(
+            "the testbed's neighbour entries are static (--neighbours static): Linux's SYN "
+            "leaves at the start; with tcp.resolve = true the simulator's waits for an address "
+            "resolution across the bottleneck"
         )
     d.append(
         "a TCP flow's start_s is when its connection was established (the scheduled start, "
-        "also in scheduled_start_s, plus ARP, the handshake and any lost SYN); the "
+        f"also in scheduled_start_s, plus {'' if static_neighbours else 'ARP, '}the handshake "
+        "and any lost SYN); the "
         "simulator's start_s is the scheduled start"
     )
     return d
