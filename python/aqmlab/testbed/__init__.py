@@ -213,6 +213,100 @@ def _udp_counts(sink: subprocess.Popen, path: Path) -> dict[str, list[int]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+def _set_up(
+    p: plan.Plan,
+    n: net.Net,
+    sysctls: dict[str, str] | None,
+    route: dict[str, str] | None,
+    neighbours: str,
+) -> dict:
+    """Builds the network ``n`` as the plan says, with the extra sysctls, route metrics and
+    neighbour entries; returns what was set, for the summary's ``testbed`` section."""
+    from aqmlab.testbed import plan
+
+    n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
+    n.route_options(p.init_cwnd, p.min_rto_ms, route)
+    entries = n.static_neighbours(p.left_ips, p.right_ips) if neighbours == "static" else 0
+    routes = {
+        r: n.exec(ns, "ip", "route", check=False).stdout.strip()
+        for r, ns in (("snd", n.snd), ("rcv", n.rcv))
+    }
+    set_sysctls = n.set_tcp_sysctls(sysctls) if sysctls else {}
+    offl = n.offloads()
+    # As the senders see it: the list is the kernel's, read inside their namespace.
+    ccs = n.exec(n.snd, "cat", plan.AVAILABLE_CC, check=False).stdout.split()
+    _, lacking = plan.congestion_controls(probe=False)
+    return {
+        "offloads": offl,
+        "notes": n.notes,
+        "prefix": n.tag,
+        "programs": {"forwarder": str(forwarder_binary()), "traffic": str(traffic_binary())},
+        "congestion_controls": {"available": ccs, "lacking": lacking},
+        "sysctls": set_sysctls,
+        "routes": routes,
+        "neighbours": {"mode": neighbours, "static_entries": entries},
+    }
+
+
+def _start_traffic(
+    p: plan.Plan, n: net.Net, work: Path, procs: list[subprocess.Popen], cpus: list[int]
+) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """Starts the traffic tool's sink (receivers) and source (senders) on ``cpus``, each once
+    it says it is ready; returns (sink, source), also appended to ``procs``."""
+    tool = [*_pin(cpus), str(traffic_binary())]
+    sink = _start(
+        [*tool, "sink", str(PORT), str(work / "udp_sink.json")],
+        n.rcv,
+        raise_priority=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    procs.append(sink)
+    _wait_ready(sink, "traffic sink")
+    (work / "traffic.json").write_text(json.dumps(dict(p.traffic, port=PORT)))
+    src = _start(
+        [*tool, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
+        n.snd,
+        raise_priority=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    procs.append(src)
+    _wait_ready(src, "traffic source")
+    return sink, src
+
+
+def _start_forwarder(
+    p: plan.Plan, n: net.Net, work: Path, procs: list[subprocess.Popen], cpus: list[int]
+) -> tuple[subprocess.Popen, int]:
+    """Starts aqmlab-fwd in the router namespace on ``cpus`` for the lead time and the run;
+    returns it (also appended to ``procs``) and its clock when it became ready (ns)."""
+    fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b)
+    fcfg["duration_ns"] = int((LEAD_S + p.duration_s) * 1e9)
+    fcfg["warmup_ns"] = int((LEAD_S + p.warmup_s) * 1e9)
+    (work / "fwd.json").write_text(json.dumps(fcfg))
+    fwd = _start(
+        [*_pin(cpus), str(forwarder_binary()), str(work / "fwd.json"), str(work / "fwd_out.json")],
+        n.rtr,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    procs.append(fwd)
+    return fwd, int(_wait_ready(fwd, "aqmlab-fwd").split()[1])
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """Terminates the programs still running (killed after 3 s)."""
+    for pr in procs:
+        if pr.poll() is None:
+            pr.terminate()
+            try:
+                pr.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                pr.kill()
+
+
 def _run_network(
     p: plan.Plan,
     n: net.Net,
@@ -226,63 +320,14 @@ def _run_network(
     extra route metrics of their routes; ``neighbours``: :data:`NEIGHBOURS`."""
     import threading
 
-    from aqmlab.testbed import plan
-
     procs: list[subprocess.Popen] = []
     counters: dict[str, dict[str, dict[str, int]]] = {}
     timer: threading.Timer | None = None
     try:
-        n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
-        n.route_options(p.init_cwnd, p.min_rto_ms, route)
-        entries = n.static_neighbours(p.left_ips, p.right_ips) if neighbours == "static" else 0
-        routes = {
-            r: n.exec(ns, "ip", "route", check=False).stdout.strip()
-            for r, ns in (("snd", n.snd), ("rcv", n.rcv))
-        }
-        set_sysctls = n.set_tcp_sysctls(sysctls) if sysctls else {}
-        offl = n.offloads()
-        # As the senders see it: the list is the kernel's, read inside their namespace.
-        ccs = n.exec(n.snd, "cat", plan.AVAILABLE_CC, check=False).stdout.split()
+        env = _set_up(p, n, sysctls, route, neighbours)
         fwd_cpu, other_cpus = _cpus()
-        tool = [*_pin(other_cpus), str(traffic_binary())]
-        udp_counts = work / "udp_sink.json"
-        sink = _start(
-            [*tool, "sink", str(PORT), str(udp_counts)],
-            n.rcv,
-            raise_priority=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        procs.append(sink)
-        _wait_ready(sink, "traffic sink")
-        (work / "traffic.json").write_text(json.dumps(dict(p.traffic, port=PORT)))
-        src = _start(
-            [*tool, "source", str(work / "traffic.json"), str(work / "traffic_out.json")],
-            n.snd,
-            raise_priority=True,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        procs.append(src)
-        _wait_ready(src, "traffic source")
-        fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b)
-        fcfg["duration_ns"] = int((LEAD_S + p.duration_s) * 1e9)
-        fcfg["warmup_ns"] = int((LEAD_S + p.warmup_s) * 1e9)
-        (work / "fwd.json").write_text(json.dumps(fcfg))
-        fwd = _start(
-            [
-                *_pin(fwd_cpu),
-                str(forwarder_binary()),
-                str(work / "fwd.json"),
-                str(work / "fwd_out.json"),
-            ],
-            n.rtr,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        procs.append(fwd)
-        t_fwd = int(_wait_ready(fwd, "aqmlab-fwd").split()[1])
+        sink, src = _start_traffic(p, n, work, procs, other_cpus)
+        fwd, t_fwd = _start_forwarder(p, n, work, procs, fwd_cpu)
         src.stdin.write(f"{t_fwd + int(LEAD_S * 1e9)}\n")
         src.stdin.flush()
 
@@ -303,26 +348,13 @@ def _run_network(
             raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
         stats = json.loads((work / "fwd_out.json").read_text())
         traffic = json.loads((work / "traffic_out.json").read_text())
-        traffic["udp_received"] = _udp_counts(sink, udp_counts)
-        _, lacking = plan.congestion_controls(probe=False)
-        env = {"offloads": offl, "notes": n.notes, "prefix": n.tag}
-        env["programs"] = {"forwarder": str(forwarder_binary()), "traffic": str(traffic_binary())}
-        env["congestion_controls"] = {"available": ccs, "lacking": lacking}
-        env["sysctls"] = set_sysctls
-        env["routes"] = routes
-        env["neighbours"] = {"mode": neighbours, "static_entries": entries}
+        traffic["udp_received"] = _udp_counts(sink, work / "udp_sink.json")
         env["kernel_counters"] = counters
         return stats, traffic, env
     finally:
         if timer is not None:
             timer.cancel()
-        for pr in procs:
-            if pr.poll() is None:
-                pr.terminate()
-                try:
-                    pr.wait(timeout=3)
-                except subprocess.TimeoutExpired:
-                    pr.kill()
+        _stop(procs)
         n.close()
 
 
