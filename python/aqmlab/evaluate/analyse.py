@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from aqmlab.evaluate.engine import Plan
+    from aqmlab.evaluate.plan import Plan
 
 #: How each judged metric is better: lower, higher, or closer to one.
 DIRECTION = {

@@ -18,7 +18,7 @@ from aqmlab.evaluate.analyse import DIRECTION, LABEL, REL_TOL
 if TYPE_CHECKING:
     import pandas as pd
 
-    from aqmlab.evaluate.engine import Plan
+    from aqmlab.evaluate.plan import Plan
 
 #: The card's sections, in the guideline's order of tests, then s. 4's setups.
 SECTIONS = [

@@ -12,46 +12,15 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aqmlab import outdir
 from aqmlab.errors import InputError, one_line
 from aqmlab.evaluate import params as prm
+from aqmlab.evaluate.plan import Cell, Plan
 
 DEFAULT_BASELINES = ("fq_codel", "pie", "red")
-
-
-@dataclass
-class Cell:
-    """One scenario under one AQM: its runs' keys, or why it did not run."""
-
-    scenario: prm.Scenario
-    aqm: str
-    role: str  # "test" or "baseline"
-    scenario_dict: dict[str, Any] | None = None
-    missing: str | None = None  # a feature this build lacks
-    not_applicable: str | None = None
-    keys: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Plan:
-    """Every cell and the sweep that runs them."""
-
-    params: prm.Params
-    aqms: list[str]
-    baselines: list[str]
-    quick: bool
-    seeds: list[int]
-    cells: list[Cell]
-
-    @property
-    def scenarios(self) -> list[prm.Scenario]:
-        """The scenarios this plan runs: all of them, or under --quick those marked ``quick``
-        (a sweep may keep only some of its points)."""
-        return [s for s in self.params.scenarios if s.quick or not self.quick]
 
 
 def _say(msg: str, quiet: bool) -> None:
