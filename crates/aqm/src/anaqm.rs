@@ -7,11 +7,11 @@
 //! rule. The paper's text was not available to us: the input set, learning rule and every constant
 //! below are our reconstruction, listed in `docs/algorithms/anaqm.md`.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{
     congestion_signal, count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC,
 };

@@ -15,11 +15,11 @@
 //! Cost per decision: three dot products of length M over a ring buffer stored twice, so that
 //! every window is one contiguous slice; nothing is allocated per packet.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 use rand::Rng;
 

@@ -5,12 +5,12 @@
 //! inside the target band [min_th + 0.4 (max_th - min_th), min_th + 0.6 (max_th - min_th)];
 //! the per-packet rules are RED's own ([`crate::red`]).
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, check_thresholds, DefaultValue as D, LinkContext, ParamError, ParamKind as K,
     ParamMap, ParamSpec, Params,
 };
 use crate::red::{base_prob, ewma, idle_decay, uniformize};
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

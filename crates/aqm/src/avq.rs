@@ -15,11 +15,11 @@
 //! dropped packets drives C~ to where the *offered* rate is gamma C, so the link carries
 //! gamma C (1 - loss): 73% of it with seed 000's 1000 connections (docs/reproductions.md).
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, Buffer, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap,
     ParamSpec, Params,
 };
-use crate::registry::AqmInfo;
 use crate::{
     congestion_signal, count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC,
 };

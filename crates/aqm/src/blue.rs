@@ -3,11 +3,11 @@
 //! raised by d1 on buffer overflow and lowered by d2 when the link goes idle, at most once per
 //! freeze_time.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

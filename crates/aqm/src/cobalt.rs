@@ -17,11 +17,11 @@
 //!   target instead of an interval later.
 //! - ns-3's `CeThreshold` / `UseL4s` (shallow CE marking) are not modelled.
 
+use crate::info::{AqmInfo, QdiscInfo};
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::{AqmInfo, QdiscInfo};
 use crate::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

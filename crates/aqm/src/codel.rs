@@ -5,11 +5,11 @@
 //! The dequeue state machine works on one packet at a time ([`codel_dequeue`]) over [`CodelVars`],
 //! so that FQ-CoDel (RFC 8290) runs one instance per flow queue with the same code.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 
 /// CoDel's parameters.

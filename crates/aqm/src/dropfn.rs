@@ -11,10 +11,10 @@
 //! families module and Theorem 1's queue model do; `queue_count = "waiting"` counts the waiting
 //! packets only (`QueueView::len_pkts`, the convention of the other algorithms).
 
+use crate::info::AqmInfo;
 use crate::params::{
     DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec, Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 use rand::Rng;
 

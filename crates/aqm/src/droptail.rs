@@ -1,8 +1,8 @@
 //! DropTail: a FIFO that admits every packet its buffer can hold (packets or bytes).
 //! The baseline of every seed paper; the buffer limit itself is enforced by the queue owner.
 
+use crate::info::AqmInfo;
 use crate::params::{LinkContext, ParamError, ParamMap, ParamSpec, Params};
-use crate::registry::AqmInfo;
 use crate::{Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 
 /// DropTail has no parameters: its limit is the link's buffer (`buffer = 100` packets or `"150kB"`).

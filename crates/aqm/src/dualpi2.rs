@@ -4,7 +4,7 @@
 //! the queue-discipline layer); its parameters are declared here because the registry that
 //! `aqmlab list` reads ([`crate::registry::QDISCS`]) is in this crate, which the layer depends on.
 
-use crate::fq_codel::QdiscInfo;
+use crate::info::QdiscInfo;
 use crate::params::{DefaultValue as D, ParamKind as K, ParamSpec};
 
 /// DualPI2's parameters with Linux's defaults (`dualpi2_reset_default` in sch_dualpi2.c).

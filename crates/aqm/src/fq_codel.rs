@@ -5,9 +5,10 @@
 //!
 //! It is a queue discipline, built as `fq` + `codel` by the qdisc crate (`qdisc::sched::fq`);
 //! this file keeps what every flow-queueing scheduler shares with it: FQ-CoDel's parameter table
-//! (the preset's flat names), the registry entry type [`QdiscInfo`], the packet trait
+//! (the preset's flat names), the registry entry type [`QdiscInfo`] (re-exported from [`crate::info`]), the packet trait
 //! [`FqPacket`] and the flow hash [`flow_hash`].
 
+pub use crate::info::QdiscInfo;
 use crate::params::{DefaultValue as D, ParamKind as K, ParamSpec};
 
 /// FQ-CoDel's parameters.
@@ -27,20 +28,6 @@ pub const FQ_CODEL_PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "ce_threshold_selector", kind: K::Int, default: D::Num(0.0), help: "ce_threshold only for packets whose TOS byte AND ce_threshold_mask equals this (1 with mask 1: ECT(1) and CE); the TOS byte carries the ECN bits only" },
     ParamSpec { name: "ce_threshold_mask", kind: K::Int, default: D::Num(0.0), help: "mask of the TOS byte for ce_threshold_selector; 0: every ECN-capable packet" },
 ];
-
-/// What the registry knows of a queue discipline (the counterpart of [`crate::AqmInfo`] for
-/// algorithms that store packets).
-#[derive(Clone, Copy, Debug)]
-pub struct QdiscInfo {
-    /// Name used in scenario files and on the command line.
-    pub name: &'static str,
-    /// One line: what it is.
-    pub summary: &'static str,
-    /// Where it comes from.
-    pub source: &'static str,
-    /// Its parameters with their defaults.
-    pub params: &'static [ParamSpec],
-}
 
 /// Registry entry for FQ-CoDel; `qdisc::sched::build("fq_codel", ..)` builds one.
 pub const FQ_CODEL_INFO: QdiscInfo = QdiscInfo {

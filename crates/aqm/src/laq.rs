@@ -13,11 +13,11 @@
 //! - With ECN on, marks count with drops in the loss ratio, so that the control law (at
 //!   equilibrium the loss ratio equals p and q = Q_ref, s. 2) is the same with or without ECN.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

@@ -19,6 +19,7 @@ pub mod dropfn;
 pub mod droptail;
 pub mod dualpi2;
 pub mod fq_codel;
+pub mod info;
 pub mod laq;
 pub mod lindrop;
 pub mod modred;

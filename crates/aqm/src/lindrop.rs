@@ -11,12 +11,12 @@
 //! - The drop test `n_drops > dr` with `n_drops` reset to 1 drops the (floor(dr) + 1)-th packet,
 //!   not the dr-th as the prose says: with dr_min = 5, every 6th packet. We keep the pseudo-code.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
 use crate::red::ewma;
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 
 /// LINDROP's parameters (Algorithm 1; defaults from s. 3 and Table 2).

@@ -20,12 +20,12 @@
 //! - Above max_th the packet is dropped. ModRED needs no ECN (its point is to work without it):
 //!   its only drops are these forced ones, which stay drops as in RED, so it has no `ecn` switch.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
 use crate::red::{base_prob, ewma, idle_decay, uniformize};
-use crate::registry::AqmInfo;
 use crate::{
     Aqm, AqmRng, PacketMeta, Precedence, QueueView, ThrottleHold, Time, Verdict, NS_PER_SEC,
 };

@@ -7,11 +7,11 @@
 //! queue at Q_opt: with q(n+1) = q(n) + (1 - p) lambda(n+1) - C, p = 1 - (Q_opt - q(n) + C) lambda^ /
 //! (lambda^2 + sigma^2), clipped to [0, 1]. The per-interval prediction is the costly part.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

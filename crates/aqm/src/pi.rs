@@ -5,11 +5,11 @@
 //! equation of the discretised PI controller, p(kT) = p((k-1)T) + a (q(kT) - q_ref) - b (q((k-1)T) - q_ref),
 //! clipped to [0, 1]; arriving packets are dropped (or ECN-marked) with that probability.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

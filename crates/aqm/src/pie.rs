@@ -8,11 +8,11 @@
 //! Linux's default). It needs no rate estimate, so it is right from the first packet and on links
 //! whose rate varies. `estimator = "dq_rate"` selects the departure-rate estimate of s. 5.2.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{
     congestion_signal, count_signal, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC,
 };

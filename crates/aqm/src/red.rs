@@ -24,11 +24,11 @@
 //! queue will never be dropped"): no drop while the queue holds at most one packet (one byte in
 //! byte mode), and the count starts again after it.
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, check_thresholds, check_thresholds_in, Buffer, DefaultValue as D, LinkContext,
     ParamError, ParamKind as K, ParamMap, ParamSpec, Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

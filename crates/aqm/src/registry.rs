@@ -1,25 +1,8 @@
 //! The algorithms by name. Adding an algorithm: one new file and one line in [`REGISTRY`].
 
-use crate::params::{LinkContext, ParamError, ParamMap, ParamSpec};
+pub use crate::info::{AqmInfo, BuildFn, QdiscInfo};
+use crate::params::{LinkContext, ParamError, ParamMap};
 use crate::Aqm;
-
-/// Builds a validated instance of an algorithm for a link.
-pub type BuildFn = fn(&ParamMap, &LinkContext) -> Result<Box<dyn Aqm>, ParamError>;
-
-/// What the registry knows of an algorithm.
-#[derive(Clone, Copy, Debug)]
-pub struct AqmInfo {
-    /// Name used in scenario files and on the command line.
-    pub name: &'static str,
-    /// One line: what it is.
-    pub summary: &'static str,
-    /// Where it comes from (paper + section, RFC + section).
-    pub source: &'static str,
-    /// Its parameters with their defaults.
-    pub params: &'static [ParamSpec],
-    /// Builds a validated instance for a link.
-    pub build: BuildFn,
-}
 
 /// Every algorithm aqmlab has.
 pub static REGISTRY: &[AqmInfo] = &[
@@ -42,8 +25,6 @@ pub static REGISTRY: &[AqmInfo] = &[
     crate::dropfn::INFO,
     crate::cobalt::INFO,
 ];
-
-pub use crate::fq_codel::QdiscInfo;
 
 /// Queue disciplines that store packets in several internal queues (built by the caller, not
 /// through [`build`]): FQ-CoDel, DualPI2, CAKE.

@@ -13,11 +13,11 @@
 //! alpha (q - q_ref) makes up c - x (seed 000: 164-168 packets for q_ref 100 with 1380-byte
 //! packets against 1000; docs/reproductions.md).
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict, NS_PER_SEC};
 use rand::Rng;
 

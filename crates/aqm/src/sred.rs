@@ -3,11 +3,11 @@
 //! flows from the hit frequency P(t); the drop probability is a step function of the buffer
 //! occupancy scaled by min(1, 1/(256 P(t))^2), and in full SRED by (1 + Hit(t)/P(t)).
 
+use crate::info::AqmInfo;
 use crate::params::{
     check_range, Buffer, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap,
     ParamSpec, Params,
 };
-use crate::registry::AqmInfo;
 use crate::{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict};
 use rand::Rng;
 

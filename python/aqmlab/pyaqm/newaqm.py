@@ -33,7 +33,7 @@ use crate::params::{{
     check_range, DefaultValue as D, LinkContext, ParamError, ParamKind as K, ParamMap, ParamSpec,
     Params,
 }};
-use crate::registry::AqmInfo;
+use crate::info::AqmInfo;
 use crate::{{signal_counted, Aqm, AqmRng, PacketMeta, QueueView, Time, Verdict}};
 
 /// The parameters, their units and defaults (`aqmlab list` shows this table).
