@@ -428,6 +428,34 @@ def _refuse_python_aqm(sc: Any) -> None:
         )
 
 
+def _run_guarded(
+    p: plan.Plan,
+    partial: Path | None,
+    sysctls: dict[str, str],
+    route: dict[str, str],
+    neighbours: str,
+) -> tuple[dict, dict, dict]:
+    """:func:`_run_network` on a new network, after removing what runs killed with SIGKILL
+    left (their owner gone; live runs' are not touched); SIGTERM ends it as Ctrl-C does, and
+    on any failure the partial logs directory (``partial``) is discarded."""
+    net.reclaim_stale()
+    old = signal.signal(signal.SIGTERM, _on_term)
+    try:
+        n = net.Net()
+        with n.workdir() as tmp:
+            return _run_network(p, n, Path(tmp), sysctls, route, neighbours)
+    except _TerminatedError:
+        if partial is not None:
+            outdir.discard(partial)
+        raise KeyboardInterrupt from None
+    except BaseException:
+        if partial is not None:
+            outdir.discard(partial)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def testbed(
     sc: Any,
     *,
@@ -467,24 +495,8 @@ def testbed(
     traffic_binary()
     logged = sc.output.pcap or sc.output.events
     partial = _start_logs(sc, p, Path(out)) if logged and out is not None else None
-    # What runs killed with SIGKILL left (their owner gone); live runs' are not touched.
-    net.reclaim_stale()
-    old = signal.signal(signal.SIGTERM, _on_term)
     t0 = time.perf_counter()
-    try:
-        n = net.Net()
-        with n.workdir() as tmp:
-            stats, traffic, env = _run_network(p, n, Path(tmp), sysctls, route, neighbours)
-    except _TerminatedError:
-        if partial is not None:
-            outdir.discard(partial)
-        raise KeyboardInterrupt from None
-    except BaseException:
-        if partial is not None:
-            outdir.discard(partial)
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, old)
+    stats, traffic, env = _run_guarded(p, partial, sysctls, route, neighbours)
     wall = time.perf_counter() - t0
     if partial is not None and sc.output.events:
         try:
@@ -644,6 +656,34 @@ def _hold_until_interrupted(fwd: subprocess.Popen) -> None:
         raise RuntimeError(f"aqmlab-fwd failed: {fwd.stderr.read().strip()}")
 
 
+def _hold_network(
+    sc: Any, p: plan.Plan, n: net.Net, work: Path, fwd_bin: Path, neighbours: str
+) -> dict:
+    """Builds the network ``n`` and starts the forwarder with no end, prints how to use the
+    hosts and holds until interrupted; returns the forwarder's statistics (the forwarder is
+    killed on the way out if it still runs)."""
+    n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
+    n.route_options(p.init_cwnd, p.min_rto_ms)
+    if neighbours == "static":
+        n.static_neighbours(p.left_ips, p.right_ips)
+    fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b, duration_ns=0, warmup_ns=0)
+    (work / "fwd.json").write_text(json.dumps(fcfg))
+    fwd = _start(
+        [*_pin(_cpus()[0]), str(fwd_bin), str(work / "fwd.json"), str(work / "fwd_out.json")],
+        n.rtr,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_ready(fwd, "aqmlab-fwd")
+        print(_hold_banner(sc, p, n, fcfg), flush=True)
+        _hold_until_interrupted(fwd)
+        return json.loads((work / "fwd_out.json").read_text())
+    finally:
+        if fwd.poll() is None:
+            fwd.kill()
+
+
 def hold(
     sc: Any,
     *,
@@ -680,32 +720,10 @@ def hold(
     # starts background jobs so).
     old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     n = net.Net()
-    fwd = None
     partial = _start_logs(sc, p, out)
     try:
         with n.workdir() as tmp:
-            work = Path(tmp)
-            n.build(p.left_ips, p.right_ips, ecn=p.ecn, sack=p.sack, rcv_ecn=p.receiver_ecn)
-            n.route_options(p.init_cwnd, p.min_rto_ms)
-            if neighbours == "static":
-                n.static_neighbours(p.left_ips, p.right_ips)
-            fcfg = dict(p.fwd_config, left=n.if_a, right=n.if_b, duration_ns=0, warmup_ns=0)
-            (work / "fwd.json").write_text(json.dumps(fcfg))
-            fwd = _start(
-                [
-                    *_pin(_cpus()[0]),
-                    str(fwd_bin),
-                    str(work / "fwd.json"),
-                    str(work / "fwd_out.json"),
-                ],
-                n.rtr,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-            _wait_ready(fwd, "aqmlab-fwd")
-            print(_hold_banner(sc, p, n, fcfg), flush=True)
-            _hold_until_interrupted(fwd)
-            stats = json.loads((work / "fwd_out.json").read_text())
+            stats = _hold_network(sc, p, n, Path(tmp), fwd_bin, neighbours)
         if sc.output.events:
             _finish_events(sc, p, stats, partial, flows=[])
         (partial / "forwarder.json").write_text(json.dumps(stats, indent=1))
@@ -716,8 +734,6 @@ def hold(
     finally:
         signal.signal(signal.SIGTERM, old)
         signal.signal(signal.SIGINT, old_int)
-        if fwd is not None and fwd.poll() is None:
-            fwd.kill()
         n.close()
     for line in _hold_summary(stats):
         print(line)
