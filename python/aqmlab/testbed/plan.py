@@ -306,15 +306,13 @@ def _dir_config(link: dict, mean_pkt: int) -> dict[str, Any]:
     return d
 
 
-def make(sc, cfg: dict[str, Any], cc: str | None = None, static_neighbours: bool = False) -> Plan:
-    """The plan of a scenario whose simulator configuration is ``cfg`` (``cc``: see
-    :func:`_check_flows`)."""
-    ccs, (ecn, rcv_ecn), sack = _check_flows(sc, cc)
-    links, nodes = cfg["links"], cfg["nodes"]
-    bott = next(lk for lk in links if lk["name"] == "bottleneck")
-    rev = next(lk for lk in links if lk["name"] == "reverse")
+def _addresses(
+    links: list[dict], nodes: list[dict], bott: dict
+) -> tuple[dict[int, str], dict[str, list[str]]]:
+    """An address for each host on either side of the bottleneck, in the order of the links
+    that join them to it: node index -> address, and each side's addresses."""
     ip: dict[int, str] = {}
-    sides = {"left": [], "right": []}
+    sides: dict[str, list[str]] = {"left": [], "right": []}
     for lk in links:
         a, b = lk["from"], lk["to"]
         if b == bott["from"] and nodes[a]["kind"] == "host" and a not in ip:
@@ -323,6 +321,34 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None, static_neighbours: bool
         if a == bott["to"] and nodes[b]["kind"] == "host" and b not in ip:
             ip[b] = net.host_ip("right", len(sides["right"]))
             sides["right"].append(ip[b])
+    return ip, sides
+
+
+def _flow_spec(f: dict, a: str, b: str, cc: str, links: list[dict]) -> dict[str, Any]:
+    """The traffic tool's description of one flow of the simulator configuration, from
+    address ``a`` to ``b`` under congestion control ``cc`` ("udp" for an open-loop source)."""
+    spec = {"name": f["name"], "src": a, "dst": b, "cc": cc}
+    spec["start_s"] = f["start_ns"] / 1e9
+    spec["base_rtt_s"] = sum(links[x]["delay_ns"] for x in f["path"] + f["rev_path"]) / 1e9
+    spec["path_rate_bps"] = min(links[x]["rate_bps"] for x in f["path"])
+    if cc == "udp":
+        src = f["source"]
+        spec.update(kind="udp", rate_bps=src["rate_bps"], sizes=src["sizes"])
+        if f.get("stop_ns") is not None:
+            spec["stop_s"] = f["stop_ns"] / 1e9
+    else:
+        spec["size_bytes"] = f.get("size_bytes")
+    return spec
+
+
+def make(sc, cfg: dict[str, Any], cc: str | None = None, static_neighbours: bool = False) -> Plan:
+    """The plan of a scenario whose simulator configuration is ``cfg`` (``cc``: see
+    :func:`_check_flows`)."""
+    ccs, (ecn, rcv_ecn), sack = _check_flows(sc, cc)
+    links = cfg["links"]
+    bott = next(lk for lk in links if lk["name"] == "bottleneck")
+    rev = next(lk for lk in links if lk["name"] == "reverse")
+    ip, sides = _addresses(links, cfg["nodes"], bott)
     fwd = _dir_config(bott, bott.get("mean_pkt_bytes", 1500))
     rv = _dir_config(rev, rev.get("mean_pkt_bytes", 40))
     seen = set()
@@ -337,18 +363,7 @@ def make(sc, cfg: dict[str, Any], cc: str | None = None, static_neighbours: bool
             rv["delays"].append(
                 {"src": b, "dst": a, "delay_ns": sum(links[x]["delay_ns"] for x in f["rev_path"])}
             )
-        spec = {"name": f["name"], "src": a, "dst": b, "cc": ccs[group_of[k]]}
-        spec["start_s"] = f["start_ns"] / 1e9
-        spec["base_rtt_s"] = sum(links[x]["delay_ns"] for x in f["path"] + f["rev_path"]) / 1e9
-        spec["path_rate_bps"] = min(links[x]["rate_bps"] for x in f["path"])
-        if spec["cc"] == "udp":
-            src = f["source"]
-            spec.update(kind="udp", rate_bps=src["rate_bps"], sizes=src["sizes"])
-            if f.get("stop_ns") is not None:
-                spec["stop_s"] = f["stop_ns"] / 1e9
-        else:
-            spec["size_bytes"] = f.get("size_bytes")
-        flows.append(spec)
+        flows.append(_flow_spec(f, a, b, ccs[group_of[k]], links))
     t = sc.tcp
     p = Plan(
         left_ips=sides["left"],
