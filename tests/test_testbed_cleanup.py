@@ -206,12 +206,14 @@ def test_reclaim_tells_live_dead_and_reused_pid_owners_apart():
                 d.rmdir()
 
 
-def _hold(scn: Path, out: Path, datagrams: int = 200) -> tuple[subprocess.Popen, str]:
-    """Runs `aqmlab testbed --hold scn --out out`, sends ``datagrams`` UDP datagrams of 1000 B
-    from the first left host to the first right host (port 9), ends the hold with SIGINT; the
-    process (ended) and what it printed after its first line."""
+def _hold(
+    scn: Path, out: Path, datagrams: int = 200, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, str]:
+    """Runs `aqmlab testbed --hold scn --out out` (with ``extra`` options), sends ``datagrams``
+    UDP datagrams of 1000 B from the first left host to the first right host (port 9), ends the
+    hold with SIGINT; the process (ended) and what it printed after its first line."""
     hold = subprocess.Popen(
-        [AQMLAB, "testbed", "--hold", str(scn), "--out", str(out)],
+        [AQMLAB, "testbed", "--hold", str(scn), "--out", str(out), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -261,6 +263,20 @@ def test_hold_builds_the_network_forwards_until_sigint_then_cleans_up_and_writes
     assert "bottleneck" in rest and f"wrote {out}: forwarder.json" in rest
     assert sorted(p.name for p in out.iterdir()) == [outdir.MARKER, "forwarder.json"]
     assert not out.with_name(out.name + ".partial").exists()
+    # The sender resolved the receiver's address first: an ARP request and its reply crossed.
+    assert stats["oddities"]["forwarded_non_ipv4"] >= 2, stats["oddities"]
+
+
+@needs_net
+def test_hold_with_static_neighbours_forwards_the_datagrams_and_no_arp(tmp_path):
+    """`--hold --neighbours static`: the end hosts have permanent neighbour entries, so the
+    forwarder sees the 200 datagrams and nothing else (no ARP request or reply)."""
+    out = tmp_path / "hold"
+    _hold(_scenario(tmp_path, "5s"), out, extra=("--neighbours", "static"))
+    stats = json.loads((out / "forwarder.json").read_text())
+    fwd = stats["conservation"]["forward"]
+    assert fwd["received"] == 200 and fwd["sent"] + fwd["dropped"] == 200, fwd
+    assert stats["oddities"]["forwarded_non_ipv4"] == 0, stats["oddities"]
 
 
 @needs_net
