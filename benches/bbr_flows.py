@@ -1193,56 +1193,95 @@ def _access(text: str) -> list[float]:
     return ms
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The command line: the job and every option of the four."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift", "lt"))
-    ap.add_argument("--out", default="runs/bbr_flows")
-    ap.add_argument("--runs", type=int, default=10, help="testbed: runs per AQM")
-    ap.add_argument("--seeds", default="1-30", help="sim: seeds, LO-HI")
-    ap.add_argument("--boot", type=int, default=10000, help="table: bootstrap resamples")
-    ap.add_argument(
-        "--sim-seeds", help="table: the simulator's seeds LO-HI only (as --seeded kernel runs)"
+def _testbed_options(ap: argparse.ArgumentParser) -> None:
+    """The options of ``testbed``: which runs, and the end hosts' settings (variants)."""
+    g = ap.add_argument_group("testbed (the kernel's runs)")
+    g.add_argument("--runs", type=int, default=10, help="runs per AQM")
+    g.add_argument("--aqm", choices=AQMS, help="this AQM only")
+    g.add_argument(
+        "--seeded",
+        action="store_true",
+        help="run NN uses seed NN (simulator seed NN's start schedule), not seed 1",
     )
-    ap.add_argument("--kernel-runs", help="table: the kernel's runs LO-HI only (their numbers)")
-    ap.add_argument(
-        "--kernel-count",
+    g.add_argument(
+        "--first",
         type=int,
-        help="table: each AQM's first N kernel runs by number (fewer: refused)",
+        default=1,
+        help="number runs (and, --seeded, seeds) from this one at least",
     )
-    ap.add_argument("--plot", help="table: also plot the per-flow means to this PNG")
-    ap.add_argument(
-        "--plot-time",
-        help="table: also plot Jain's index and the first flow's share over the run to this PNG "
-        "(runs with delivered-bytes series)",
-    )
-    ap.add_argument("--label", default="sim", help="sim, table: the simulator runs' label")
-    ap.add_argument(
-        "--tcp", action="append", default=[], help="sim: an extra [tcp] setting, KEY=VALUE (TOML)"
-    )
-    ap.add_argument(
+    g.add_argument(
         "--sysctl",
         action="append",
         default=[],
-        help="testbed: an extra net.ipv4.tcp_* setting of the end namespaces, KEY=VALUE",
+        help="an extra net.ipv4.tcp_* setting of the end namespaces, KEY=VALUE",
     )
-    ap.add_argument(
+    g.add_argument(
         "--route",
         action="append",
         default=[],
-        help="testbed: an extra metric of the end namespaces' routes, KEY=VALUE (quickack=1)",
+        help="an extra metric of the end namespaces' routes, KEY=VALUE (quickack=1)",
     )
-    ap.add_argument("--kernel-label", default="tb", help="testbed, table: the kernel runs' label")
-    ap.add_argument("--aqm", choices=AQMS, help="testbed: this AQM only")
-    ap.add_argument(
-        "--seeded",
-        action="store_true",
-        help="testbed: run NN uses seed NN (simulator seed NN's start schedule), not seed 1",
+    g.add_argument(
+        "--neighbours",
+        default="resolve",
+        choices=("resolve", "static"),
+        help="the end hosts' neighbour entries (aqmlab testbed --neighbours; static is a "
+        "variant: give it its own --kernel-label)",
     )
-    ap.add_argument(
+
+
+def _sim_options(ap: argparse.ArgumentParser) -> None:
+    """The options of ``sim``: which seeds, and the simulator's variants."""
+    g = ap.add_argument_group("sim (the simulator's runs)")
+    g.add_argument("--seeds", default="1-30", help="seeds, LO-HI")
+    g.add_argument(
+        "--tcp", action="append", default=[], help="an extra [tcp] setting, KEY=VALUE (TOML)"
+    )
+    g.add_argument(
+        "--dither",
+        type=float,
+        default=0.0,
+        help="move each seed's access delays by up to this many ms (uniform, per seed)",
+    )
+
+
+def _table_options(ap: argparse.ArgumentParser) -> None:
+    """The options of ``table``: which runs are compared, and the figures."""
+    g = ap.add_argument_group("table (the comparison)")
+    g.add_argument("--boot", type=int, default=10000, help="bootstrap resamples")
+    g.add_argument("--sim-seeds", help="the simulator's seeds LO-HI only (as --seeded kernel runs)")
+    g.add_argument("--kernel-runs", help="the kernel's runs LO-HI only (their numbers)")
+    g.add_argument(
+        "--kernel-count", type=int, help="each AQM's first N kernel runs by number (fewer: refused)"
+    )
+    g.add_argument(
         "--kernel-digest",
         type=Path,
-        help="table: the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
+        help="the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
+    )
+    g.add_argument("--plot", help="also plot the per-flow means to this PNG")
+    g.add_argument(
+        "--plot-time",
+        help="also plot Jain's index and the first flow's share over the run to this PNG "
+        "(runs with delivered-bytes series)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line: the job, the options several jobs share, then each job's own."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift", "lt"))
+    ap.add_argument(
+        "--out",
+        default="runs/bbr_flows",
+        help="the runs directory (written, and read by every job)",
+    )
+    ap.add_argument("--label", default="sim", help="sim, table: the simulator runs' label")
+    ap.add_argument("--kernel-label", default="tb", help="testbed, table: the kernel runs' label")
+    ap.add_argument(
+        "--access-delays",
+        help="testbed, sim: the ten access links' delays in ms, comma-separated (a variant: "
+        "give it its own label), instead of the file's 1, 3, ..., 19",
     )
     ap.add_argument("--digest", type=Path, default=DIGEST, help="digest: the file to write")
     ap.add_argument(
@@ -1250,32 +1289,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="digest: keep the runs the file holds (a run under --out replaces its namesake)",
     )
-    ap.add_argument(
-        "--first",
-        type=int,
-        default=1,
-        help="testbed: number runs (and, --seeded, seeds) from this one at least",
-    )
     ap.add_argument("--a", help="shift: the first runs, LABEL (simulator) or kernel:LABEL")
     ap.add_argument("--b", help="shift: the second runs, as --a")
-    ap.add_argument(
-        "--dither",
-        type=float,
-        default=0.0,
-        help="sim: move each seed's access delays by up to this many ms (uniform, per seed)",
-    )
-    ap.add_argument(
-        "--access-delays",
-        help="testbed, sim: the ten access links' delays in ms, comma-separated (a variant: "
-        "give it its own label), instead of the file's 1, 3, ..., 19",
-    )
-    ap.add_argument(
-        "--neighbours",
-        default="resolve",
-        choices=("resolve", "static"),
-        help="testbed: the end hosts' neighbour entries (aqmlab testbed --neighbours; static is "
-        "a variant: give it its own --kernel-label)",
-    )
+    _testbed_options(ap)
+    _sim_options(ap)
+    _table_options(ap)
     return ap
 
 

@@ -504,17 +504,13 @@ def _section_lines(
     return lines
 
 
-def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
-    """Writes the card into ``out`` (a fresh directory)."""
-    import pandas as pd
+def _zero() -> dict[str, int]:
+    """Counts of judged metrics: better than every baseline, worse than every one, between."""
+    return {"well": 0, "badly": 0, "mixed": 0}
 
-    from aqmlab.report import plots
 
-    runs, cells, verdicts, status = t["runs"], t["cells"], t["verdicts"], t["status"]
-    sweep_dir = out.parent / "sweep"
-    aqms = pl.aqms + pl.baselines
-    _write_tables(t, out)
-    doc = _Doc()
+def _intro(doc: _Doc, pl: Plan) -> None:
+    """The card's title and its opening paragraphs: what ran and how the verdicts are reached."""
     doc.h(1, f"RFC 7928 report card: {', '.join(pl.aqms)}" + (" (quick)" if pl.quick else ""))
     doc.p(
         f"AQM under test: **{', '.join(pl.aqms)}**; baselines: "
@@ -535,85 +531,135 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
             "**Quick mode**: short runs and one seed; the numbers show that every scenario runs, "
             "not how the AQM performs."
         )
-    overall: dict[str, dict[str, int]] = {a: {"well": 0, "badly": 0, "mixed": 0} for a in pl.aqms}
-    summary_at = len(doc.blocks)
-    for group, title in SECTIONS:
-        scs = [s for s in pl.scenarios if s.group == group]
-        if not scs:
-            continue
-        doc.h(2, title)
-        head_at = len(doc.blocks)
-        sec_counts = {a: {"well": 0, "badly": 0, "mixed": 0} for a in pl.aqms}
-        sec_named: dict[str, dict[str, list[str]]] = {a: {"well": [], "badly": []} for a in pl.aqms}
-        families_done: set[str] = set()
-        for sc in scs:
-            members = [sc]
-            if sc.family is not None:  # a sweep's points: one block, a table per metric, a curve
-                if sc.family in families_done:
-                    continue
-                families_done.add(sc.family)
-                members = [m for m in scs if m.family == sc.family]
-                _family_block(doc, members, t, aqms, out)
-            else:
-                doc.h(3, f"s. {sc.section}: {sc.title} (`{sc.id}`)")
-                doc.p(sc.note)
-                _status_lines(doc, status, [sc.id], len(aqms))
-            rows = (
-                _metric_table(cells, sc.id, aqms) if not cells.empty and sc.family is None else []
-            )
-            if rows:
-                doc.table(pd.DataFrame(rows, columns=["metric", *aqms]))
-            for a in pl.aqms:
-                family_items = []
-                for m in members:
-                    s = statements(verdicts, m.id, a)
-                    n_mixed = len(s["mixed"]) + len(s["some_better"]) + len(s["some_worse"])
-                    for k, n in (
-                        ("well", len(s["well"])),
-                        ("badly", len(s["badly"])),
-                        ("mixed", n_mixed),
-                    ):
-                        sec_counts[a][k] += n
-                        overall[a][k] += n
-                    if not verdicts.empty:
-                        v = verdicts[(verdicts["scenario"] == m.id) & (verdicts["aqm"] == a)]
-                        for k, word in (("well", "better"), ("badly", "worse")):
-                            sel = v[v["verdict"] == f"{word} than all baselines"]
-                            sec_named[a][k] += [f"{_label(x)} in `{m.id}`" for x in sel["metric"]]
-                        if m.family is not None:
-                            family_items += _family_items(v, m)
-                if sc.family is not None:
-                    doc.p(
-                        f"**{a}** here ({_label(FAMILY_METRICS[sc.family_kind][0])} at each "
-                        "point; every other metric is in card.csv and counted in the section's "
-                        "line above):"
-                    )
-                    doc.ul(family_items or ["nothing judged (no baseline ran these scenarios)"])
-                    continue
-                if not rows:
-                    continue
-                if not ((cells["scenario"] == sc.id) & (cells["aqm"] == a)).any():
-                    doc.p(f"**{a}** here: did not run (the reason is above).")
-                    continue
-                doc.p(f"**{a}** here:")
-                doc.ul(_verdict_items(s))
-            if sc.capacity is not None:
-                name = f"capacity_{sc.id}.png"
-                if _capacity_plot(pl, runs, sweep_dir, sc, out / name):
-                    doc.img(name, f"{sc.id}: queue over time")
-            if sc.group == "10":
-                for a in pl.aqms:
-                    name = f"hops_{sc.id}_{a}.png"
-                    if _multihop_plot(runs, sweep_dir, sc, a, out / name):
-                        doc.img(name, f"{sc.id} under {a}: every hop")
-        head = _Doc()
-        head.ul(_section_lines(sec_counts, sec_named))
-        panels = _tradeoff_panels(runs, scs, aqms)
-        if panels:
-            name = f"tradeoff_s{group.replace('.', '_')}.png"
-            plots.tradeoff_plot(panels, out / name)
-            head.img(name, f"delay-goodput trade-off, {title}")
-        doc.blocks[head_at:head_at] = head.blocks
+
+
+def _judge(
+    verdicts: pd.DataFrame,
+    members: list[Any],
+    a: str,
+    counts: list[dict[str, int]],
+    named: dict[str, list[str]],
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Counts AQM ``a``'s judged metrics in ``members`` into each of ``counts`` and names its
+    strengths and weaknesses in ``named``. Returns the last member's statements and, for a
+    family, its items."""
+    family_items: list[str] = []
+    s: dict[str, list[str]] = {}
+    for m in members:
+        s = statements(verdicts, m.id, a)
+        n_mixed = len(s["mixed"]) + len(s["some_better"]) + len(s["some_worse"])
+        for k, n in (("well", len(s["well"])), ("badly", len(s["badly"])), ("mixed", n_mixed)):
+            for c in counts:
+                c[k] += n
+        if not verdicts.empty:
+            v = verdicts[(verdicts["scenario"] == m.id) & (verdicts["aqm"] == a)]
+            for k, word in (("well", "better"), ("badly", "worse")):
+                sel = v[v["verdict"] == f"{word} than all baselines"]
+                named[k] += [f"{_label(x)} in `{m.id}`" for x in sel["metric"]]
+            if m.family is not None:
+                family_items += _family_items(v, m)
+    return s, family_items
+
+
+def _aqm_lines(
+    doc: _Doc,
+    sc: Any,
+    a: str,
+    s: dict[str, list[str]],
+    family_items: list[str],
+    has_table: bool,
+    cells: pd.DataFrame,
+) -> None:
+    """What AQM ``a`` did in scenario ``sc`` (or in its family), under the scenario's table."""
+    if sc.family is not None:
+        doc.p(
+            f"**{a}** here ({_label(FAMILY_METRICS[sc.family_kind][0])} at each "
+            "point; every other metric is in card.csv and counted in the section's "
+            "line above):"
+        )
+        doc.ul(family_items or ["nothing judged (no baseline ran these scenarios)"])
+        return
+    if not has_table:
+        return
+    if not ((cells["scenario"] == sc.id) & (cells["aqm"] == a)).any():
+        doc.p(f"**{a}** here: did not run (the reason is above).")
+        return
+    doc.p(f"**{a}** here:")
+    doc.ul(_verdict_items(s))
+
+
+def _scenario_plots(doc: _Doc, pl: Plan, runs: pd.DataFrame, sc: Any, out: Path) -> None:
+    """A scenario's own figures: the queue under a varying capacity, every hop of a multi-hop
+    path."""
+    sweep_dir = out.parent / "sweep"
+    if sc.capacity is not None:
+        name = f"capacity_{sc.id}.png"
+        if _capacity_plot(pl, runs, sweep_dir, sc, out / name):
+            doc.img(name, f"{sc.id}: queue over time")
+    if sc.group == "10":
+        for a in pl.aqms:
+            name = f"hops_{sc.id}_{a}.png"
+            if _multihop_plot(runs, sweep_dir, sc, a, out / name):
+                doc.img(name, f"{sc.id} under {a}: every hop")
+
+
+def _section(
+    doc: _Doc,
+    pl: Plan,
+    t: dict[str, Any],
+    group: str,
+    title: str,
+    out: Path,
+    overall: dict[str, dict[str, int]],
+) -> None:
+    """One section of the card: each scenario (or family of scenarios) with its table, verdicts
+    and figures, headed by the section's counts and its delay-goodput trade-off."""
+    import pandas as pd
+
+    from aqmlab.report import plots
+
+    scs = [s for s in pl.scenarios if s.group == group]
+    if not scs:
+        return
+    cells, verdicts = t["cells"], t["verdicts"]
+    aqms = pl.aqms + pl.baselines
+    doc.h(2, title)
+    head_at = len(doc.blocks)
+    sec_counts = {a: _zero() for a in pl.aqms}
+    sec_named: dict[str, dict[str, list[str]]] = {a: {"well": [], "badly": []} for a in pl.aqms}
+    families_done: set[str] = set()
+    for sc in scs:
+        members = [sc]
+        if sc.family is not None:  # a sweep's points: one block, a table per metric, a curve
+            if sc.family in families_done:
+                continue
+            families_done.add(sc.family)
+            members = [m for m in scs if m.family == sc.family]
+            _family_block(doc, members, t, aqms, out)
+        else:
+            doc.h(3, f"s. {sc.section}: {sc.title} (`{sc.id}`)")
+            doc.p(sc.note)
+            _status_lines(doc, t["status"], [sc.id], len(aqms))
+        rows = _metric_table(cells, sc.id, aqms) if not cells.empty and sc.family is None else []
+        if rows:
+            doc.table(pd.DataFrame(rows, columns=["metric", *aqms]))
+        for a in pl.aqms:
+            counts = [sec_counts[a], overall[a]]
+            s, family_items = _judge(verdicts, members, a, counts, sec_named[a])
+            _aqm_lines(doc, sc, a, s, family_items, bool(rows), cells)
+        _scenario_plots(doc, pl, t["runs"], sc, out)
+    head = _Doc()
+    head.ul(_section_lines(sec_counts, sec_named))
+    panels = _tradeoff_panels(t["runs"], scs, aqms)
+    if panels:
+        name = f"tradeoff_s{group.replace('.', '_')}.png"
+        plots.tradeoff_plot(panels, out / name)
+        head.img(name, f"delay-goodput trade-off, {title}")
+    doc.blocks[head_at:head_at] = head.blocks
+
+
+def _summary(overall: dict[str, dict[str, int]]) -> _Doc:
+    """The card's summary: per AQM under test, its counts over all sections."""
     top = _Doc()
     top.h(2, "Summary")
     top.ul(
@@ -623,30 +669,38 @@ def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
             for a, c in overall.items()
         ]
     )
-    doc.blocks[summary_at:summary_at] = top.blocks
+    return top
+
+
+def write(pl: Plan, t: dict[str, Any], out: Path, wall_s: float) -> None:
+    """Writes the card into ``out`` (a fresh directory)."""
+    n_runs = len(t["runs"])
+    _write_tables(t, out)
+    doc = _Doc()
+    _intro(doc, pl)
+    overall = {a: _zero() for a in pl.aqms}
+    summary_at = len(doc.blocks)
+    for group, title in SECTIONS:
+        _section(doc, pl, t, group, title, out, overall)
+    doc.blocks[summary_at:summary_at] = _summary(overall).blocks
     doc.h(2, "Not measured by this card")
     doc.ul(NOT_MEASURED)
     doc.p(
-        f"{len(runs)} runs; wall time {wall_s:.0f} s (recorded runs are reused). Files: card.csv "
+        f"{n_runs} runs; wall time {wall_s:.0f} s (recorded runs are reused). Files: card.csv "
         "(every mean, CI and verdict), runs.csv (every run), verdicts.csv, status.csv."
     )
     (out / "report.md").write_text(doc.markdown())
     (out / "report.html").write_text(doc.html(out))
-    (out / "summary.json").write_text(
-        json.dumps(
-            {
-                "aqms": pl.aqms,
-                "baselines": pl.baselines,
-                "quick": pl.quick,
-                "seeds": pl.seeds,
-                "runs": len(runs),
-                "wall_s": wall_s,
-                "overall": overall,
-            },
-            indent=1,
-        )
-        + "\n"
-    )
+    summary = {
+        "aqms": pl.aqms,
+        "baselines": pl.baselines,
+        "quick": pl.quick,
+        "seeds": pl.seeds,
+        "runs": n_runs,
+        "wall_s": wall_s,
+        "overall": overall,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
 
 
 _CSS = (
