@@ -197,28 +197,7 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
             continue
         if g.profile is not None:
             raise InputError(f"flows[{i}].profile: edge marking is not supported on the testbed")
-        variant, fld = _tcp_setting(sc, i, "variant")
-        if cc_override is not None:
-            variant, fld = cc_override, "cc"
-        if variant in NO_LINUX:
-            raise InputError(f"{fld}: {variant!r} cannot run on the testbed: {NO_LINUX[variant]}")
-        if variant in VARIANTS:
-            cc, sack = VARIANTS[variant]
-            if cc_override is None:
-                cc, sack, fld = _cc_and_recovery(sc, i, cc, sack, fld)
-        elif cc_override is not None and variant in avail:
-            cc, sack = variant, True  # any other congestion control of this kernel, with SACK
-        else:
-            raise InputError(
-                f"{fld}: {variant!r} is neither one of aqmlab's names ({', '.join(VARIANTS)}) "
-                f"nor a congestion control of this kernel ({' '.join(sorted(avail))})"
-            )
-        why = _try_load(cc) if avail and cc not in avail else None
-        if why is not None:
-            raise InputError(
-                f"{fld}: the kernel has no {cc!r} congestion control: {why} "
-                f"(it has {' '.join(sorted(_available_cc()))})"
-            )
+        cc, sack, fld = _group_cc(sc, i, cc_override, avail)
         ecn, efld = _tcp_setting(sc, i, "ecn")
         _check_ecn(sc, i, ecn, efld, cc)
         eccns.add((bool(ecn), _tcp_setting(sc, i, "receiver_ecn")[0] != "off"))
@@ -234,6 +213,34 @@ def _check_flows(sc, cc_override: str | None) -> tuple[list[str], bool, bool]:
             )
         ccs.append(cc)
     return ccs, (eccns.pop() if eccns else (False, True)), (sacks.pop() if sacks else True)
+
+
+def _group_cc(sc, i: int, cc_override: str | None, avail: set[str]) -> tuple[str, bool, str]:
+    """TCP group ``i``'s Linux congestion control and whether it has SACK, with the field that
+    chose them; refuses a variant Linux lacks and a module this kernel cannot load."""
+    variant, fld = _tcp_setting(sc, i, "variant")
+    if cc_override is not None:
+        variant, fld = cc_override, "cc"
+    if variant in NO_LINUX:
+        raise InputError(f"{fld}: {variant!r} cannot run on the testbed: {NO_LINUX[variant]}")
+    if variant in VARIANTS:
+        cc, sack = VARIANTS[variant]
+        if cc_override is None:
+            cc, sack, fld = _cc_and_recovery(sc, i, cc, sack, fld)
+    elif cc_override is not None and variant in avail:
+        cc, sack = variant, True  # any other congestion control of this kernel, with SACK
+    else:
+        raise InputError(
+            f"{fld}: {variant!r} is neither one of aqmlab's names ({', '.join(VARIANTS)}) "
+            f"nor a congestion control of this kernel ({' '.join(sorted(avail))})"
+        )
+    why = _try_load(cc) if avail and cc not in avail else None
+    if why is not None:
+        raise InputError(
+            f"{fld}: the kernel has no {cc!r} congestion control: {why} "
+            f"(it has {' '.join(sorted(_available_cc()))})"
+        )
+    return cc, sack, fld
 
 
 def _accecn_kernel() -> str:
@@ -518,8 +525,12 @@ def _pacing_differences(sc, ccs: list[str]) -> list[str]:
 
 
 def _sender_differences(sc) -> list[str]:
-    """The simulator's sender and receiver models against Linux's: the SACK window, timing
-    noise, the receive window, SACK compression, timestamps and the MSS."""
+    """The simulator's sender, receiver and header models against Linux's, in that order."""
+    return _sender_model(sc) + _receiver_model(sc) + _header_model(sc)
+
+
+def _sender_model(sc) -> list[str]:
+    """The sender's window (SACK's pipe) and its timing noise against Linux's."""
     d = []
     if sc.tcp.sack_window == "span":
         d.append(
@@ -537,6 +548,12 @@ def _sender_differences(sc) -> list[str]:
             "tcp.send_jitter = 0 the simulator's leave at exact instants (drop-tail phase "
             "effects: docs/testbed.md, 'Exact delays')"
         )
+    return d
+
+
+def _receiver_model(sc) -> list[str]:
+    """The receivers' window and SACK compression against Linux's receivers."""
+    d = []
     if sc.tcp.rwnd_model == "fixed":
         d.append(
             "Linux's receivers advertise about 64 KB at first and widen the window once per RTT "
@@ -562,6 +579,12 @@ def _sender_differences(sc) -> list[str]:
             "tcp.sack_compress = false the simulator's receivers ACK every out-of-order "
             "segment at once, blocks highest first"
         )
+    return d
+
+
+def _header_model(sc) -> list[str]:
+    """Timestamps (and the RTT samples they give) and the MSS against Linux TCP's."""
+    d = []
     if not sc.tcp.timestamps:
         d.append(
             "Linux TCP has timestamps on: an ACK of retransmitted segments alone is an RTT "
