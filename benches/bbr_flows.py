@@ -534,16 +534,18 @@ def table(
     sim_seeds: list[int] | None = None,
     kernel_only: list[int] | None = None,
     kernel_count: int | None = None,
-) -> None:
+) -> dict[str, list[tuple]]:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
     kernel's runs labelled ``kernel_label`` (or those of ``digest``; ``kernel_only``: those
     numbers only; ``kernel_count``: the first that many, :func:`kernel_runs`) against the
-    simulator runs labelled ``label`` (``sim_seeds``: those seeds only)."""
+    simulator runs labelled ``label`` (``sim_seeds``: those seeds only). Returns, per AQM, each
+    flow's (base RTT, ratio sim / kernel, 95 % interval, 90 % interval) for
+    :func:`plot_ratios`."""
     import numpy as np
     from scipy import stats
 
     rng = np.random.default_rng(1)
-    sides = {}
+    sides, ratios_of = {}, {}
     for aqm in AQMS:  # every AQM's runs checked before anything is printed
         tb = kernel_runs(out, aqm, kernel_label, digest, kernel_only, kernel_count)
         sim = _only_seeds(load_runs(out, aqm, label), sim_seeds)
@@ -575,6 +577,7 @@ def table(
             p = stats.ttest_ind(s, k, equal_var=False).pvalue
             rows.append((rtt, k, s, (lo, hi), (lo90, hi90), p))
         holm = _holm([r[5] for r in rows])
+        ratios_of[aqm] = [(rtt, s.mean() / k.mean(), c95, c90) for rtt, k, s, c95, c90, _ in rows]
         for (rtt, k, s, ci95, ci90, p), ph in zip(rows, holm, strict=True):
             print(
                 f"| {rtt} | {k.mean():.1f} +- {_se(k):.1f} | {s.mean():.1f} +- {_se(s):.1f} | "
@@ -619,6 +622,45 @@ def table(
                 if a or b
             )
         )
+    return ratios_of
+
+
+def plot_ratios(ratios_of: dict[str, list[tuple]], path: Path, note: str) -> None:
+    """The criterion's figure: each flow's ratio of mean goodputs (simulator / kernel) with its
+    95 % interval (thin) and 90 % interval (thick: the TOST's), against the band of +-10 %, one
+    panel per AQM (``ratios_of`` from :func:`table`; ``note``: the runs, under the title)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(ratios_of), figsize=(10, 3.8), sharey=True, squeeze=False)
+    for ax, (aqm, rows) in zip(axes[0], ratios_of.items(), strict=True):
+        ax.axhspan(0.9, 1.1, color="C2", alpha=0.12, label="within 10 %")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        for rtt, r, c95, c90 in rows:
+            shown = 0.9 <= c95[0] and c95[1] <= 1.1
+            colour = "C0" if shown else "C3"
+            ax.plot([rtt, rtt], c95, color=colour, lw=1)
+            ax.plot([rtt, rtt], c90, color=colour, lw=4, alpha=0.6)
+            ax.plot(rtt, r, "o", color=colour, ms=4)
+        ax.set_title({"dt": "FIFO (300 packets)", "codel": "CoDel"}.get(aqm, aqm))
+        ax.set_xlabel("base RTT (ms)")
+        ax.set_xticks([row[0] for row in rows])
+        ax.grid(alpha=0.3)
+    lo = min(0.87, *(c[0] - 0.01 for rows in ratios_of.values() for _, _, c, _ in rows))
+    hi = max(1.13, *(c[1] + 0.01 for rows in ratios_of.values() for _, _, c, _ in rows))
+    axes[0][0].set_ylim(lo, hi)
+    axes[0][0].set_ylabel("goodput, simulator / kernel")
+    axes[0][0].plot([], [], color="C0", lw=4, alpha=0.6, label="shown within (95 %)")
+    axes[0][0].plot([], [], color="C3", lw=4, alpha=0.6, label="undecided")
+    axes[0][0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(
+        f"BBR v1, 10 flows, 100 Mb/s: per-flow goodput ratio (thin 95 %, thick 90 %)\n{note}"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 #: ``table``'s classes of a flow's goodput (Mb/s) for the retransmitted fractions.
@@ -1261,6 +1303,10 @@ def _table_options(ap: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--plot", help="also plot the per-flow means to this PNG")
     g.add_argument(
+        "--plot-ratio",
+        help="also plot each flow's ratio with its 95 %% and 90 %% intervals to this PNG",
+    )
+    g.add_argument(
         "--plot-time",
         help="also plot Jain's index and the first flow's share over the run to this PNG "
         "(runs with delivered-bytes series)",
@@ -1352,7 +1398,10 @@ def main() -> int:
         only = _seeds(args.kernel_runs, "--kernel-runs") if args.kernel_runs else None
         digest, klabel = args.kernel_digest, args.kernel_label
         count = args.kernel_count
-        table(out, args.boot, args.label, klabel, digest, seeds, only, count)
+        ratios_of = table(out, args.boot, args.label, klabel, digest, seeds, only, count)
+        if args.plot_ratio:
+            note = f"kernel {klabel if digest is None else digest.name}, simulator {args.label!r}"
+            plot_ratios(ratios_of, Path(args.plot_ratio), note)
         if args.plot:
             plot(out, Path(args.plot), args.label, digest, klabel, seeds, only, count)
         if args.plot_time:

@@ -92,10 +92,13 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         str(digest),
         "--boot",
         "2000",
+        "--plot-ratio",
+        "ratio.png",
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stderr
     assert "simulator 21 seeds" in r.stdout
+    assert (tmp_path / "ratio.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "dt-x-s101: left out, a flow failed: g0.3: No route to host (os error 113)\n" in r.stderr
     rows = {
         line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
@@ -371,3 +374,38 @@ def test_lt_stretches_worked_by_hand() -> None:
     assert bbr_flows.lt_stretches(t, bw, gain) == [(1.1, 2.5, 7.0)]
     # the same with no estimate yet (0) is not a stretch
     assert bbr_flows.lt_stretches(t, [0] * 30, [1.0] * 30) == []
+
+
+def test_table_returns_the_ratios_it_prints(tmp_path: Path, capsys) -> None:
+    """What ``--plot-ratio`` draws: per flow, the ratio of means and its intervals, the same as
+    the table prints (kernel 9.9 and 10.1 in turn; simulator 0.01 Mb/s either side of 10.2, 13
+    and 10 in turn: ratios 1.02, 1.30 and 1, each interval within 1.5 % of its ratio)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bbr_flows_bench", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    kernel = [
+        {"name": f"dt-k-{i:02d}", "gp": [9.9 if i % 2 else 10.1] * 10, "rtt": RTTS}
+        for i in range(1, 21)
+    ]
+    for k in kernel:
+        k.update(queue=100.0, load=0.1)
+    digest = tmp_path / "digest.json"
+    digest.write_text(json.dumps({"runs": {"dt": kernel, "codel": []}}))
+    for s in range(1, 21):
+        d = 0.01 if s % 2 else -0.01
+        _sim_run(tmp_path / "runs" / f"dt-x-s{s:02d}", [x + d for x in [10.2, 13.0] + [10.0] * 8])
+    got = bench.table(tmp_path / "runs", 500, "x", "tb", digest)
+    assert list(got) == ["dt"]
+    rows = {rtt: (r, c95, c90) for rtt, r, c95, c90 in got["dt"]}
+    assert [rtt for rtt, *_ in got["dt"]] == RTTS
+    for rtt, want in ((8, 1.02), (16, 1.30), (24, 1.0)):
+        r, c95, c90 = rows[rtt]
+        assert r == pytest.approx(want, abs=1e-9)
+        # A resample's kernel mean moves by at most 0.1 / 10 (1 %), the simulator's by 0.01 / 10.
+        assert want * 0.985 <= c95[0] <= c90[0] <= r <= c90[1] <= c95[1] <= want * 1.015
+    printed = capsys.readouterr().out
+    assert "| 16 | 10.0 +- 0.0 | 13.0 +- 0.0 | 1.30 (" in printed
+    bench.plot_ratios(got, tmp_path / "r.png", "hand-made")
+    assert (tmp_path / "r.png").stat().st_size > 0
