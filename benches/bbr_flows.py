@@ -1357,6 +1357,13 @@ def main() -> int:
         _die(f"--kernel-count: a number of runs, 1 or more (got {args.kernel_count})")
     if args.kernel_count is not None and args.plot_time:
         _die("--kernel-count: not with --plot-time (it reads the run directories' series)")
+    for opt, png in (
+        ("--plot", args.plot),
+        ("--plot-ratio", args.plot_ratio),
+        ("--plot-time", args.plot_time),
+    ):
+        if png and not Path(png).resolve().parent.is_dir():
+            _die(f"{opt}: {png}: its directory does not exist")
     out.mkdir(parents=True, exist_ok=True)
     if args.what == "testbed":
         sysctls = dict(x.split("=", 1) for x in args.sysctl)

@@ -136,6 +136,8 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         (["table", "--plot-time", "t.png"], "--plot-time"),
         (["testbed", "--first", "0"], "--first"),
         (["table", "--kernel-count", "0"], "--kernel-count"),
+        (["table", "--plot-ratio", "no/such/dir/r.png"], "--plot-ratio"),
+        (["table", "--plot", "no/such/dir/p.png"], "--plot"),
         (["table", "--kernel-count", "5", "--plot-time", "t.png"], "--kernel-count"),
     ],
 )
