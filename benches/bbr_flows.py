@@ -653,7 +653,7 @@ def plot_ratios(ratios_of: dict[str, list[tuple]], path: Path, note: str) -> Non
     axes[0][0].set_ylim(lo, hi)
     axes[0][0].set_ylabel("goodput, simulator / kernel")
     axes[0][0].plot([], [], color="C0", lw=4, alpha=0.6, label="shown within (95 %)")
-    axes[0][0].plot([], [], color="C3", lw=4, alpha=0.6, label="undecided")
+    axes[0][0].plot([], [], color="C3", lw=4, alpha=0.6, label="not shown (95 %)")
     axes[0][0].legend(fontsize=8, loc="lower left")
     fig.suptitle(
         f"BBR v1, 10 flows, 100 Mb/s: per-flow goodput ratio (thin 95 %, thick 90 %)\n{note}"
@@ -1406,6 +1406,8 @@ def main() -> int:
         digest, klabel = args.kernel_digest, args.kernel_label
         count = args.kernel_count
         ratios_of = table(out, args.boot, args.label, klabel, digest, seeds, only, count)
+        if args.plot_ratio and not ratios_of:
+            _die("--plot-ratio: no AQM has both kernel and simulator runs to draw")
         if args.plot_ratio:
             note = f"kernel {klabel if digest is None else digest.name}, simulator {args.label!r}"
             plot_ratios(ratios_of, Path(args.plot_ratio), note)

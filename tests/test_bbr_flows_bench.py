@@ -138,6 +138,7 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         (["table", "--kernel-count", "0"], "--kernel-count"),
         (["table", "--plot-ratio", "no/such/dir/r.png"], "--plot-ratio"),
         (["table", "--plot", "no/such/dir/p.png"], "--plot"),
+        (["table", "--plot-ratio", "r.png"], "--plot-ratio: no AQM"),
         (["table", "--kernel-count", "5", "--plot-time", "t.png"], "--kernel-count"),
     ],
 )
