@@ -7,7 +7,7 @@
         [--access-delays 1.5,3.5,...,19.5] [--dither 0.5]
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
         [--kernel-digest docs/data/bbr_flows_kernel.json] [--kernel-label tbs --sim-seeds 1-16]
-        [--kernel-runs 1-16] [--kernel-count 1200]
+        [--kernel-runs 1-16] [--kernel-count 1200] [--kernel-digest B.json --looks 2]
     .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE] [--merge]
     .venv/bin/python benches/bbr_flows.py shift --a kernel:tbs --b kernel:tbsh
     .venv/bin/python benches/bbr_flows.py lt --label sim --kernel-label tbs
@@ -69,6 +69,10 @@ continue a digest's runs whose directories are gone (``digest --merge`` then add
 docs/testbed.md's per-flow table), so ``table --kernel-digest FILE`` compares simulator
 variants with the kernel without the testbed's half hour of runs; ``--merge``: keeps the runs
 the file holds (a run directory under ``--out`` replaces the file's run of its name).
+``table --kernel-digest A --kernel-digest B``: both digests' runs together (``--kernel-count``
+takes each one's first N); ``--looks N``: the per-flow intervals widened for N looks at the
+same question (Bonferroni: 2 gives the 97.5 % interval and the TOST at 2.5 %), the second
+look of docs/testbed.md ("The second look, fixed in advance").
 """
 
 from __future__ import annotations
@@ -392,14 +396,23 @@ def kernel_runs(
     out: Path,
     aqm: str,
     kernel_label: str,
-    digest: Path | None,
+    digest: Path | list[Path] | None,
     only: list[int] | None = None,
     count: int | None = None,
 ) -> list[dict]:
     """The kernel's runs of one AQM: from ``digest`` when given, else the run directories;
     ``only``: the runs of these numbers (``{aqm}-{label}-NN``) only; ``count``: the first
     ``count`` of them by number (fewer: refused in one line, so that a look fixed in advance
-    at that many runs is that look)."""
+    at that many runs is that look). Several digests (the second look of docs/testbed.md
+    pools two samples): each one's runs chosen so, then together; a run name in two of them is
+    refused."""
+    if isinstance(digest, list):
+        runs = [r for d in digest for r in kernel_runs(out, aqm, kernel_label, d, only, count)]
+        names = [r["name"] for r in runs]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            _die(f"--kernel-digest: run {twice[0]} is in two of the digests")
+        return runs
     if digest is None:
         runs = load_runs(out, aqm, kernel_label, kernel=True)
     else:
@@ -493,23 +506,32 @@ def _within(lo: float, hi: float) -> str:
     return "no" if hi < 0.9 or lo > 1.1 else "undecided"
 
 
-def _exact_power(K, S) -> None:
+def _pct(alpha: float, tail: int = 2) -> str:
+    """A level as the table's headers write it: ``_pct(0.05)`` "95%", ``_pct(0.025)``
+    "97.5%"; ``tail=1``: the one-sided test's level itself (``_pct(0.05, 1)`` "5%")."""
+    return f"{(alpha if tail == 1 else 1 - alpha) * 100:g}%"
+
+
+def _exact_power(K, S, looks: int = 1) -> None:
     """How many flows an exact simulator would be shown within 10 % for, with these numbers of
     runs and the two sides' run-to-run spreads: per flow the chance that the interval of the
     ratio lies in [0.9, 1.1] when the true ratio is 1 (normal approximation, the ratio's
-    standard error by the delta method: sqrt(cv_k^2 / n_k + cv_s^2 / n_s))."""
+    standard error by the delta method: sqrt(cv_k^2 / n_k + cv_s^2 / n_s)); ``looks``: at the
+    levels :func:`table` widens its intervals to."""
     import numpy as np
     from scipy.stats import norm
 
     cv = [x.std(axis=0, ddof=1) / x.mean(axis=0) for x in (K, S)]
     sig = np.sqrt(cv[0] ** 2 / len(K) + cv[1] ** 2 / len(S))
     out = []
-    for z in (norm.ppf(0.975), norm.ppf(0.95)):
+    for z in (norm.ppf(1 - 0.025 / looks), norm.ppf(1 - 0.05 / looks)):
         m = 0.1 / sig - z
         out.append(np.where(m > 0, 2 * norm.cdf(m) - 1, 0.0).sum())
     print(
-        f"\nan exact simulator would be shown within 10 % for {out[0]:.1f} (95 % interval) and "
-        f"{out[1]:.1f} (TOST 5 %) of these {len(sig)} flows on average with these runs "
+        f"\nan exact simulator would be shown within 10 % for {out[0]:.1f} "
+        f"({_pct(0.05 / looks).replace('%', ' %')} interval) and "
+        f"{out[1]:.1f} (TOST {_pct(0.05 / looks, 1).replace('%', ' %')}) "
+        f"of these {len(sig)} flows on average with these runs "
         f"(the ratio's s.e. {sig.min():.3f}-{sig.max():.3f})"
     )
 
@@ -530,17 +552,20 @@ def table(
     boot: int,
     label: str = "sim",
     kernel_label: str = "tb",
-    digest: Path | None = None,
+    digest: Path | list[Path] | None = None,
     sim_seeds: list[int] | None = None,
     kernel_only: list[int] | None = None,
     kernel_count: int | None = None,
+    looks: int = 1,
 ) -> dict[str, list[tuple]]:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
     kernel's runs labelled ``kernel_label`` (or those of ``digest``; ``kernel_only``: those
     numbers only; ``kernel_count``: the first that many, :func:`kernel_runs`) against the
     simulator runs labelled ``label`` (``sim_seeds``: those seeds only). Returns, per AQM, each
     flow's (base RTT, ratio sim / kernel, 95 % interval, 90 % interval) for
-    :func:`plot_ratios`."""
+    :func:`plot_ratios`. ``looks``: the criterion's intervals widened for that many looks at
+    the question (Bonferroni: levels 1 - 0.05 / looks and 1 - 0.10 / looks, so 97.5 % and
+    95 % for two); the per-run statistics keep their 95 % intervals."""
     import numpy as np
     from scipy import stats
 
@@ -562,7 +587,8 @@ def table(
         )
         print(
             "\n| base RTT (ms) | kernel mean +- s.e. (Mb/s) | sim mean +- s.e. "
-            "| sim / kernel (95% CI) | within 10%? | 90% CI | TOST 5% | Welch p | Holm p |"
+            f"| sim / kernel ({_pct(0.05 / looks)} CI) | within 10%? | {_pct(0.10 / looks)} CI "
+            f"| TOST {_pct(0.05 / looks, 1)} | Welch p | Holm p |"
         )
         print("|---|---|---|---|---|---|---|---|---|")
         K = np.array([r["gp"] for r in tb])
@@ -573,7 +599,8 @@ def table(
             idx_k = rng.integers(0, len(k), (boot, len(k)))
             idx_s = rng.integers(0, len(s), (boot, len(s)))
             ratios = s[idx_s].mean(axis=1) / k[idx_k].mean(axis=1)
-            lo, lo90, hi90, hi = np.percentile(ratios, [2.5, 5, 95, 97.5])
+            q = (2.5 / looks, 5 / looks, 100 - 5 / looks, 100 - 2.5 / looks)
+            lo, lo90, hi90, hi = np.percentile(ratios, q)
             p = stats.ttest_ind(s, k, equal_var=False).pvalue
             rows.append((rtt, k, s, (lo, hi), (lo90, hi90), p))
         holm = _holm([r[5] for r in rows])
@@ -584,7 +611,7 @@ def table(
                 f"{s.mean() / k.mean():.2f} ({ci95[0]:.2f}-{ci95[1]:.2f}) | {_within(*ci95)} | "
                 f"{ci90[0]:.2f}-{ci90[1]:.2f} | {_within(*ci90)} | {p:.4f} | {ph:.3f} |"
             )
-        _exact_power(K, S)
+        _exact_power(K, S, looks)
         tot_k, tot_s = K.sum(axis=1), S.sum(axis=1)
         qk, qs = np.mean([r["queue"] for r in tb]), np.mean([r["queue"] for r in sim])
         print(
@@ -625,10 +652,12 @@ def table(
     return ratios_of
 
 
-def plot_ratios(ratios_of: dict[str, list[tuple]], path: Path, note: str) -> None:
+def plot_ratios(ratios_of: dict[str, list[tuple]], path: Path, note: str, looks: int = 1) -> None:
     """The criterion's figure: each flow's ratio of mean goodputs (simulator / kernel) with its
     95 % interval (thin) and 90 % interval (thick: the TOST's), against the band of +-10 %, one
-    panel per AQM (``ratios_of`` from :func:`table`; ``note``: the runs, under the title)."""
+    panel per AQM (``ratios_of`` from :func:`table`; ``note``: the runs, under the title;
+    ``looks``: the levels :func:`table` widened the intervals to, for the legend)."""
+    wide, tost = (_pct(a / looks).replace("%", " %") for a in (0.05, 0.10))
     import matplotlib
 
     matplotlib.use("Agg")
@@ -652,11 +681,11 @@ def plot_ratios(ratios_of: dict[str, list[tuple]], path: Path, note: str) -> Non
     hi = max(1.13, *(c[1] + 0.01 for rows in ratios_of.values() for _, _, c, _ in rows))
     axes[0][0].set_ylim(lo, hi)
     axes[0][0].set_ylabel("goodput, simulator / kernel")
-    axes[0][0].plot([], [], color="C0", lw=4, alpha=0.6, label="shown within (95 %)")
-    axes[0][0].plot([], [], color="C3", lw=4, alpha=0.6, label="not shown (95 %)")
+    axes[0][0].plot([], [], color="C0", lw=4, alpha=0.6, label=f"shown within ({wide})")
+    axes[0][0].plot([], [], color="C3", lw=4, alpha=0.6, label=f"not shown ({wide})")
     axes[0][0].legend(fontsize=8, loc="lower left")
     fig.suptitle(
-        f"BBR v1, 10 flows, 100 Mb/s: per-flow goodput ratio (thin 95 %, thick 90 %)\n{note}"
+        f"BBR v1, 10 flows, 100 Mb/s: per-flow goodput ratio (thin {wide}, thick {tost})\n{note}"
     )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -889,7 +918,7 @@ def plot(
     out: Path,
     path: Path,
     label: str = "sim",
-    digest: Path | None = None,
+    digest: Path | list[Path] | None = None,
     kernel_label: str = "tb",
     sim_seeds: list[int] | None = None,
     kernel_only: list[int] | None = None,
@@ -1299,7 +1328,16 @@ def _table_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--kernel-digest",
         type=Path,
-        help="the kernel's runs from this digest (docs/data/bbr_flows_kernel.json)",
+        action="append",
+        help="the kernel's runs from this digest (docs/data/bbr_flows_kernel.json); given "
+        "twice, both digests' runs together (--kernel-count applies to each)",
+    )
+    g.add_argument(
+        "--looks",
+        type=int,
+        default=1,
+        help="widen the per-flow intervals for this many looks at the question (Bonferroni: "
+        "2 gives the 97.5 %% interval and the TOST at 2.5 %%)",
     )
     g.add_argument("--plot", help="also plot the per-flow means to this PNG")
     g.add_argument(
@@ -1355,6 +1393,8 @@ def main() -> int:
         _die(f"--first: a run number, 1 or more (got {args.first})")
     if args.kernel_count is not None and args.kernel_count < 1:
         _die(f"--kernel-count: a number of runs, 1 or more (got {args.kernel_count})")
+    if args.looks < 1:
+        _die(f"--looks: a number of looks, 1 or more (got {args.looks})")
     if args.kernel_count is not None and args.plot_time:
         _die("--kernel-count: not with --plot-time (it reads the run directories' series)")
     for opt, png in (
@@ -1403,14 +1443,18 @@ def main() -> int:
     else:
         seeds = _seeds(args.sim_seeds) if args.sim_seeds else None
         only = _seeds(args.kernel_runs, "--kernel-runs") if args.kernel_runs else None
-        digest, klabel = args.kernel_digest, args.kernel_label
+        digests, klabel = args.kernel_digest, args.kernel_label
+        digest = digests[0] if digests and len(digests) == 1 else digests
         count = args.kernel_count
-        ratios_of = table(out, args.boot, args.label, klabel, digest, seeds, only, count)
+        ratios_of = table(
+            out, args.boot, args.label, klabel, digest, seeds, only, count, args.looks
+        )
         if args.plot_ratio and not ratios_of:
             _die("--plot-ratio: no AQM has both kernel and simulator runs to draw")
         if args.plot_ratio:
-            note = f"kernel {klabel if digest is None else digest.name}, simulator {args.label!r}"
-            plot_ratios(ratios_of, Path(args.plot_ratio), note)
+            kname = klabel if not digests else " + ".join(d.name for d in digests)
+            note = f"kernel {kname}, simulator {args.label!r}"
+            plot_ratios(ratios_of, Path(args.plot_ratio), note, args.looks)
         if args.plot:
             plot(out, Path(args.plot), args.label, digest, klabel, seeds, only, count)
         if args.plot_time:

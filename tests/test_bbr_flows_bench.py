@@ -51,7 +51,9 @@ def _sim_run(d: Path, gp: list[float], **extra) -> None:
     (d / "summary.json").write_text(json.dumps(summary))
 
 
-def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
+def _hand_made_runs(tmp_path: Path) -> Path:
+    """The verdicts' hand-worked runs (below): writes the simulator's under runs/ and the
+    kernel's digest; returns the digest."""
     # Kernel: every flow at 10 Mb/s, 9.9 and 10.1 in turn (mean 10.0).
     kernel = [
         {
@@ -82,6 +84,11 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
     s = json.loads(bad.read_text())
     s["flows"][3]["error"] = "g0.3: No route to host (os error 113)"
     bad.write_text(json.dumps(s))
+    return digest
+
+
+def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
+    digest = _hand_made_runs(tmp_path)
     r = _bench(
         "table",
         "--out",
@@ -119,6 +126,68 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
     assert "shown within 10 % for 8.0 (95 % interval) and 8.1 (TOST 5 %) of these 10" in r.stdout
 
 
+def test_table_second_look_pools_digests_and_widens_intervals(tmp_path: Path) -> None:
+    """The second look of docs/testbed.md: two digests' runs together (``--kernel-count``
+    applied to each) and the intervals widened for two looks. The hand-made runs above split
+    into two digests of ten give the same 20 kernel runs; flow 4's ratio has standard error
+    0.0554 (above), so for two looks (Bonferroni) 2.241 x 0.0554 = 0.124 and 1.960 x 0.0554 =
+    0.109 both exceed 0.1: undecided on the 97.5 % interval and by the TOST at 2.5 % alike,
+    where one look showed it within by the TOST. An exact simulator: flow 4 is never shown
+    (0.1 / 0.0554 = 1.805 < 1.960), so 8.0 flows of 10 by both."""
+    digest = _hand_made_runs(tmp_path)
+    runs = json.loads(digest.read_text())["runs"]["dt"]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    # CoDel's runs too (no simulator runs: no table), as --kernel-count asks of every AQM.
+    codel = [dict(r, name=r["name"].replace("dt-", "codel-")) for r in runs]
+    a.write_text(json.dumps({"runs": {"dt": runs[:10] + runs[15:], "codel": codel[:10]}}))
+    b.write_text(json.dumps({"runs": {"dt": runs[10:15], "codel": codel[10:15]}}))
+    args = ("table", "--out", "runs", "--label", "x", "--boot", "2000")
+    one = _bench(*args, "--kernel-digest", str(digest), cwd=tmp_path)
+    two = _bench(
+        *args,
+        *("--kernel-digest", str(a), "--kernel-digest", str(b), "--kernel-count", "5"),
+        *("--looks", "2", "--plot-ratio", "r.png"),
+        cwd=tmp_path,
+    )
+    assert two.returncode == 0, two.stderr
+    # a: its first five by number (runs 1-5), b: all five of its (11-15).
+    assert "FIFO: kernel 10 runs" in two.stdout
+    pooled = _bench(
+        *args,
+        *("--kernel-digest", str(a), "--kernel-digest", str(b), "--kernel-count", "5"),
+        cwd=tmp_path,
+    )
+    assert "FIFO: kernel 10 runs" in pooled.stdout
+    full = _bench(
+        *args, "--kernel-digest", str(a), "--kernel-digest", str(b), "--looks", "2", cwd=tmp_path
+    )
+    assert "FIFO: kernel 20 runs" in full.stdout
+    assert "| sim / kernel (97.5% CI) | within 10%? | 95% CI | TOST 2.5% |" in full.stdout
+
+    def rows(out: str) -> dict[str, list[str]]:
+        return {
+            line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+            for line in out.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()
+        }
+
+    r1, r2 = rows(one.stdout), rows(full.stdout)
+    assert r1["40"][4] == "undecided" and r1["40"][6] == "yes"
+    assert r2["40"][4] == "undecided" and r2["40"][6] == "undecided"
+    # The same bootstrap draws at wider levels: every interval holds the one-look interval.
+    for rtt in r1:
+        lo1, hi1 = map(float, r1[rtt][3].split("(")[1].rstrip(")").split("-"))
+        lo2, hi2 = map(float, r2[rtt][3].split("(")[1].rstrip(")").split("-"))
+        assert lo2 <= lo1 and hi1 <= hi2
+        assert r1[rtt][0:3] == r2[rtt][0:3]  # the same runs, the same means
+    assert "for 8.0 (97.5 % interval) and 8.0 (TOST 2.5 %) of these 10" in full.stdout
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # A run in both digests is refused: one line, exit 2.
+    dup = _bench(*args, "--kernel-digest", str(digest), "--kernel-digest", str(a), cwd=tmp_path)
+    assert dup.returncode == 2 and dup.stdout == ""
+    assert dup.stderr == "--kernel-digest: run dt-k-01 is in two of the digests\n"
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [
@@ -136,6 +205,7 @@ def test_table_verdicts_on_hand_made_runs(tmp_path: Path) -> None:
         (["table", "--plot-time", "t.png"], "--plot-time"),
         (["testbed", "--first", "0"], "--first"),
         (["table", "--kernel-count", "0"], "--kernel-count"),
+        (["table", "--looks", "0"], "--looks"),
         (["table", "--plot-ratio", "no/such/dir/r.png"], "--plot-ratio"),
         (["table", "--plot", "no/such/dir/p.png"], "--plot"),
         (["table", "--plot-ratio", "r.png"], "--plot-ratio: no AQM"),
