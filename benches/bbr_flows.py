@@ -69,6 +69,9 @@ continue a digest's runs whose directories are gone (``digest --merge`` then add
 docs/testbed.md's per-flow table), so ``table --kernel-digest FILE`` compares simulator
 variants with the kernel without the testbed's half hour of runs; ``--merge``: keeps the runs
 the file holds (a run directory under ``--out`` replaces the file's run of its name).
+``count --kernel-label L [--kernel-count N]``: how far a kernel sample has come (runs, failed
+runs and their reasons, load averages, how many more N needs) without a figure of its results;
+``testbed --blind`` likewise prints no goodputs.
 ``table --kernel-digest A --kernel-digest B``: both digests' runs together (``--kernel-count``
 takes each one's first N); ``--looks N``: the per-flow intervals widened for N looks at the
 same question (Bonferroni: 2 gives the 97.5 % interval and the TOST at 2.5 %), the second
@@ -135,6 +138,7 @@ def run_testbed(
     access: list[float] | None = None,
     first: int = 1,
     neighbours: str = "resolve",
+    blind: bool = False,
 ) -> None:
     """``runs`` kernel runs per AQM, alternating FIFO and CoDel, in ``{aqm}-{label}-NN``
     (NN: one past the highest under ``out``, at least ``first``: a digest's runs continued on
@@ -144,7 +148,9 @@ def run_testbed(
     seed NN (the flows' start schedule of simulator seed NN) instead of the file's seed 1;
     ``access``: the access links' delays (ms) instead of the file's (a variant: its own label);
     ``neighbours``: ``aqmlab testbed --neighbours`` ("static": no ARP across the bottleneck; a
-    variant: its own label)."""
+    variant: its own label); ``blind``: each run's line gives its load averages only, not its
+    goodputs (a sample not to be looked at before its look: docs/testbed.md, "The second
+    look")."""
     from aqmlab import testbed
 
     for _ in range(runs):
@@ -165,11 +171,47 @@ def run_testbed(
             after = os.getloadavg()
             (d / "load.json").write_text(json.dumps({"before": before, "after": after}))
             g = [f["goodput_bps"] / 1e6 for f in res.summary["flows"]]
-            print(
-                f"{d.name}: load {before[0]:.1f}->{after[0]:.1f} goodput "
-                + " ".join(f"{x:.1f}" for x in g),
-                flush=True,
+            figures = "" if blind else " goodput " + " ".join(f"{x:.1f}" for x in g)
+            print(f"{d.name}: load {before[0]:.1f}->{after[0]:.1f}{figures}", flush=True)
+
+
+def count_runs(out: Path, label: str, count: int | None = None) -> None:
+    """How far a kernel sample has come, without a figure of its results (a sample not to be
+    looked at before its look): per AQM, the complete runs under ``out`` labelled ``label``,
+    the failed ones (a flow that never connected: left out of every table) with their reason,
+    the directories with no summary (a run stopped part-way), the load averages before and
+    after the runs, and how many more runs ``count`` (``--kernel-count``) needs."""
+    for aqm in AQMS:
+        prefix = f"{aqm}-{label}-"
+        dirs = [d for d in out.glob(prefix + "[0-9]*") if d.name[len(prefix) :].isdigit()]
+        good, failed, partial, loads = 0, [], [], []
+        for d in sorted(dirs, key=lambda d: int(d.name[len(prefix) :])):
+            if not (d / "summary.json").exists():
+                partial.append(d.name)
+                continue
+            flows = json.loads((d / "summary.json").read_text())["flows"]
+            errors = [f["error"] for f in flows if f.get("error")]
+            if errors:
+                failed.append(f"{d.name} ({errors[0]})")
+                continue
+            good += 1
+            if (d / "load.json").exists():
+                ld = json.loads((d / "load.json").read_text())
+                loads += [ld["before"][0], ld["after"][0]]
+        line = f"{aqm}: {good} runs"
+        if loads:
+            high = sum(x > 2.5 for x in loads)
+            line += (
+                f", load average {min(loads):.1f}-{max(loads):.1f} before and after "
+                f"({high} of {len(loads)} readings above 2.5)"
             )
+        if count is not None:
+            line += f"; {max(count - good, 0)} more for --kernel-count {count}"
+        print(line)
+        for x in failed:
+            print(f"  failed, left out: {x}")
+        for x in partial:
+            print(f"  no summary (stopped part-way): {x}")
 
 
 def run_sim(
@@ -1299,6 +1341,12 @@ def _testbed_options(ap: argparse.ArgumentParser) -> None:
         help="the end hosts' neighbour entries (aqmlab testbed --neighbours; static is a "
         "variant: give it its own --kernel-label)",
     )
+    g.add_argument(
+        "--blind",
+        action="store_true",
+        help="print each run's load averages only, not its goodputs (a sample not to be "
+        "looked at before its look; `count` says how far it has come)",
+    )
 
 
 def _sim_options(ap: argparse.ArgumentParser) -> None:
@@ -1354,7 +1402,7 @@ def _table_options(ap: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     """The command line: the job, the options several jobs share, then each job's own."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift", "lt"))
+    ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift", "lt", "count"))
     ap.add_argument(
         "--out",
         default="runs/bbr_flows",
@@ -1420,6 +1468,7 @@ def main() -> int:
             access,
             args.first,
             args.neighbours,
+            args.blind,
         )
     elif args.what == "sim":
         from aqmlab.errors import InputError
@@ -1431,6 +1480,8 @@ def main() -> int:
             _die(f"--tcp: {e}")
     elif args.what == "digest":
         write_digest(out, args.digest, args.kernel_label, args.merge)
+    elif args.what == "count":
+        count_runs(out, args.kernel_label, args.kernel_count)
     elif args.what == "lt":
         probe = ROOT / "target" / "release" / "examples" / "bbr_probe"
         if not probe.exists():

@@ -188,6 +188,68 @@ def test_table_second_look_pools_digests_and_widens_intervals(tmp_path: Path) ->
     assert dup.stderr == "--kernel-digest: run dt-k-01 is in two of the digests\n"
 
 
+def test_count_says_how_far_a_sample_has_come_without_its_figures(tmp_path: Path) -> None:
+    """``count``: complete runs, failed runs with their reason, runs with no summary, the load
+    averages, how many more ``--kernel-count`` needs, and no goodput: three FIFO runs (one
+    complete at load 0.4 -> 1.2, one failed, one stopped part-way) and two complete CoDel runs
+    (load 3.0 -> 0.1 and 0.2 -> 0.3)."""
+    runs = tmp_path / "runs"
+    for name, load in (("dt-v-5001", (0.4, 1.2)), ("codel-v-5001", (3.0, 0.1))):
+        _sim_run(runs / name, [12.345] * 10)
+        (runs / name / "load.json").write_text(
+            json.dumps({"before": [load[0], 0, 0], "after": [load[1], 0, 0]})
+        )
+    _sim_run(runs / "codel-v-5002", [12.345] * 10)
+    (runs / "codel-v-5002" / "load.json").write_text(
+        json.dumps({"before": [0.2, 0, 0], "after": [0.3, 0, 0]})
+    )
+    _sim_run(runs / "dt-v-5002", [12.345] * 10)
+    s = json.loads((runs / "dt-v-5002" / "summary.json").read_text())
+    s["flows"][9]["error"] = "g0.9: No route to host (os error 113)"
+    (runs / "dt-v-5002" / "summary.json").write_text(json.dumps(s))
+    (runs / "dt-v-5003").mkdir()
+    r = _bench("count", "--out", "runs", "--kernel-label", "v", "--kernel-count", "3", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "dt: 1 runs, load average 0.4-1.2 before and after (0 of 2 readings above 2.5); "
+        "2 more for --kernel-count 3",
+        "  failed, left out: dt-v-5002 (g0.9: No route to host (os error 113))",
+        "  no summary (stopped part-way): dt-v-5003",
+        "codel: 2 runs, load average 0.1-3.0 before and after (1 of 4 readings above 2.5); "
+        "1 more for --kernel-count 3",
+    ]
+    assert "12.3" not in r.stdout
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_testbed_blind_prints_no_goodput(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, blind: bool
+) -> None:
+    """``testbed --blind``: each run's line has its load averages and no goodput. The testbed
+    itself is stood in for by a function returning a run's summary (its real runs are
+    tests/test_testbed*.py's): what is checked is the bench's line."""
+    import importlib.util
+    import types
+
+    import aqmlab.testbed
+
+    spec = importlib.util.spec_from_file_location("bbr_flows_bench", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def fake(sc, out, **kw):
+        Path(out).mkdir(parents=True)
+        flows = [{"goodput_bps": 12.345e6} for _ in range(10)]
+        return types.SimpleNamespace(summary={"flows": flows})
+
+    monkeypatch.setattr(aqmlab.testbed, "testbed", fake)
+    bench.run_testbed(tmp_path, 1, "v", aqms=("dt",), seeded=True, first=5001, blind=blind)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("dt-v-5001: load ")
+    assert ("goodput" in line) is not blind and ("12.3" in line) is not blind
+    assert json.loads((tmp_path / "dt-v-5001" / "load.json").read_text())["before"]
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [
