@@ -86,6 +86,7 @@ import json
 import os
 import sys
 import tomllib
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -450,8 +451,8 @@ def kernel_runs(
     refused."""
     if isinstance(digest, list):
         runs = [r for d in digest for r in kernel_runs(out, aqm, kernel_label, d, only, count)]
-        names = [r["name"] for r in runs]
-        twice = sorted({n for n in names if names.count(n) > 1})
+        seen = Counter(r["name"] for r in runs)
+        twice = sorted(n for n, k in seen.items() if k > 1)
         if twice:
             _die(f"--kernel-digest: run {twice[0]} is in two of the digests")
         return runs
