@@ -610,7 +610,6 @@ def table(
     the question (Bonferroni: levels 1 - 0.05 / looks and 1 - 0.10 / looks, so 97.5 % and
     95 % for two); the per-run statistics keep their 95 % intervals."""
     import numpy as np
-    from scipy import stats
 
     rng = np.random.default_rng(1)
     sides, ratios_of = {}, {}
@@ -621,78 +620,105 @@ def table(
             _check_same_flows(tb, sim)
             sides[aqm] = (tb, sim)
     for aqm, (tb, sim) in sides.items():
-        rtts = tb[0]["rtt"]
         loads = [r["load"] for r in tb if r["load"] is not None]
         name = {"dt": "FIFO", "codel": "CoDel"}[aqm]
         print(
             f"\n{name}: kernel {len(tb)} runs (load average {min(loads):.1f}-{max(loads):.1f}), "
             f"simulator {len(sim)} seeds"
         )
-        print(
-            "\n| base RTT (ms) | kernel mean +- s.e. (Mb/s) | sim mean +- s.e. "
-            f"| sim / kernel ({_pct(0.05 / looks)} CI) | within 10%? | {_pct(0.10 / looks)} CI "
-            f"| TOST {_pct(0.05 / looks, 1)} | Welch p | Holm p |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|")
-        K = np.array([r["gp"] for r in tb])
-        S = np.array([r["gp"] for r in sim])
-        rows = []
-        for j, rtt in enumerate(rtts):
-            k, s = K[:, j], S[:, j]
-            idx_k = rng.integers(0, len(k), (boot, len(k)))
-            idx_s = rng.integers(0, len(s), (boot, len(s)))
-            ratios = s[idx_s].mean(axis=1) / k[idx_k].mean(axis=1)
-            q = (2.5 / looks, 5 / looks, 100 - 5 / looks, 100 - 2.5 / looks)
-            lo, lo90, hi90, hi = np.percentile(ratios, q)
-            p = stats.ttest_ind(s, k, equal_var=False).pvalue
-            rows.append((rtt, k, s, (lo, hi), (lo90, hi90), p))
-        holm = _holm([r[5] for r in rows])
-        ratios_of[aqm] = [(rtt, s.mean() / k.mean(), c95, c90) for rtt, k, s, c95, c90, _ in rows]
-        for (rtt, k, s, ci95, ci90, p), ph in zip(rows, holm, strict=True):
-            print(
-                f"| {rtt} | {k.mean():.1f} +- {_se(k):.1f} | {s.mean():.1f} +- {_se(s):.1f} | "
-                f"{s.mean() / k.mean():.2f} ({ci95[0]:.2f}-{ci95[1]:.2f}) | {_within(*ci95)} | "
-                f"{ci90[0]:.2f}-{ci90[1]:.2f} | {_within(*ci90)} | {p:.4f} | {ph:.3f} |"
-            )
-        _exact_power(K, S, looks)
-        tot_k, tot_s = K.sum(axis=1), S.sum(axis=1)
-        qk, qs = np.mean([r["queue"] for r in tb]), np.mean([r["queue"] for r in sim])
-        print(
-            f"\ntotal goodput: kernel {tot_k.mean():.1f} +- {_se(tot_k):.1f}, "
-            f"sim {tot_s.mean():.1f} +- {_se(tot_s):.1f} Mb/s; "
-            f"mean queue kernel {qk:.1f}, sim {qs:.1f} pkts"
-        )
-        print(
-            "\n| statistic (per run) | kernel mean (95% CI) | sim mean (95% CI) "
-            "| sim - kernel (95% CI) | Mann-Whitney p |"
-        )
-        print("|---|---|---|---|---|")
-        st_k = [stats_of(r["gp"]) for r in tb]
-        st_s = [stats_of(r["gp"]) for r in sim]
-        for key in st_k[0]:
-            a, b = [x[key] for x in st_k], [x[key] for x in st_s]
-            (al, ah), (bl, bh), (dl, dh) = _boot_ci(a, b, boot, rng)
-            p = stats.mannwhitneyu(b, a).pvalue
-            print(
-                f"| {key} | {np.mean(a):.3f} ({al:.3f}-{ah:.3f}) "
-                f"| {np.mean(b):.3f} ({bl:.3f}-{bh:.3f}) | "
-                f"{np.mean(b) - np.mean(a):+.3f} ({dl:+.3f} to {dh:+.3f}) | {p:.3f} |"
-            )
+        ratios_of[aqm] = _flow_table(tb, sim, boot, rng, looks)
+        _run_stats(tb, sim, boot, rng)
         _losses(tb, sim)
         _first_flow(tb, sim)
         _moves(tb, sim, min(boot, 2000), rng)
         _rwnd_by_start(tb, sim)
-        hk = np.bincount(K.argmax(axis=1), minlength=len(rtts))
-        hs = np.bincount(S.argmax(axis=1), minlength=len(rtts))
-        print(
-            "\nlargest flow's base RTT (runs): "
-            + "; ".join(
-                f"{rtt} ms: kernel {a}, sim {b}"
-                for rtt, a, b in zip(rtts, hk, hs, strict=True)
-                if a or b
-            )
-        )
+        _largest(tb, sim)
     return ratios_of
+
+
+def _flow_table(tb: list[dict], sim: list[dict], boot: int, rng, looks: int) -> list[tuple]:
+    """:func:`table`'s criterion: per flow the means, the ratio with its bootstrap intervals
+    (runs resampled on each side, ``boot`` times, from ``rng``), the verdicts, Welch's test
+    with Holm's correction, then what an exact simulator would show and the totals. Returns
+    each flow's (base RTT, ratio, wide interval, TOST interval)."""
+    import numpy as np
+    from scipy import stats
+
+    print(
+        "\n| base RTT (ms) | kernel mean +- s.e. (Mb/s) | sim mean +- s.e. "
+        f"| sim / kernel ({_pct(0.05 / looks)} CI) | within 10%? | {_pct(0.10 / looks)} CI "
+        f"| TOST {_pct(0.05 / looks, 1)} | Welch p | Holm p |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    K = np.array([r["gp"] for r in tb])
+    S = np.array([r["gp"] for r in sim])
+    rows = []
+    for j, rtt in enumerate(tb[0]["rtt"]):
+        k, s = K[:, j], S[:, j]
+        idx_k = rng.integers(0, len(k), (boot, len(k)))
+        idx_s = rng.integers(0, len(s), (boot, len(s)))
+        ratios = s[idx_s].mean(axis=1) / k[idx_k].mean(axis=1)
+        q = (2.5 / looks, 5 / looks, 100 - 5 / looks, 100 - 2.5 / looks)
+        lo, lo90, hi90, hi = np.percentile(ratios, q)
+        p = stats.ttest_ind(s, k, equal_var=False).pvalue
+        rows.append((rtt, k, s, (lo, hi), (lo90, hi90), p))
+    holm = _holm([r[5] for r in rows])
+    for (rtt, k, s, ci95, ci90, p), ph in zip(rows, holm, strict=True):
+        print(
+            f"| {rtt} | {k.mean():.1f} +- {_se(k):.1f} | {s.mean():.1f} +- {_se(s):.1f} | "
+            f"{s.mean() / k.mean():.2f} ({ci95[0]:.2f}-{ci95[1]:.2f}) | {_within(*ci95)} | "
+            f"{ci90[0]:.2f}-{ci90[1]:.2f} | {_within(*ci90)} | {p:.4f} | {ph:.3f} |"
+        )
+    _exact_power(K, S, looks)
+    tot_k, tot_s = K.sum(axis=1), S.sum(axis=1)
+    qk, qs = np.mean([r["queue"] for r in tb]), np.mean([r["queue"] for r in sim])
+    print(
+        f"\ntotal goodput: kernel {tot_k.mean():.1f} +- {_se(tot_k):.1f}, "
+        f"sim {tot_s.mean():.1f} +- {_se(tot_s):.1f} Mb/s; "
+        f"mean queue kernel {qk:.1f}, sim {qs:.1f} pkts"
+    )
+    return [(rtt, s.mean() / k.mean(), c95, c90) for rtt, k, s, c95, c90, _ in rows]
+
+
+def _run_stats(tb: list[dict], sim: list[dict], boot: int, rng) -> None:
+    """:func:`table`'s per-run distribution statistics (:func:`stats_of`): each side's mean
+    with a 95 % bootstrap interval, the difference's, and a Mann-Whitney test."""
+    import numpy as np
+    from scipy import stats
+
+    print(
+        "\n| statistic (per run) | kernel mean (95% CI) | sim mean (95% CI) "
+        "| sim - kernel (95% CI) | Mann-Whitney p |"
+    )
+    print("|---|---|---|---|---|")
+    st_k = [stats_of(r["gp"]) for r in tb]
+    st_s = [stats_of(r["gp"]) for r in sim]
+    for key in st_k[0]:
+        a, b = [x[key] for x in st_k], [x[key] for x in st_s]
+        (al, ah), (bl, bh), (dl, dh) = _boot_ci(a, b, boot, rng)
+        p = stats.mannwhitneyu(b, a).pvalue
+        print(
+            f"| {key} | {np.mean(a):.3f} ({al:.3f}-{ah:.3f}) "
+            f"| {np.mean(b):.3f} ({bl:.3f}-{bh:.3f}) | "
+            f"{np.mean(b) - np.mean(a):+.3f} ({dl:+.3f} to {dh:+.3f}) | {p:.3f} |"
+        )
+
+
+def _largest(tb: list[dict], sim: list[dict]) -> None:
+    """Which flow (by base RTT) was the largest in how many runs, on each side."""
+    import numpy as np
+
+    rtts = tb[0]["rtt"]
+    hk = np.bincount(np.array([r["gp"] for r in tb]).argmax(axis=1), minlength=len(rtts))
+    hs = np.bincount(np.array([r["gp"] for r in sim]).argmax(axis=1), minlength=len(rtts))
+    print(
+        "\nlargest flow's base RTT (runs): "
+        + "; ".join(
+            f"{rtt} ms: kernel {a}, sim {b}"
+            for rtt, a, b in zip(rtts, hk, hs, strict=True)
+            if a or b
+        )
+    )
 
 
 def plot_ratios(ratios_of: dict[str, list[tuple]], path: Path, note: str, looks: int = 1) -> None:
