@@ -600,6 +600,7 @@ def table(
     kernel_only: list[int] | None = None,
     kernel_count: int | None = None,
     looks: int = 1,
+    sim_count: int | None = None,
 ) -> dict[str, list[tuple]]:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
     kernel's runs labelled ``kernel_label`` (or those of ``digest``; ``kernel_only``: those
@@ -608,7 +609,9 @@ def table(
     flow's (base RTT, ratio sim / kernel, 95 % interval, 90 % interval) for
     :func:`plot_ratios`. ``looks``: the criterion's intervals widened for that many looks at
     the question (Bonferroni: levels 1 - 0.05 / looks and 1 - 0.10 / looks, so 97.5 % and
-    95 % for two); the per-run statistics keep their 95 % intervals."""
+    95 % for two); the per-run statistics keep their 95 % intervals. ``sim_count``: each AQM
+    must have that many simulator runs (fewer: refused in one line, so that a look fixed at
+    that many seeds is that look)."""
     import numpy as np
 
     rng = np.random.default_rng(1)
@@ -616,6 +619,8 @@ def table(
     for aqm in AQMS:  # every AQM's runs checked before anything is printed
         tb = kernel_runs(out, aqm, kernel_label, digest, kernel_only, kernel_count)
         sim = _only_seeds(load_runs(out, aqm, label), sim_seeds)
+        if sim_count is not None and len(sim) < sim_count:
+            _die(f"--sim-count: {sim_count} seeds asked for, the simulator's {aqm} has {len(sim)}")
         if tb and sim:
             _check_same_flows(tb, sim)
             sides[aqm] = (tb, sim)
@@ -1398,6 +1403,11 @@ def _table_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--sim-seeds", help="the simulator's seeds LO-HI only (as --seeded kernel runs)")
     g.add_argument("--kernel-runs", help="the kernel's runs LO-HI only (their numbers)")
     g.add_argument(
+        "--sim-count",
+        type=int,
+        help="each AQM's simulator seeds (of --sim-seeds), at least N (fewer: refused)",
+    )
+    g.add_argument(
         "--kernel-count", type=int, help="each AQM's first N kernel runs by number (fewer: refused)"
     )
     g.add_argument(
@@ -1468,6 +1478,8 @@ def main() -> int:
         _die(f"--first: a run number, 1 or more (got {args.first})")
     if args.kernel_count is not None and args.kernel_count < 1:
         _die(f"--kernel-count: a number of runs, 1 or more (got {args.kernel_count})")
+    if args.sim_count is not None and args.sim_count < 1:
+        _die(f"--sim-count: a number of seeds, 1 or more (got {args.sim_count})")
     if args.looks < 1:
         _die(f"--looks: a number of looks, 1 or more (got {args.looks})")
     if args.kernel_count is not None and args.plot_time:
@@ -1525,7 +1537,16 @@ def main() -> int:
         digest = digests[0] if digests and len(digests) == 1 else digests
         count = args.kernel_count
         ratios_of = table(
-            out, args.boot, args.label, klabel, digest, seeds, only, count, args.looks
+            out,
+            args.boot,
+            args.label,
+            klabel,
+            digest,
+            seeds,
+            only,
+            count,
+            args.looks,
+            args.sim_count,
         )
         if args.plot_ratio and not ratios_of:
             _die("--plot-ratio: no AQM has both kernel and simulator runs to draw")

@@ -182,6 +182,15 @@ def test_table_second_look_pools_digests_and_widens_intervals(tmp_path: Path) ->
         assert r1[rtt][0:3] == r2[rtt][0:3]  # the same runs, the same means
     assert "for 8.0 (97.5 % interval) and 8.0 (TOST 2.5 %) of these 10" in full.stdout
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Fewer simulator seeds than --sim-count: refused before any table (the hand-made runs have
+    # 21 complete seeds, seed 101's failed run left out).
+    few = _bench(*args, "--kernel-digest", str(digest), "--sim-count", "22", cwd=tmp_path)
+    assert few.returncode == 2 and few.stdout == ""
+    assert few.stderr.endswith("--sim-count: 22 seeds asked for, the simulator's dt has 21\n")
+    # FIFO has its 21; CoDel, with none, is refused too: every AQM is held to the count.
+    codel = _bench(*args, "--kernel-digest", str(digest), "--sim-count", "21", cwd=tmp_path)
+    assert codel.returncode == 2 and codel.stdout == ""
+    assert codel.stderr.endswith("--sim-count: 21 seeds asked for, the simulator's codel has 0\n")
     # A run in both digests is refused: one line, exit 2.
     dup = _bench(*args, "--kernel-digest", str(digest), "--kernel-digest", str(a), cwd=tmp_path)
     assert dup.returncode == 2 and dup.stdout == ""
@@ -268,6 +277,7 @@ def test_testbed_blind_prints_no_goodput(
         (["testbed", "--first", "0"], "--first"),
         (["table", "--kernel-count", "0"], "--kernel-count"),
         (["table", "--looks", "0"], "--looks"),
+        (["table", "--sim-count", "0"], "--sim-count"),
         (["table", "--plot-ratio", "no/such/dir/r.png"], "--plot-ratio"),
         (["table", "--plot", "no/such/dir/p.png"], "--plot"),
         (["table", "--plot-ratio", "r.png"], "--plot-ratio: no AQM"),
