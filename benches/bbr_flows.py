@@ -1436,9 +1436,18 @@ def _table_options(ap: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with a bad option value in one line (the option and what was wrong),
+    exit code 2, as the bench's own refusals."""
+
+    def error(self, message: str) -> NoReturn:
+        print(message, file=sys.stderr)
+        sys.exit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
     """The command line: the job, the options several jobs share, then each job's own."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _Parser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("testbed", "sim", "table", "digest", "shift", "lt", "count"))
     ap.add_argument(
         "--out",
@@ -1491,7 +1500,8 @@ def main() -> int:
     ):
         if png and not Path(png).resolve().parent.is_dir():
             _die(f"{opt}: {png}: its directory does not exist")
-    out.mkdir(parents=True, exist_ok=True)
+    if args.what in ("testbed", "sim"):  # the jobs that write runs; the others only read
+        out.mkdir(parents=True, exist_ok=True)
     if args.what == "testbed":
         sysctls = dict(x.split("=", 1) for x in args.sysctl)
         aqms = (args.aqm,) if args.aqm else AQMS
