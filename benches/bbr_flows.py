@@ -1475,10 +1475,8 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main() -> int:
-    args = _parser().parse_args()
-    out = Path(args.out)
-    access = _access(args.access_delays) if args.access_delays else None
+def _check_args(args: argparse.Namespace, access: list[float] | None) -> None:
+    """Every option refused before any work: one line, exit 2."""
     if not 0 <= args.dither < 1:
         _die(f"--dither: from 0 to 1 ms (got {args.dither})")
     if args.dither > min(access or FILE_ACCESS_MS):
@@ -1500,6 +1498,44 @@ def main() -> int:
     ):
         if png and not Path(png).resolve().parent.is_dir():
             _die(f"{opt}: {png}: its directory does not exist")
+
+
+def _table_job(args: argparse.Namespace, out: Path) -> None:
+    """``table`` and its figures, as the command line asks."""
+    seeds = _seeds(args.sim_seeds) if args.sim_seeds else None
+    only = _seeds(args.kernel_runs, "--kernel-runs") if args.kernel_runs else None
+    digests, klabel = args.kernel_digest, args.kernel_label
+    digest = digests[0] if digests and len(digests) == 1 else digests
+    count = args.kernel_count
+    ratios_of = table(
+        out,
+        args.boot,
+        args.label,
+        klabel,
+        digest,
+        seeds,
+        only,
+        count,
+        args.looks,
+        args.sim_count,
+    )
+    if args.plot_ratio and not ratios_of:
+        _die("--plot-ratio: no AQM has both kernel and simulator runs to draw")
+    if args.plot_ratio:
+        kname = klabel if not digests else " + ".join(d.name for d in digests)
+        note = f"kernel {kname}, simulator {args.label!r}"
+        plot_ratios(ratios_of, Path(args.plot_ratio), note, args.looks)
+    if args.plot:
+        plot(out, Path(args.plot), args.label, digest, klabel, seeds, only, count)
+    if args.plot_time:
+        plot_time(out, Path(args.plot_time), args.label, klabel, seeds, only)
+
+
+def main() -> int:
+    args = _parser().parse_args()
+    out = Path(args.out)
+    access = _access(args.access_delays) if args.access_delays else None
+    _check_args(args, access)
     if args.what in ("testbed", "sim"):  # the jobs that write runs; the others only read
         out.mkdir(parents=True, exist_ok=True)
     if args.what == "testbed":
@@ -1541,33 +1577,7 @@ def main() -> int:
             _die("shift: --a and --b name the two sets of runs (LABEL or kernel:LABEL)")
         shift(out, args.a, args.b)
     else:
-        seeds = _seeds(args.sim_seeds) if args.sim_seeds else None
-        only = _seeds(args.kernel_runs, "--kernel-runs") if args.kernel_runs else None
-        digests, klabel = args.kernel_digest, args.kernel_label
-        digest = digests[0] if digests and len(digests) == 1 else digests
-        count = args.kernel_count
-        ratios_of = table(
-            out,
-            args.boot,
-            args.label,
-            klabel,
-            digest,
-            seeds,
-            only,
-            count,
-            args.looks,
-            args.sim_count,
-        )
-        if args.plot_ratio and not ratios_of:
-            _die("--plot-ratio: no AQM has both kernel and simulator runs to draw")
-        if args.plot_ratio:
-            kname = klabel if not digests else " + ".join(d.name for d in digests)
-            note = f"kernel {kname}, simulator {args.label!r}"
-            plot_ratios(ratios_of, Path(args.plot_ratio), note, args.looks)
-        if args.plot:
-            plot(out, Path(args.plot), args.label, digest, klabel, seeds, only, count)
-        if args.plot_time:
-            plot_time(out, Path(args.plot_time), args.label, klabel, seeds, only)
+        _table_job(args, out)
     return 0
 
 
