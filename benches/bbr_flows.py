@@ -8,7 +8,9 @@
     .venv/bin/python benches/bbr_flows.py table [--label sim] [--boot 10000] [--plot FILE.png]
         [--kernel-digest docs/data/bbr_flows_kernel.json] [--kernel-label tbs --sim-seeds 1-16]
         [--kernel-runs 1-16] [--kernel-count 1200] [--kernel-digest B.json --looks 2]
+        [--sim-digest docs/data/bbr_flows_sim_LABEL.json]
     .venv/bin/python benches/bbr_flows.py digest [--kernel-label tb] [--digest FILE] [--merge]
+    .venv/bin/python benches/bbr_flows.py digest --sim --label sim [--digest FILE] [--merge]
     .venv/bin/python benches/bbr_flows.py shift --a kernel:tbs --b kernel:tbsh
     .venv/bin/python benches/bbr_flows.py lt --label sim --kernel-label tbs
 
@@ -69,6 +71,11 @@ continue a digest's runs whose directories are gone (``digest --merge`` then add
 docs/testbed.md's per-flow table), so ``table --kernel-digest FILE`` compares simulator
 variants with the kernel without the testbed's half hour of runs; ``--merge``: keeps the runs
 the file holds (a run directory under ``--out`` replaces the file's run of its name).
+``digest --sim``: the simulator's runs labelled ``--label`` likewise (seed order, without the
+per-second shares, ``docs/data/bbr_flows_sim_LABEL.json`` by default), so a sample of
+thousands of seeds made over several sessions, whose run directories do not outlive them, is
+kept; ``table --sim-digest FILE`` reads the simulator's runs from it (the same numbers as the
+run directories', less the share moves, which need the series).
 ``count --kernel-label L [--kernel-count N]``: how far a kernel sample has come (runs, failed
 runs and their reasons, load averages, how many more N needs) without a figure of its results;
 ``testbed --blind`` likewise prints no goodputs.
@@ -382,32 +389,53 @@ def _run_number(run: dict) -> int:
     return int(tail)
 
 
-def write_digest(out: Path, path: Path, kernel_label: str = "tb", merge: bool = False) -> None:
+def _seed_number(run: dict) -> int:
+    """A simulator run's seed, NN of its name ``{aqm}-{label}-sNN`` (ValueError if it has none)."""
+    tail = str(run["name"]).rsplit("-s", 1)[-1]
+    if "-s" not in str(run["name"]) or not tail.isdigit():
+        raise ValueError(f"run name {run['name']!r} is not AQM-LABEL-sNN")
+    return int(tail)
+
+
+def write_digest(
+    out: Path, path: Path, kernel_label: str = "tb", merge: bool = False, sim: bool = False
+) -> None:
     """The kernel runs labelled ``kernel_label`` under ``out``, as :func:`load_runs` reads them,
     with the kernel's release and the date, in one JSON file; ``merge``: with the runs the file
     already holds (same label; a run under ``out`` replaces the file's run of its name), in run
-    order, so runs made on other days, whose directories are gone, are kept."""
+    order, so runs made on other days, whose directories are gone, are kept. ``sim``: the
+    simulator's runs labelled ``kernel_label`` instead (``{aqm}-{label}-sNN``, in seed order),
+    without their per-second shares (``moves``: 1.6 kB a run, most of a run's line), so that
+    thousands of seeds made over several sessions fit one file for ``table --sim-digest``."""
     import datetime
     import platform
 
+    side = "simulator" if sim else "kernel"
+    key = _seed_number if sim else _run_number
     kept: dict[str, list[dict]] = {aqm: [] for aqm in AQMS}
     if merge:  # the file first: a refusal comes before any run is read
         try:
             old = json.loads(path.read_text())
             if (theirs := old.get("label")) != kernel_label:
                 _die(f"--merge: {path} holds runs labelled {theirs!r}, not {kernel_label!r}")
-            kept = {aqm: sorted(old["runs"].get(aqm, []), key=_run_number) for aqm in AQMS}
+            if (kind := old.get("side", "kernel")) != side:
+                _die(f"--merge: {path} holds the {kind}'s runs, not the {side}'s")
+            kept = {aqm: sorted(old["runs"].get(aqm, []), key=key) for aqm in AQMS}
         except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
             _die(f"--merge: cannot read {path}: {e}")
-    runs = {aqm: load_runs(out, aqm, kernel_label, kernel=True) for aqm in AQMS}
+    runs = {aqm: load_runs(out, aqm, kernel_label, kernel=not sim) for aqm in AQMS}
     if not any(runs.values()):
-        _die(f"--out: no kernel runs labelled {kernel_label!r} under {out}")
+        _die(f"--out: no {side} runs labelled {kernel_label!r} under {out}")
     for aqm in AQMS:
         have = {r["name"]: r for r in kept[aqm]}
         have.update((r["name"], r) for r in runs[aqm])
-        runs[aqm] = sorted(have.values(), key=_run_number)
+        runs[aqm] = sorted(have.values(), key=key)
+        if sim:
+            runs[aqm] = [{k: v for k, v in r.items() if k != "moves"} for r in runs[aqm]]
     doc = {
-        "what": "kernel bbr per flow (benches/bbr_flows.py testbed), goodput Mb/s by base RTT",
+        "what": f"{side} bbr per flow (benches/bbr_flows.py {'sim' if sim else 'testbed'}), "
+        "goodput Mb/s by base RTT" + (" (no per-second shares)" if sim else ""),
+        "side": side,
         # The release of the machine that writes the digest: write it on the testbed machine.
         "host_kernel": platform.release(),
         "written": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -417,6 +445,27 @@ def write_digest(out: Path, path: Path, kernel_label: str = "tb", merge: bool = 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_digest_text(doc))
     print(f"wrote {path}: " + ", ".join(f"{a} {len(r)} runs" for a, r in runs.items()))
+
+
+def sim_runs(out: Path, aqm: str, label: str, digest: Path | None = None) -> list[dict]:
+    """The simulator's runs of one AQM labelled ``label``: from ``digest`` (``digest --sim``)
+    when given, else the run directories (:func:`load_runs`). A digest of another label or of
+    the kernel's runs is refused in one line."""
+    if digest is None:
+        return load_runs(out, aqm, label)
+    try:
+        doc = json.loads(digest.read_text())
+        runs = doc["runs"].get(aqm, [])
+        [_seed_number(r) for r in runs]
+    except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
+        _die(f"--sim-digest: cannot read {digest}: {e}")
+    if doc.get("side") != "simulator":
+        _die(
+            f"--sim-digest: {digest} holds the kernel's runs (digest --sim writes the simulator's)"
+        )
+    if doc.get("label") != label:
+        _die(f"--sim-digest: {digest} holds runs labelled {doc.get('label')!r}, not {label!r}")
+    return runs
 
 
 def _digest_text(doc: dict) -> str:
@@ -601,6 +650,7 @@ def table(
     kernel_count: int | None = None,
     looks: int = 1,
     sim_count: int | None = None,
+    sim_digest: Path | None = None,
 ) -> dict[str, list[tuple]]:
     """Prints the per-flow and distribution tables (Markdown) of the runs under ``out``: the
     kernel's runs labelled ``kernel_label`` (or those of ``digest``; ``kernel_only``: those
@@ -611,14 +661,15 @@ def table(
     the question (Bonferroni: levels 1 - 0.05 / looks and 1 - 0.10 / looks, so 97.5 % and
     95 % for two); the per-run statistics keep their 95 % intervals. ``sim_count``: each AQM
     must have that many simulator runs (fewer: refused in one line, so that a look fixed at
-    that many seeds is that look)."""
+    that many seeds is that look). ``sim_digest``: the simulator's runs from that file
+    (:func:`sim_runs`) instead of the run directories."""
     import numpy as np
 
     rng = np.random.default_rng(1)
     sides, ratios_of = {}, {}
     for aqm in AQMS:  # every AQM's runs checked before anything is printed
         tb = kernel_runs(out, aqm, kernel_label, digest, kernel_only, kernel_count)
-        sim = _only_seeds(load_runs(out, aqm, label), sim_seeds)
+        sim = _only_seeds(sim_runs(out, aqm, label, sim_digest), sim_seeds)
         if sim_count is not None and len(sim) < sim_count:
             _die(f"--sim-count: {sim_count} seeds asked for, the simulator's {aqm} has {len(sim)}")
         if tb and sim:
@@ -882,6 +933,11 @@ def _moves(tb: list[dict], sim: list[dict], boot: int, rng) -> None:
 
     k = [r["moves"] for r in tb if r.get("moves")]
     s = [r["moves"] for r in sim if r.get("moves")]
+    if len(k) >= 2 and not s:
+        print(
+            "how the shares move: the simulator's runs have no per-second shares here "
+            "(a --sim-digest keeps none; their run directories have them)"
+        )
     if len(k) < 2 or len(s) < 2 or np.shape(k)[1:] != np.shape(s)[1:]:
         return
 
@@ -997,11 +1053,12 @@ def plot(
     sim_seeds: list[int] | None = None,
     kernel_only: list[int] | None = None,
     kernel_count: int | None = None,
+    sim_digest: Path | None = None,
 ) -> None:
     """Per-flow mean goodput +- one standard error by base RTT, the kernel's (runs labelled
     ``kernel_label``, or ``digest``'s; ``kernel_only``: those numbers only; ``kernel_count``:
-    the first that many) against the
-    simulator's (``sim_seeds`` only, if given), one panel per AQM."""
+    the first that many) against the simulator's (``sim_seeds`` only, if given; from
+    ``sim_digest`` when given), one panel per AQM."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1017,7 +1074,7 @@ def plot(
             if kernel:
                 runs = kernel_runs(out, aqm, kernel_label, digest, kernel_only, kernel_count)
             else:
-                runs = _only_seeds(load_runs(out, aqm, label), sim_seeds)
+                runs = _only_seeds(sim_runs(out, aqm, label, sim_digest), sim_seeds)
             if not runs:
                 continue
             g = np.array([r["gp"] for r in runs])
@@ -1418,6 +1475,12 @@ def _table_options(ap: argparse.ArgumentParser) -> None:
         "twice, both digests' runs together (--kernel-count applies to each)",
     )
     g.add_argument(
+        "--sim-digest",
+        type=Path,
+        help="the simulator's runs labelled --label from this digest (digest --sim) instead "
+        "of the run directories",
+    )
+    g.add_argument(
         "--looks",
         type=int,
         default=1,
@@ -1461,7 +1524,18 @@ def _parser() -> argparse.ArgumentParser:
         help="testbed, sim: the ten access links' delays in ms, comma-separated (a variant: "
         "give it its own label), instead of the file's 1, 3, ..., 19",
     )
-    ap.add_argument("--digest", type=Path, default=DIGEST, help="digest: the file to write")
+    ap.add_argument(
+        "--digest",
+        type=Path,
+        help=f"digest: the file to write (default {DIGEST.relative_to(ROOT)}; with --sim, "
+        "docs/data/bbr_flows_sim_LABEL.json)",
+    )
+    ap.add_argument(
+        "--sim",
+        action="store_true",
+        help="digest: the simulator's runs labelled --label (without their per-second shares), "
+        "not the kernel's",
+    )
     ap.add_argument(
         "--merge",
         action="store_true",
@@ -1491,6 +1565,8 @@ def _check_args(args: argparse.Namespace, access: list[float] | None) -> None:
         _die(f"--looks: a number of looks, 1 or more (got {args.looks})")
     if args.kernel_count is not None and args.plot_time:
         _die("--kernel-count: not with --plot-time (it reads the run directories' series)")
+    if args.sim_digest is not None and args.plot_time:
+        _die("--sim-digest: not with --plot-time (it reads the run directories' series)")
     for opt, png in (
         ("--plot", args.plot),
         ("--plot-ratio", args.plot_ratio),
@@ -1518,6 +1594,7 @@ def _table_job(args: argparse.Namespace, out: Path) -> None:
         count,
         args.looks,
         args.sim_count,
+        args.sim_digest,
     )
     if args.plot_ratio and not ratios_of:
         _die("--plot-ratio: no AQM has both kernel and simulator runs to draw")
@@ -1526,7 +1603,7 @@ def _table_job(args: argparse.Namespace, out: Path) -> None:
         note = f"kernel {kname}, simulator {args.label!r}"
         plot_ratios(ratios_of, Path(args.plot_ratio), note, args.looks)
     if args.plot:
-        plot(out, Path(args.plot), args.label, digest, klabel, seeds, only, count)
+        plot(out, Path(args.plot), args.label, digest, klabel, seeds, only, count, args.sim_digest)
     if args.plot_time:
         plot_time(out, Path(args.plot_time), args.label, klabel, seeds, only)
 
@@ -1564,7 +1641,11 @@ def main() -> int:
         except InputError as e:  # a --tcp setting the scenario refuses: its one line
             _die(f"--tcp: {e}")
     elif args.what == "digest":
-        write_digest(out, args.digest, args.kernel_label, args.merge)
+        if args.sim:
+            path = args.digest or ROOT / "docs" / "data" / f"bbr_flows_sim_{args.label}.json"
+            write_digest(out, path, args.label, args.merge, sim=True)
+        else:
+            write_digest(out, args.digest or DIGEST, args.kernel_label, args.merge)
     elif args.what == "count":
         count_runs(out, args.kernel_label, args.kernel_count)
     elif args.what == "lt":

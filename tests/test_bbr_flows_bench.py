@@ -557,3 +557,53 @@ def test_table_returns_the_ratios_it_prints(tmp_path: Path, capsys) -> None:
     assert "| 16 | 10.0 +- 0.0 | 13.0 +- 0.0 | 1.30 (" in printed
     bench.plot_ratios(got, tmp_path / "r.png", "hand-made")
     assert (tmp_path / "r.png").stat().st_size > 0
+
+
+def test_sim_digest_carries_the_simulators_runs(tmp_path: Path) -> None:
+    """``digest --sim`` keeps the simulator's runs (seed order, a failed run left out as the
+    table leaves it out) and ``table --sim-digest`` reads them: the same per-flow table, figure
+    for figure, as from the run directories; ``--merge`` keeps seeds whose directories are gone.
+    A digest of another label, or the kernel's, is refused in one line."""
+    kdigest = _hand_made_runs(tmp_path)
+    sdigest = tmp_path / "sim.json"
+    args = ("table", "--out", "runs", "--label", "x", "--kernel-digest", str(kdigest))
+    args += ("--boot", "500")
+    sim_digest = ("digest", "--sim", "--out", "runs", "--label", "x", "--digest")
+    r = _bench(*sim_digest, str(sdigest), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(sdigest.read_text())
+    assert doc["side"] == "simulator" and doc["label"] == "x"
+    names = [x["name"] for x in doc["runs"]["dt"]]
+    assert names == [f"dt-x-s{s:02d}" for s in range(1, 21)] + ["dt-x-s100"]
+    assert all("moves" not in x for x in doc["runs"]["dt"])
+
+    def flow_rows(out: str) -> list[str]:
+        return [
+            x for x in out.splitlines() if x.startswith("| ") and x.split("|")[1].strip().isdigit()
+        ]
+
+    dirs = _bench(*args, cwd=tmp_path)
+    dig = _bench(*args, "--sim-digest", str(sdigest), cwd=tmp_path)
+    assert dirs.returncode == 0 and dig.returncode == 0, dig.stderr
+    assert len(flow_rows(dirs.stdout)) == 10
+    assert flow_rows(dig.stdout) == flow_rows(dirs.stdout)
+    # Merge: seed 5's directory gone, seed 21 new: 22 seeds, in seed order.
+    import shutil
+
+    shutil.rmtree(tmp_path / "runs" / "dt-x-s05")
+    _sim_run(tmp_path / "runs" / "dt-x-s21", [10.0] * 10)
+    r = _bench(*sim_digest, str(sdigest), "--merge", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    names = [x["name"] for x in json.loads(sdigest.read_text())["runs"]["dt"]]
+    assert names == [f"dt-x-s{s:02d}" for s in range(1, 22)] + ["dt-x-s100"]
+    # Refusals: another label; the kernel's digest as the simulator's; merging sides.
+    other = _bench(*args[:4], "y", *args[5:], "--sim-digest", str(sdigest), cwd=tmp_path)
+    assert other.returncode == 2
+    assert other.stderr == f"--sim-digest: {sdigest} holds runs labelled 'x', not 'y'\n"
+    kd = _bench(*args, "--sim-digest", str(kdigest), cwd=tmp_path)
+    assert kd.returncode == 2 and kd.stderr.startswith("--sim-digest: ")
+    assert kd.stderr.count("\n") == 1
+    kdigest.write_text(json.dumps({"label": "x", "runs": {"dt": [], "codel": []}}))
+    r = _bench(*sim_digest, str(kdigest), "--merge", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == f"--merge: {kdigest} holds the kernel's runs, not the simulator's\n"
