@@ -261,12 +261,15 @@ def run_sim(
 CLASSES = (("8-16 ms", range(0, 2)), ("24-48 ms", range(2, 6)), ("56-80 ms", range(6, 10)))
 
 
-def load_runs(out: Path, aqm: str, kind: str, kernel: bool | None = None) -> list[dict]:
+def load_runs(
+    out: Path, aqm: str, kind: str, kernel: bool | None = None, series: bool = True
+) -> list[dict]:
     """Every run of one AQM and side: per-flow goodput (Mb/s, ordered by base RTT), base RTTs (ms),
     the mean queue and, for the testbed, the load average before the run; a run in which a
     flow failed (summary.json's ``error``) is left out, with a line on stderr. ``kind``: the runs'
     label; ``kernel``: whether they are testbed runs (``{aqm}-{kind}-NN``) or simulator seeds
-    (``{aqm}-{kind}-sNN``); by default testbed runs only for the label "tb"."""
+    (``{aqm}-{kind}-sNN``); by default testbed runs only for the label "tb". ``series``: also
+    each run's per-second shares (``moves``, from its delivered-bytes series; ``None`` without)."""
     runs = []
     kernel = kind == "tb" if kernel is None else kernel
     prefix = f"{aqm}-{kind}-" if kernel else f"{aqm}-{kind}-s"
@@ -306,7 +309,7 @@ def load_runs(out: Path, aqm: str, kind: str, kernel: bool | None = None) -> lis
                 "start": _schedule(flows, kernel),
                 # each flow's share of the flows' delivered bytes in 1 s bins from the warm-up
                 # on (runs with output.flow_series), flows by base RTT
-                "moves": _shares_over_time(d, flows, s["run"]),
+                "moves": _shares_over_time(d, flows, s["run"]) if series else None,
                 # each flow's time held back by its receiver's window (s, whole run: Linux's
                 # tcpi_rwnd_limited; the simulator's since 2026-11-30), None where unknown
                 "rwnd": _rwnd_limited(flows),
@@ -423,7 +426,8 @@ def write_digest(
             kept = {aqm: sorted(old["runs"].get(aqm, []), key=key) for aqm in AQMS}
         except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
             _die(f"--merge: cannot read {path}: {e}")
-    runs = {aqm: load_runs(out, aqm, kernel_label, kernel=not sim) for aqm in AQMS}
+    # The simulator's digest keeps no shares: its runs' series are not read.
+    runs = {aqm: load_runs(out, aqm, kernel_label, not sim, series=not sim) for aqm in AQMS}
     if not any(runs.values()):
         _die(f"--out: no {side} runs labelled {kernel_label!r} under {out}")
     for aqm in AQMS:
@@ -456,7 +460,8 @@ def sim_runs(out: Path, aqm: str, label: str, digest: Path | None = None) -> lis
     try:
         doc = json.loads(digest.read_text())
         runs = doc["runs"].get(aqm, [])
-        [_seed_number(r) for r in runs]
+        for r in runs:
+            _seed_number(r)
     except (OSError, ValueError, KeyError, AttributeError, TypeError) as e:
         _die(f"--sim-digest: cannot read {digest}: {e}")
     if doc.get("side") != "simulator":
